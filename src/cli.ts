@@ -1,0 +1,135 @@
+#!/usr/bin/env node
+import { Command, Option } from 'commander';
+import { ConfigError, loadConfig, type ConfigOverrides } from './config.js';
+import { ManagementError } from './errors.js';
+import { createLogger } from './log.js';
+import { runStdioMcp } from './mcp/stdio.js';
+import { openPlatform } from './platform/platform.js';
+import { startHttpServer } from './server/http.js';
+import { packageVersion } from './version.js';
+
+const program = new Command();
+program
+  .name('backyard')
+  .description('A self-hosted application platform that AI assistants drive through MCP tools.')
+  .version(packageVersion())
+  .addOption(new Option('--home <folder>', 'state folder').env('BACKYARD_HOME'))
+  .showHelpAfterError();
+
+const settings = (extra: ConfigOverrides = {}) => loadConfig({ home: program.opts().home, ...extra });
+
+/** Runs a command body, turning expected failures into one line on stderr and exit code 1. */
+const run =
+  <A extends unknown[]>(body: (...args: A) => Promise<void> | void) =>
+  async (...args: A) => {
+    try {
+      await body(...args);
+    } catch (error) {
+      if (error instanceof ConfigError || error instanceof ManagementError || error instanceof Error) {
+        process.stderr.write(`backyard: ${error.message}\n`);
+        process.exit(1);
+      }
+      throw error;
+    }
+  };
+
+program
+  .command('serve')
+  .description('run the HTTP server: management API (/v1), MCP (/mcp), data API, dashboard')
+  .option('-p, --port <port>', 'TCP port (env BACKYARD_PORT, default 4000)')
+  .option('-H, --host <address>', 'address to bind (env BACKYARD_HOST, default 127.0.0.1)')
+  .action(
+    run(async (opts: { port?: string; host?: string }) => {
+      const config = settings({ port: opts.port, host: opts.host });
+      const log = createLogger(config.logLevel);
+      const platform = openPlatform(config, log);
+      platform.services.accounts.ensure(config.account);
+      const server = await startHttpServer(platform, { port: config.port, host: config.host });
+      const stop = async (signal: string) => {
+        log.info({ signal }, 'stopping: finishing requests in flight');
+        await server.close();
+        platform.close();
+        process.exit(0);
+      };
+      process.once('SIGTERM', () => void stop('SIGTERM'));
+      process.once('SIGINT', () => void stop('SIGINT'));
+    }),
+  );
+
+program
+  .command('mcp')
+  .description('serve MCP over stdio for a desktop client (as BACKYARD_ACCOUNT, default "local")')
+  .action(
+    run(async () => {
+      const config = settings();
+      await runStdioMcp(config, createLogger(config.logLevel));
+      process.exit(0);
+    }),
+  );
+
+const account = program.command('account').description('manage accounts');
+account
+  .command('create <login>')
+  .description('create an account and print its bearer token (shown once)')
+  .action(
+    run((login: string) => {
+      const config = settings();
+      const platform = openPlatform(config, createLogger(config.logLevel));
+      try {
+        const { token } = platform.services.accounts.create(login);
+        process.stdout.write(`${token}\n`);
+      } finally {
+        platform.close();
+      }
+    }),
+  );
+account
+  .command('token <login>')
+  .description('print a new bearer token for an existing account (earlier tokens keep working)')
+  .action(
+    run((login: string) => {
+      const config = settings();
+      const platform = openPlatform(config, createLogger(config.logLevel));
+      try {
+        const found = platform.services.accounts.findByLogin(login);
+        if (!found) throw new Error(`No account has the login "${login}". Create it with: backyard account create ${login}`);
+        process.stdout.write(`${platform.services.accounts.issueToken(found.id, 'user')}\n`);
+      } finally {
+        platform.close();
+      }
+    }),
+  );
+account
+  .command('list')
+  .description('list accounts')
+  .action(
+    run(() => {
+      const config = settings();
+      const platform = openPlatform(config, createLogger(config.logLevel));
+      try {
+        for (const a of platform.services.accounts.list()) process.stdout.write(`${a.login}\t${a.createdAt}\n`);
+      } finally {
+        platform.close();
+      }
+    }),
+  );
+
+const app = program.command('app').description('Backend Apps');
+app
+  .command('keys <appId>')
+  .description('print every key of a Backend App, the master key included')
+  .action(
+    run((appId: string) => {
+      const config = settings();
+      const platform = openPlatform(config, createLogger(config.logLevel));
+      try {
+        const keys = platform.services.backendApps.keys(appId);
+        if (!keys) throw new Error(`No Backend App has the application id "${appId}".`);
+        for (const [name, value] of Object.entries(keys)) process.stdout.write(`${name}\t${value}\n`);
+      } finally {
+        platform.close();
+      }
+    }),
+  );
+
+await program.parseAsync(process.argv);

@@ -1,0 +1,84 @@
+import type { FastifyInstance } from 'fastify';
+import { createMcpHandler, type AuthInfo } from '@modelcontextprotocol/server';
+import { toNodeHandler } from '@modelcontextprotocol/node';
+import type { AnyOperation } from '../../tools/operation.js';
+import { authenticateBearer } from '../api/auth.js';
+import { ManagementError } from '../errors.js';
+import type { Account } from '../platform/accounts/service.js';
+import type { Platform } from '../platform/platform.js';
+import { localExecutor } from './executor.js';
+import { createMcpServer } from './server.js';
+
+const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]', '::1']);
+
+/**
+ * Whether a browser `Origin` may call `/mcp`: the server's own public origin, the same port on a
+ * loopback name, or one listed in `BACKYARD_ALLOWED_ORIGINS`. Requests without `Origin` (not from a
+ * browser) pass. The MCP transport rules require refusing other origins (DNS rebinding).
+ */
+export function originAllowed(origin: string | undefined, publicBase: string, extra: readonly string[]): boolean {
+  if (origin === undefined) return true;
+  let url: URL;
+  try {
+    url = new URL(origin);
+  } catch {
+    return false;
+  }
+  const own = new URL(publicBase);
+  if (url.origin === own.origin) return true;
+  if (LOOPBACK.has(url.hostname) && LOOPBACK.has(own.hostname) && url.port === own.port && url.protocol === own.protocol) return true;
+  return extra.some((o) => new URL(o).origin === url.origin);
+}
+
+/** Whether the `Host` header names this server: its public host or a loopback name (any port). */
+export function hostAllowed(host: string | undefined, publicBase: string): boolean {
+  if (!host) return false;
+  const hostname = host.startsWith('[') ? host.slice(0, host.indexOf(']') + 1) : host.split(':')[0]!;
+  return LOOPBACK.has(hostname.toLowerCase()) || hostname.toLowerCase() === new URL(publicBase).hostname.toLowerCase();
+}
+
+/**
+ * MCP over streamable HTTP at `/mcp`: bearer authentication (401), 403 for a foreign `Origin` or
+ * `Host`, then the SDK's handler, which serves revision 2026-07-28 and, statelessly, 2025-era
+ * clients. Each request gets a server built for the token's account.
+ */
+export function mcpHttp(platform: Platform, ops: readonly AnyOperation[]) {
+  const { services, log, config } = platform;
+  const handler = toNodeHandler(
+    createMcpHandler(({ authInfo }) => {
+      const account = authInfo?.extra?.account as Account;
+      return createMcpServer(ops, localExecutor({ account, services }), services.guides, log);
+    }),
+    { onerror: (err) => log.error({ err }, 'MCP HTTP adapter failure') },
+  );
+  return async (app: FastifyInstance) => {
+    app.removeContentTypeParser('application/json');
+    // The SDK reads and checks the body itself; hand it over untouched.
+    app.addContentTypeParser('*', (_req, _payload, done) => done(null, undefined));
+    app.addContentTypeParser('application/json', (_req, _payload, done) => done(null, undefined));
+    app.all('/mcp', async (request, reply) => {
+      const base = services.urls.base;
+      if (!originAllowed(request.headers.origin, base, config.allowedOrigins)) {
+        return reply.code(403).type('text/plain; charset=utf-8').send(`Origin ${request.headers.origin} is not allowed to call this MCP server.`);
+      }
+      if (!hostAllowed(request.headers.host, base)) {
+        return reply.code(403).type('text/plain; charset=utf-8').send(`Host ${request.headers.host} is not served here.`);
+      }
+      let account: Account;
+      try {
+        account = authenticateBearer(request.headers.authorization, services.accounts);
+      } catch (error) {
+        const text = error instanceof ManagementError ? error.message : 'Unauthorized.';
+        return reply
+          .code(401)
+          .header('WWW-Authenticate', 'Bearer realm="backyard"')
+          .type('text/plain; charset=utf-8')
+          .send(text);
+      }
+      reply.hijack();
+      const raw = request.raw as typeof request.raw & { auth?: AuthInfo };
+      raw.auth = { token: 'redacted', clientId: account.login, scopes: [], extra: { account } };
+      await handler(raw, reply.raw);
+    });
+  };
+}

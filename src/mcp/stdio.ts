@@ -1,0 +1,63 @@
+import { serveStdio } from '@modelcontextprotocol/server/stdio';
+import type { Config } from '../config.js';
+import type { Logger } from '../log.js';
+import { operations } from '../../tools/index.js';
+import { openPlatform } from '../platform/platform.js';
+import { findRunningServer, startHttpServer } from '../server/http.js';
+import { localExecutor, remoteExecutor, type Executor } from './executor.js';
+import { createMcpServer } from './server.js';
+
+/**
+ * `backyard mcp`: MCP over stdio as `BACKYARD_ACCOUNT` (design.md, "One process, one port").
+ * Runs the platform and its HTTP listener in this process so the URLs it returns work; when a
+ * Backyard already serves the same home, forwards tool calls to it over its REST API instead,
+ * with a token made for this process and revoked at exit. Nothing but MCP is written to stdout.
+ * @returns when stdin closes or the process is told to stop.
+ */
+export async function runStdioMcp(config: Config, log: Logger): Promise<void> {
+  const platform = openPlatform(config, log);
+  const account = platform.services.accounts.ensure(config.account);
+  let stopHttp: (() => Promise<void>) | undefined;
+  let forwardToken: string | undefined;
+  let execute: Executor;
+
+  let running = await findRunningServer(config.home);
+  if (!running) {
+    try {
+      const http = await startHttpServer(platform, { port: config.port, host: config.host });
+      stopHttp = http.close;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw error;
+      running = await findRunningServer(config.home);
+      if (!running) {
+        platform.close();
+        throw new Error(
+          `Port ${config.port} is taken by another program, not by a Backyard using ${config.home}. Set BACKYARD_PORT to a free port.`,
+        );
+      }
+    }
+  }
+  if (running) {
+    forwardToken = platform.services.accounts.issueToken(account.id, 'forward');
+    execute = remoteExecutor(`${running.url}/v1`, forwardToken);
+    platform.services.urls.bindDefault(running.url);
+    log.info({ url: running.url }, 'forwarding MCP tool calls to the Backyard already serving this home');
+  } else {
+    execute = localExecutor({ account, services: platform.services });
+  }
+
+  const handle = serveStdio(() => createMcpServer(operations, execute, platform.services.guides, log), {
+    onerror: (err) => log.error({ err }, 'MCP stdio failure'),
+  });
+
+  await new Promise<void>((resolve) => {
+    process.stdin.once('end', resolve);
+    process.stdin.once('close', resolve);
+    process.once('SIGTERM', resolve);
+    process.once('SIGINT', resolve);
+  });
+  await handle.close().catch(() => undefined);
+  await stopHttp?.();
+  if (forwardToken) platform.services.accounts.revokeToken(forwardToken);
+  platform.close();
+}

@@ -1,0 +1,112 @@
+import type { Db } from '../store/db.js';
+import { nowIso } from '../store/db.js';
+import { newId } from '../ids.js';
+import { invalid } from '../../errors.js';
+import { hashToken, newToken, sameHash } from './tokens.js';
+
+/** A Backyard account: every resource belongs to exactly one (issue 2, item 3). */
+export interface Account {
+  id: string;
+  login: string;
+  createdAt: string;
+}
+
+/** Logins follow the usual repository-host rule: letters, digits and single dashes, 1 to 39. */
+export const LOGIN_PATTERN = /^[A-Za-z0-9](?:[A-Za-z0-9]|-(?=[A-Za-z0-9])){0,38}$/;
+
+interface AccountRow {
+  id: string;
+  login: string;
+  created_at: string;
+}
+
+const toAccount = (r: AccountRow): Account => ({ id: r.id, login: r.login, createdAt: r.created_at });
+
+/**
+ * Accounts and their bearer tokens in `platform.db` (design.md, decision 2).
+ * Tokens are shown once at creation; only their SHA-256 is kept and compared in constant time.
+ */
+export class AccountService {
+  constructor(private readonly db: Db) {}
+
+  /**
+   * Creates an account and its first token.
+   * @returns the account and the token in clear, which is never retrievable again.
+   * @throws ManagementError(invalid) for a malformed or taken login.
+   */
+  create(login: string): { account: Account; token: string } {
+    if (!LOGIN_PATTERN.test(login)) {
+      throw invalid(`The login "${login}" is not valid: use 1 to 39 letters, digits or single dashes, not starting or ending with a dash.`);
+    }
+    return this.db
+      .transaction(() => {
+        if (this.findByLogin(login)) throw invalid(`An account with the login "${login}" already exists.`);
+        const account: Account = { id: newId(), login, createdAt: nowIso() };
+        this.db
+          .prepare('INSERT INTO accounts (id, login, created_at) VALUES (?, ?, ?)')
+          .run(account.id, account.login, account.createdAt);
+        const token = this.issueToken(account.id, 'user');
+        return { account, token };
+      })
+      .immediate();
+  }
+
+  /** Finds or creates the account that stdio MCP acts as (`BACKYARD_ACCOUNT`). */
+  ensure(login: string): Account {
+    return this.db
+      .transaction(() => {
+        const existing = this.findByLogin(login);
+        if (existing) return existing;
+        const account: Account = { id: newId(), login, createdAt: nowIso() };
+        this.db
+          .prepare('INSERT INTO accounts (id, login, created_at) VALUES (?, ?, ?)')
+          .run(account.id, account.login, account.createdAt);
+        return account;
+      })
+      .immediate();
+  }
+
+  /**
+   * Issues another token for an account. `forward` tokens are made by `backyard mcp` to reach a
+   * Backyard already running on the same home, and revoked when it exits.
+   */
+  issueToken(accountId: string, kind: 'user' | 'forward'): string {
+    const token = newToken();
+    this.db
+      .prepare('INSERT INTO account_tokens (id, account_id, token_hash, kind, created_at) VALUES (?, ?, ?, ?, ?)')
+      .run(newId(), accountId, hashToken(token), kind, nowIso());
+    return token;
+  }
+
+  /** Deletes one token (by its clear text); unknown tokens are ignored. */
+  revokeToken(token: string): void {
+    this.db.prepare('DELETE FROM account_tokens WHERE token_hash = ?').run(hashToken(token));
+  }
+
+  /** The account a bearer token belongs to, or undefined for an unknown token. */
+  authenticate(token: string): Account | undefined {
+    const hash = hashToken(token);
+    const row = this.db
+      .prepare(
+        `SELECT a.id, a.login, a.created_at, t.token_hash AS hash
+           FROM account_tokens t JOIN accounts a ON a.id = t.account_id
+          WHERE t.token_hash = ?`,
+      )
+      .get(hash) as (AccountRow & { hash: Buffer }) | undefined;
+    if (!row || !sameHash(row.hash, hash)) return undefined;
+    return toAccount(row);
+  }
+
+  findByLogin(login: string): Account | undefined {
+    const row = this.db.prepare('SELECT id, login, created_at FROM accounts WHERE login = ?').get(login) as
+      | AccountRow
+      | undefined;
+    return row && toAccount(row);
+  }
+
+  list(): Account[] {
+    return (this.db.prepare('SELECT id, login, created_at FROM accounts ORDER BY login').all() as AccountRow[]).map(
+      toAccount,
+    );
+  }
+}

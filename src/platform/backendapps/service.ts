@@ -1,0 +1,173 @@
+import fs from 'node:fs';
+import { homePaths } from '../../config.js';
+import { invalid } from '../../errors.js';
+import type { Db } from '../store/db.js';
+import { nowIso } from '../store/db.js';
+import { randomSecret } from '../ids.js';
+import type { PublicUrls } from '../urls.js';
+
+/** Every key of a Backend App (spec, Interface B, "Authentication": the eight key kinds). */
+export interface BackendAppKeys {
+  applicationId: string;
+  restKey: string;
+  javascriptKey: string;
+  clientKey: string;
+  dotnetKey: string;
+  webhookKey: string;
+  fileKey: string;
+  masterKey: string;
+}
+
+/** The list form of a Backend App (spec, "BackendApp": only `appId` and `appName`). */
+export interface BackendAppSummary {
+  appId: string;
+  appName: string;
+}
+
+/**
+ * The full form of a Backend App as Interface A returns it. The master, webhook and file keys are
+ * never part of it (design.md, decision 7).
+ */
+export interface BackendApp extends BackendAppSummary {
+  dashboardURL: string;
+  apiURL: string;
+  restKey: string;
+  javascriptKey: string;
+  clientKey: string;
+  dotnetKey: string;
+  /** Empty until web hosting is activated. */
+  publicWebHostingURL: string;
+}
+
+/** App names: 1 to 63 characters (issue 2, item 8), unique per account. */
+export const APP_NAME_MAX = 63;
+
+interface AppRow {
+  app_id: string;
+  account_id: string;
+  app_name: string;
+  rest_key: string;
+  javascript_key: string;
+  client_key: string;
+  dotnet_key: string;
+  webhook_key: string;
+  file_key: string;
+  master_key: string;
+  hosting_subdomain: string | null;
+  created_at: string;
+}
+
+/**
+ * Backend App records: creation with fresh keys and a data folder, listing and lookup, always within
+ * one account (another account's apps behave as unknown).
+ */
+export class BackendAppService {
+  constructor(
+    private readonly db: Db,
+    private readonly home: string,
+    private readonly urls: PublicUrls,
+  ) {}
+
+  /**
+   * Creates an app named `appName` for `accountId`: new application id and keys (192 random bits
+   * each, base64url) and the folder `apps/<appId>/`.
+   * @throws ManagementError(invalid) when the name is empty, too long or already used by the account.
+   */
+  create(accountId: string, appName: string): BackendApp {
+    if (appName.trim() === '') throw invalid('appName must not be empty or blank.');
+    if ([...appName].length > APP_NAME_MAX) {
+      throw invalid(`appName must be at most ${APP_NAME_MAX} characters long; "${appName.slice(0, 20)}…" is ${[...appName].length}.`);
+    }
+    const row: AppRow = {
+      app_id: randomSecret(24),
+      account_id: accountId,
+      app_name: appName,
+      rest_key: randomSecret(24),
+      javascript_key: randomSecret(24),
+      client_key: randomSecret(24),
+      dotnet_key: randomSecret(24),
+      webhook_key: randomSecret(24),
+      file_key: randomSecret(24),
+      master_key: randomSecret(24),
+      hosting_subdomain: null,
+      created_at: nowIso(),
+    };
+    const folder = homePaths(this.home).app(row.app_id);
+    this.db
+      .transaction(() => {
+        const taken = this.db
+          .prepare('SELECT 1 FROM backend_apps WHERE account_id = ? AND app_name = ?')
+          .get(accountId, appName);
+        if (taken) {
+          throw invalid(`A Backend App named "${appName}" already exists in this account. Choose another appName, or use getBackendApps to find the existing one.`);
+        }
+        this.db
+          .prepare(
+            `INSERT INTO backend_apps (app_id, account_id, app_name, rest_key, javascript_key, client_key, dotnet_key,
+               webhook_key, file_key, master_key, hosting_subdomain, created_at)
+             VALUES (@app_id, @account_id, @app_name, @rest_key, @javascript_key, @client_key, @dotnet_key,
+               @webhook_key, @file_key, @master_key, @hosting_subdomain, @created_at)`,
+          )
+          .run(row);
+        // Inside the transaction: if the folder cannot be made, no record is left behind.
+        fs.mkdirSync(folder, { recursive: true });
+      })
+      .immediate();
+    return this.toFull(row);
+  }
+
+  /** The account's apps in creation order, optionally only the one named exactly `appName`. */
+  list(accountId: string, appName?: string): BackendAppSummary[] {
+    const rows = (
+      appName === undefined
+        ? this.db
+            .prepare('SELECT app_id, app_name FROM backend_apps WHERE account_id = ? ORDER BY created_at, app_id')
+            .all(accountId)
+        : this.db
+            .prepare('SELECT app_id, app_name FROM backend_apps WHERE account_id = ? AND app_name = ?')
+            .all(accountId, appName)
+    ) as Pick<AppRow, 'app_id' | 'app_name'>[];
+    return rows.map((r) => ({ appId: r.app_id, appName: r.app_name }));
+  }
+
+  /** The full form of one of the account's apps, or undefined when the account has no such app. */
+  get(accountId: string, appId: string): BackendApp | undefined {
+    const row = this.row(appId);
+    return row && row.account_id === accountId ? this.toFull(row) : undefined;
+  }
+
+  /** Every key of an app, master key included, whoever owns it: for the machine's owner (CLI). */
+  keys(appId: string): (BackendAppKeys & { appName: string }) | undefined {
+    const row = this.row(appId);
+    if (!row) return undefined;
+    return {
+      appName: row.app_name,
+      applicationId: row.app_id,
+      restKey: row.rest_key,
+      javascriptKey: row.javascript_key,
+      clientKey: row.client_key,
+      dotnetKey: row.dotnet_key,
+      webhookKey: row.webhook_key,
+      fileKey: row.file_key,
+      masterKey: row.master_key,
+    };
+  }
+
+  private row(appId: string): AppRow | undefined {
+    return this.db.prepare('SELECT * FROM backend_apps WHERE app_id = ?').get(appId) as AppRow | undefined;
+  }
+
+  private toFull(row: AppRow): BackendApp {
+    return {
+      appId: row.app_id,
+      appName: row.app_name,
+      dashboardURL: this.urls.backendAppDashboard(row.app_id),
+      apiURL: this.urls.dataApi,
+      restKey: row.rest_key,
+      javascriptKey: row.javascript_key,
+      clientKey: row.client_key,
+      dotnetKey: row.dotnet_key,
+      publicWebHostingURL: row.hosting_subdomain ? this.urls.hosting(row.hosting_subdomain) : '',
+    };
+  }
+}

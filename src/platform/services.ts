@@ -1,0 +1,15 @@
+import type { AccountService } from './accounts/service.js';
+import type { BackendAppService } from './backendapps/service.js';
+import type { GuideService } from './guides/service.js';
+import type { PublicUrls } from './urls.js';
+
+/**
+ * The domain services the operation handlers call (style.md, example 10: services are interfaces,
+ * handlers are thin). Later issues add development environments, repository hosts and web apps.
+ */
+export interface Services {
+  urls: PublicUrls;
+  accounts: AccountService;
+  guides: GuideService;
+  backendApps: BackendAppService;
+}

@@ -1,0 +1,44 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import { migrations as platformMigrations, type Migration } from './migrations.js';
+
+export type Db = Database.Database;
+
+/**
+ * Opens (creating if needed) a SQLite database in WAL mode with `synchronous=FULL`, so that an answer
+ * that reports success means the change is on disk (design.md, "State"), and applies `migrations`
+ * whose version is above the file's `user_version`, each in its own transaction.
+ * @throws Error when the file is newer than this build (its version above the last migration).
+ */
+export function openDatabase(file: string, migrations: readonly Migration[] = platformMigrations): Db {
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  const db = new Database(file);
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = FULL');
+  db.pragma('foreign_keys = ON');
+  // Another process (a second `backyard` command on the same home) may hold the write lock briefly.
+  db.pragma('busy_timeout = 5000');
+  migrate(db, migrations);
+  return db;
+}
+
+function migrate(db: Db, migrations: readonly Migration[]): void {
+  const current = db.pragma('user_version', { simple: true }) as number;
+  const latest = migrations.at(-1)?.version ?? 0;
+  if (current > latest) {
+    throw new Error(
+      `The database ${db.name} has schema version ${current}, newer than this Backyard knows (${latest}). Upgrade Backyard.`,
+    );
+  }
+  for (const m of migrations) {
+    if (m.version <= current) continue;
+    db.transaction(() => {
+      db.exec(m.sql);
+      db.pragma(`user_version = ${m.version}`);
+    }).immediate();
+  }
+}
+
+/** ISO 8601 in UTC with milliseconds (design.md, decision 1). */
+export const nowIso = (): string => new Date().toISOString();

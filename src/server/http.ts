@@ -1,0 +1,103 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { randomUUID } from 'node:crypto';
+import Fastify, { type FastifyInstance } from 'fastify';
+import { homePaths } from '../config.js';
+import type { Platform } from '../platform/platform.js';
+import { managementApi } from '../api/rest.js';
+import { mcpHttp } from '../mcp/http.js';
+import { operations } from '../../tools/index.js';
+import { dashboard } from './dashboard.js';
+
+/** What `backyard mcp` reads to find a Backyard already serving the same home. */
+export interface ServerFile {
+  pid: number;
+  /** The public base URL, e.g. `http://localhost:4000`. */
+  url: string;
+  /** Random per start; `/healthz` answers it, proving the URL reaches this home's server. */
+  instanceId: string;
+}
+
+export interface HttpServer {
+  app: FastifyInstance;
+  /** Public base URL. */
+  url: string;
+  instanceId: string;
+  /** Stops accepting connections and waits for requests in flight. */
+  close(): Promise<void>;
+}
+
+/**
+ * Starts the one HTTP listener that serves every interface by path (design.md, "One process, one
+ * port"): `/v1` (management API), `/mcp`, `/dashboard`, `/healthz`.
+ * @throws Error with code EADDRINUSE when the port is taken.
+ */
+export async function startHttpServer(platform: Platform, options: { port: number; host: string }): Promise<HttpServer> {
+  const { log, services } = platform;
+  const instanceId = randomUUID();
+  const app = Fastify({
+    loggerInstance: log as unknown as import('fastify').FastifyBaseLogger,
+    disableRequestLogging: true,
+    bodyLimit: 16 * 1024 * 1024,
+    return503OnClosing: true,
+  });
+  app.addHook('onResponse', (request, reply, done) => {
+    log.info(
+      { method: request.method, url: request.url.split('?')[0], status: reply.statusCode, ms: Math.round(reply.elapsedTime) },
+      'request',
+    );
+    done();
+  });
+  app.get('/healthz', async () => ({ service: 'backyard', instanceId }));
+  await app.register(managementApi(platform, operations), { prefix: '/v1' });
+  await app.register(mcpHttp(platform, operations));
+  await app.register(dashboard(platform));
+
+  await app.listen({ port: options.port, host: options.host });
+  const address = app.server.address();
+  const port = typeof address === 'object' && address ? address.port : options.port;
+  const loopbackHost = ['0.0.0.0', '::', '127.0.0.1', '::1', 'localhost'].includes(options.host) ? 'localhost' : options.host;
+  services.urls.bindDefault(`http://${loopbackHost}:${port}`);
+  const url = services.urls.base;
+
+  const serverFile = homePaths(platform.config.home).serverFile;
+  fs.mkdirSync(path.dirname(serverFile), { recursive: true });
+  const record: ServerFile = { pid: process.pid, url, instanceId };
+  fs.writeFileSync(serverFile, JSON.stringify(record));
+  log.info({ url, mcp: services.urls.mcp, home: platform.config.home }, 'Backyard is listening');
+
+  return {
+    app,
+    url,
+    instanceId,
+    close: async () => {
+      await app.close();
+      try {
+        const current = JSON.parse(fs.readFileSync(serverFile, 'utf8')) as ServerFile;
+        if (current.instanceId === instanceId) fs.rmSync(serverFile);
+      } catch {
+        // Already gone or replaced by another server: nothing to clean.
+      }
+    },
+  };
+}
+
+/**
+ * The Backyard already serving this home, if its server file names a URL that answers with the
+ * same instance id; undefined otherwise.
+ */
+export async function findRunningServer(home: string): Promise<ServerFile | undefined> {
+  let record: ServerFile;
+  try {
+    record = JSON.parse(fs.readFileSync(homePaths(home).serverFile, 'utf8')) as ServerFile;
+  } catch {
+    return undefined;
+  }
+  try {
+    const response = await fetch(`${record.url}/healthz`, { signal: AbortSignal.timeout(2000) });
+    const body = (await response.json()) as { instanceId?: string };
+    return body.instanceId === record.instanceId ? record : undefined;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,25 @@
+import { z } from 'zod';
+import { defineOperation } from './operation.js';
+import { backendApiCall, backendApiResult, idParam } from './schemas.js';
+
+export const callBackendAPI = defineOperation({
+  name: 'callBackendAPI',
+  title: 'Call a Backend App\'s data API',
+  description: [
+    'Sends one or more REST calls to a Backend App\'s data API (the Parse REST protocol) with the app\'s master key, and answers each call\'s HTTP code and JSON body, in order.',
+    'Rules: the first call should be GET /schemas to learn the classes; url is relative to the data API root (/classes/ToDo, /schemas, /functions/hello), never starting with /parse/ or /1/;',
+    'body follows the data API: the object\'s fields for POST and PUT, query parameters (where, order, limit, skip, keys, include, count) for GET, {} when none.',
+  ].join(' '),
+  effect: 'mutate',
+  openWorld: false,
+  method: 'POST',
+  path: '/backend-apps/{appId}/call-backend-api',
+  input: z.strictObject({
+    appId: idParam('Application id of the Backend App'),
+    requests: z.array(backendApiCall).min(1).describe('Calls to make, in order'),
+  }),
+  output: z.object({ responses: z.array(backendApiResult) }),
+  successStatus: 200,
+  errors: [400, 401, 500],
+  handler: null,
+});

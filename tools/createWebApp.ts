@@ -1,0 +1,32 @@
+import { z } from 'zod';
+import { defineOperation } from './operation.js';
+import { environmentVariable, webApp, webAppSettings } from './schemas.js';
+
+export const createWebApp = defineOperation({
+  name: 'createWebApp',
+  title: 'Create and deploy a Web App',
+  description: [
+    'Creates a Web App from a repository that holds a Dockerfile in rootDirPath, and starts its first deployment (build the image, run the container, check its health).',
+    'Push the code first (createRepohostInstallationAccessToken gives a token for git push). appName must be a DNS label (lowercase letters, digits, dashes), unique in the account.',
+    'Environment variable values are stored but never returned. Follow the deployment with getWebApp or getDeployment until it is active, then give appURL to the person.',
+  ].join(' '),
+  effect: 'create',
+  openWorld: true,
+  method: 'POST',
+  path: '/web-apps',
+  input: z.strictObject({
+    appName: z.string().min(1).max(63).describe('DNS label: lowercase letters, digits and dashes, 1 to 63'),
+    repositoryOwnerLogin: z.string().min(1).describe('Owner (user or organisation) of the repository'),
+    repositoryName: z.string().min(1).describe('Repository name, without .git'),
+    branchName: webAppSettings.branchName.optional(),
+    rootDirPath: webAppSettings.rootDirPath.optional(),
+    environmentVariables: z.array(environmentVariable).optional().describe('Variables given to the container'),
+    port: webAppSettings.port.optional(),
+    healthCheckPath: webAppSettings.healthCheckPath.optional(),
+    autoDeploy: webAppSettings.autoDeploy.optional(),
+  }),
+  output: webApp,
+  successStatus: 201,
+  errors: [400, 401, 500],
+  handler: null,
+});

@@ -1,0 +1,22 @@
+import { z } from 'zod';
+import { defineOperation } from './operation.js';
+import { commandExecution, idParam } from './schemas.js';
+
+export const inspectCommandExecution = defineOperation({
+  name: 'inspectCommandExecution',
+  title: 'Read a command\'s state and output',
+  description:
+    'Answers the current state of a command execution: status, exitCode once exited, and stdout/stderr so far. Call it to follow a command that executeCommand answered as still running.',
+  effect: 'read',
+  openWorld: false,
+  method: 'GET',
+  path: '/development-environments/{developmentEnvironmentId}/commands-executions/{commandExecutionId}',
+  input: z.strictObject({
+    developmentEnvironmentId: idParam('Id of the development environment'),
+    commandExecutionId: idParam('Id of the command execution'),
+  }),
+  output: commandExecution,
+  successStatus: 200,
+  errors: [401, 404, 500],
+  handler: null,
+});

@@ -1,0 +1,117 @@
+import { z } from 'zod';
+
+/**
+ * Resource shapes of Interface A (spec, "Resources and their fields"), shared by the operations that
+ * return them. Descriptions end up in the MCP tool schemas and in the OpenAPI document.
+ */
+
+const timestamp = (what: string) => z.string().describe(`${what}, ISO 8601 in UTC with milliseconds`);
+
+/** An id in the path: required, non-empty. */
+export const idParam = (what: string) => z.string().min(1).describe(what);
+
+export const guide = z.object({ content: z.string().describe('The guide as markdown: numbered steps of tool calls') });
+
+export const developmentEnvironment = z.object({
+  id: z.string(),
+  chatTitle: z.string(),
+  createdAt: timestamp('When the environment was created'),
+});
+
+export const commandExecution = z.object({
+  id: z.string(),
+  stdout: z.string().describe('Standard output so far (its last 1 MiB)'),
+  stderr: z.string().describe('Standard error so far (its last 1 MiB)'),
+  status: z.enum(['running', 'exited']),
+  exitCode: z.number().optional().describe('Present once the command has exited'),
+});
+
+export const repositoryAccessToken = z.object({
+  token: z.string(),
+  expiresAt: timestamp('When the token stops working'),
+});
+
+export const backendAppSummary = z.object({
+  appId: z.string().describe('The application id, also sent as X-Backend-Application-Id to the data API'),
+  appName: z.string(),
+});
+
+export const backendApp = backendAppSummary.extend({
+  dashboardURL: z.string().describe('Web page where the person can look at and edit the app'),
+  apiURL: z.string().describe('Root of the app\'s data API (Parse REST protocol); use it as the SDK\'s serverURL'),
+  restKey: z.string().describe('REST API key (X-Backend-REST-API-Key): server-side only, never in a browser'),
+  javascriptKey: z.string().describe('JavaScript key for web front ends'),
+  clientKey: z.string().describe('Client key for mobile apps'),
+  dotnetKey: z.string().describe('.NET key for Windows, Xamarin and Unity apps'),
+  publicWebHostingURL: z.string().describe('Address of the hosted public/ folder; empty until activateWebHosting'),
+});
+
+export const cloudCodeChange = z.strictObject({
+  path: z.string().describe('File or folder path, relative, under cloud/ or public/, e.g. cloud/todo/functions/hello.js'),
+  operation: z.enum(['write', 'delete']),
+  writeMode: z.enum(['overwrite', 'append']).optional().describe('Required when writing'),
+  data: z.string().optional().describe('Content to write (required when writing)'),
+});
+
+export const backendApiCall = z.strictObject({
+  method: z.enum(['GET', 'POST', 'PUT', 'DELETE']).describe('HTTP method of the data API call'),
+  url: z
+    .string()
+    .min(1)
+    .describe('Path relative to the data API root, e.g. /schemas or /classes/ToDo; never starting with /parse/ or /1/'),
+  body: z.record(z.string(), z.unknown()).describe('JSON body; {} when none. For GET, query parameters such as where, limit, order'),
+});
+
+export const backendApiResult = z.object({
+  code: z.number().int().describe('HTTP status of the call'),
+  body: z.unknown().describe('JSON answer of the data API'),
+});
+
+export const environmentVariable = z.strictObject({
+  key: z.string().min(1).regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be letters, digits and underscores'),
+  value: z.string(),
+});
+
+export const deployment = z.object({
+  id: z.string(),
+  commitSHA: z.string(),
+  createdAt: timestamp('When the deployment started'),
+  status: z
+    .enum(['queued', 'building', 'starting', 'active', 'failed', 'superseded'])
+    .describe('queued → building → starting → active, or failed (see error) or superseded'),
+  error: z.string().describe('Why it failed; empty otherwise'),
+});
+
+export const logRow = z.object({
+  source: z.string().describe('Where the line came from, e.g. build, stdout, stderr'),
+  message: z.string(),
+  time: timestamp('When the line was written'),
+});
+
+export const webAppSummary = z.object({ appId: z.string(), appName: z.string() });
+
+export const webApp = webAppSummary.extend({
+  dashboardURL: z.string(),
+  appURL: z.string().describe('Where the running app answers'),
+  repositoryOwnerLogin: z.string(),
+  repositoryName: z.string(),
+  branchName: z.string(),
+  rootDirPath: z.string(),
+  environmentVariablesKeys: z.array(z.string()).describe('Only the keys; values are never returned'),
+  port: z.number(),
+  healthCheckPath: z.string(),
+  autoDeploy: z.boolean(),
+  status: z.enum(['deploying', 'running', 'failed', 'stopped']),
+  error: z.string(),
+  lastDeployment: deployment.optional(),
+  activeDeployment: deployment.optional(),
+});
+
+/** Web App settings shared by createWebApp and updateWebApp (spec, "createWebApp body"). */
+export const webAppSettings = {
+  branchName: z.string().min(1).max(255).describe('Branch to deploy; default: the repository\'s default branch'),
+  rootDirPath: z.string().max(1024).describe('Folder of the repository that holds the Dockerfile; default: the root'),
+  port: z.number().int().min(1).max(65535).describe('Port the container listens on'),
+  healthCheckPath: z.string().max(1024).describe('Path that must answer 2xx before the deployment is active, e.g. /healthz'),
+  autoDeploy: z.boolean().describe('Deploy again on every push to the branch'),
+};
