@@ -8,7 +8,7 @@ export const callBackendAPI = defineOperation({
   description: [
     'Sends one or more REST calls to a Backend App\'s data API (the Parse REST protocol) with the app\'s master key, and answers each call\'s HTTP code and JSON body, in order.',
     'Rules: the first call should be GET /schemas to learn the classes; url is relative to the data API root (/classes/ToDo, /schemas, /functions/hello), never starting with /parse/ or /1/;',
-    'body follows the data API: the object\'s fields for POST and PUT, query parameters (where, order, limit, skip, keys, include, count) for GET, {} when none.',
+    'body follows the data API: the object\'s fields for POST and PUT; for GET, {} with the query parameters (where as URL-encoded JSON, order, limit, skip, keys, include, count) in url, or as fields of body.',
   ].join(' '),
   effect: 'mutate',
   openWorld: false,

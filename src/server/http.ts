@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import { homePaths } from '../config.js';
 import type { Platform } from '../platform/platform.js';
 import { managementApi } from '../api/rest.js';
@@ -37,9 +37,15 @@ export async function startHttpServer(platform: Platform, options: { port: numbe
   const instanceId = randomUUID();
   const app = Fastify({
     loggerInstance: log as unknown as import('fastify').FastifyBaseLogger,
-    disableRequestLogging: true,
+    // One line per request, written by the onResponse hook below, instead of Fastify's two.
+    logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: 16 * 1024 * 1024,
     return503OnClosing: true,
+  });
+  let closing = false;
+  // While stopping, answers end their connection so that keep-alive sockets do not hold the exit.
+  app.addHook('onSend', async (_request, reply) => {
+    if (closing) reply.header('connection', 'close');
   });
   app.addHook('onResponse', (request, reply, done) => {
     log.info(
@@ -71,6 +77,7 @@ export async function startHttpServer(platform: Platform, options: { port: numbe
     url,
     instanceId,
     close: async () => {
+      closing = true;
       await app.close();
       try {
         const current = JSON.parse(fs.readFileSync(serverFile, 'utf8')) as ServerFile;

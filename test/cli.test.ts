@@ -1,0 +1,184 @@
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import { request } from 'node:http';
+import net from 'node:net';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import Database from 'better-sqlite3';
+import { afterEach, describe, expect, it } from 'vitest';
+import { CLI, modernStdioClient, stdioEnv } from './helpers/mcpClients.js';
+import { makeHome, removeHome } from './helpers/server.js';
+
+const exec = promisify(execFile);
+const homes: string[] = [];
+const children: ChildProcess[] = [];
+afterEach(() => {
+  for (const child of children.splice(0)) if (child.exitCode === null) child.kill('SIGKILL');
+  for (const home of homes.splice(0)) removeHome(home);
+});
+
+const newHome = () => {
+  const home = makeHome();
+  homes.push(home);
+  return home;
+};
+
+const backyard = (home: string, args: string[], env: Record<string, string> = {}) =>
+  exec(process.execPath, [CLI, ...args], { env: { ...stdioEnv(home), ...env } });
+
+const freePort = () =>
+  new Promise<number>((resolve) => {
+    const probe = net.createServer().listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as net.AddressInfo;
+      probe.close(() => resolve(port));
+    });
+  });
+
+/** Starts `backyard serve` and resolves once it answers /healthz. */
+async function serve(home: string, port: number): Promise<ChildProcess> {
+  const child = spawn(process.execPath, [CLI, 'serve', '--port', String(port)], { env: stdioEnv(home), stdio: ['ignore', 'pipe', 'pipe'] });
+  children.push(child);
+  for (let i = 0; i < 100; i++) {
+    try {
+      if ((await fetch(`http://localhost:${port}/healthz`)).ok) return child;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error('backyard serve did not start');
+}
+
+describe('backyard account', () => {
+  it('create prints the token alone on stdout, stores only its hash, and list shows the account', async () => {
+    const home = newHome();
+    const { stdout, stderr } = await backyard(home, ['account', 'create', 'dana']);
+    expect(stdout).toMatch(/^by_[A-Za-z0-9_-]{43}\n$/);
+    const token = stdout.trim();
+    const db = new Database(path.join(home, 'platform.db'), { readonly: true });
+    const raw = fs.readFileSync(path.join(home, 'platform.db'));
+    expect(raw.includes(Buffer.from(token))).toBe(false);
+    expect(db.prepare('SELECT count(*) AS n FROM account_tokens').get()).toEqual({ n: 1 });
+    db.close();
+    expect(stderr).not.toContain(token);
+
+    const list = await backyard(home, ['account', 'list']);
+    expect(list.stdout).toMatch(/^dana\t\d{4}-\d\d-\d\dT/m);
+  });
+
+  it('refuses a duplicate or malformed login with exit code 1 and one line on stderr', async () => {
+    const home = newHome();
+    await backyard(home, ['account', 'create', 'erin']);
+    await expect(backyard(home, ['account', 'create', 'erin'])).rejects.toMatchObject({ code: 1, stderr: expect.stringMatching(/already exists/) });
+    await expect(backyard(home, ['account', 'create', '-bad-'])).rejects.toMatchObject({ code: 1 });
+  });
+
+  it('rejects an invalid configuration naming the variable', async () => {
+    const home = newHome();
+    await expect(backyard(home, ['account', 'list'], { BACKYARD_PORT: 'eighty' })).rejects.toMatchObject({
+      stderr: expect.stringMatching(/BACKYARD_PORT \(--port\) must be a number/),
+    });
+  });
+});
+
+describe('backyard serve', () => {
+  it('serves the API on the given port, uses BACKYARD_HOME, and exits cleanly on SIGTERM', async () => {
+    const home = newHome();
+    const token = (await backyard(home, ['account', 'create', 'fay'])).stdout.trim();
+    const port = await freePort();
+    const child = await serve(home, port);
+    const res = await fetch(`http://localhost:${port}/v1/backend-apps`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ appName: 'served' }),
+    });
+    expect(res.status).toBe(201);
+    const { appId } = (await res.json()) as { appId: string };
+    expect(fs.existsSync(path.join(home, 'run', 'server.json'))).toBe(true);
+
+    // A request in flight when SIGTERM arrives still gets its answer: its body is only half sent then.
+    const body = JSON.stringify({ appName: 'in-flight' });
+    const req = request(`http://localhost:${port}/v1/backend-apps`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'content-length': String(body.length) },
+    });
+    const answered = new Promise<number>((resolve, reject) => {
+      req.on('response', (r) => {
+        r.resume();
+        resolve(r.statusCode ?? 0);
+      });
+      req.on('error', reject);
+    });
+    req.write(body.slice(0, 5));
+    await new Promise((r) => setTimeout(r, 200));
+    const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+    child.kill('SIGTERM');
+    await new Promise((r) => setTimeout(r, 300));
+    expect(child.exitCode).toBeNull(); // still waiting for the request
+    req.end(body.slice(5));
+    expect(await answered).toBe(201);
+    expect(await exited).toBe(0);
+    expect(fs.existsSync(path.join(home, 'run', 'server.json'))).toBe(false);
+
+    // The app is on disk: keys come back from a new process.
+    const keys = await backyard(home, ['app', 'keys', appId]);
+    for (const name of ['applicationId', 'restKey', 'javascriptKey', 'clientKey', 'dotnetKey', 'webhookKey', 'fileKey', 'masterKey']) {
+      expect(keys.stdout).toMatch(new RegExp(`^${name}\\t[A-Za-z0-9_-]{32}$`, 'm'));
+    }
+    expect(keys.stdout).toContain(`applicationId\t${appId}`);
+  });
+
+  it('app keys of an unknown app fails with a clear message', async () => {
+    const home = newHome();
+    await expect(backyard(home, ['app', 'keys', 'nope'])).rejects.toMatchObject({ code: 1, stderr: expect.stringMatching(/No Backend App/) });
+  });
+});
+
+describe('backyard mcp next to a running backyard serve on the same home', () => {
+  it('forwards tool calls to it instead of failing on the taken port, and revokes its token at exit', async () => {
+    const home = newHome();
+    const port = await freePort();
+    await serve(home, port);
+    const client = await modernStdioClient(stdioEnv(home, { BACKYARD_PORT: String(port) }));
+    const result = await client.callTool({ name: 'createBackendApp', arguments: { appName: 'forwarded' } });
+    expect(result.isError ?? false).toBe(false);
+    const app = result.structuredContent as { appId: string; dashboardURL: string };
+    expect(app.dashboardURL).toBe(`http://localhost:${port}/dashboard/apps/${app.appId}`);
+
+    // The served process owns the app: visible over its REST API as the local account.
+    const token = (await backyard(home, ['account', 'token', 'local'])).stdout.trim();
+    const list = await fetch(`http://localhost:${port}/v1/backend-apps?app-name=forwarded`, { headers: { authorization: `Bearer ${token}` } });
+    expect(await list.json()).toEqual([{ appId: app.appId, appName: 'forwarded' }]);
+
+    const error = await client.callTool({ name: 'createBackendApp', arguments: { appName: 'forwarded' } });
+    expect(error.isError).toBe(true);
+    expect((error.content as Array<{ text: string }>)[0]!.text).toMatch(/already exists/);
+
+    await client.close();
+    await new Promise((r) => setTimeout(r, 300));
+    const db = new Database(path.join(home, 'platform.db'), { readonly: true });
+    expect(db.prepare("SELECT count(*) AS n FROM account_tokens WHERE kind = 'forward'").get()).toEqual({ n: 0 });
+    db.close();
+  });
+
+  it('fails with a clear message when the port is held by another program', async () => {
+    const home = newHome();
+    const blocker = net.createServer().listen(0, '127.0.0.1');
+    await new Promise((r) => blocker.once('listening', r));
+    const port = (blocker.address() as net.AddressInfo).port;
+    try {
+      const child = spawn(process.execPath, [CLI, 'mcp'], { env: stdioEnv(home, { BACKYARD_PORT: String(port) }), stdio: ['pipe', 'pipe', 'pipe'] });
+      children.push(child);
+      let stderr = '';
+      let stdout = '';
+      child.stderr!.on('data', (d) => (stderr += d));
+      child.stdout!.on('data', (d) => (stdout += d));
+      const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+      expect(code).toBe(1);
+      expect(stderr).toMatch(new RegExp(`Port ${port} is taken.*BACKYARD_PORT`));
+      expect(stdout).toBe('');
+    } finally {
+      blocker.close();
+    }
+  });
+});

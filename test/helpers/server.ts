@@ -1,0 +1,73 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { loadConfig } from '../../src/config.js';
+import { createLogger } from '../../src/log.js';
+import { openPlatform, type Platform } from '../../src/platform/platform.js';
+import { startHttpServer, type HttpServer } from '../../src/server/http.js';
+
+export interface TestServer {
+  home: string;
+  platform: Platform;
+  http: HttpServer;
+  /** `http://localhost:<port>` */
+  url: string;
+  /** Bearer tokens of two accounts, alice and bob. */
+  alice: string;
+  bob: string;
+  close(): Promise<void>;
+}
+
+/** A fresh temporary home. Removed by `removeHome`. */
+export const makeHome = (): string => fs.mkdtempSync(path.join(os.tmpdir(), 'backyard-test-'));
+export const removeHome = (home: string) => fs.rmSync(home, { recursive: true, force: true });
+
+/**
+ * Starts a real Backyard on an ephemeral loopback port with a temporary home and two accounts.
+ * `close()` stops it and deletes the home.
+ */
+export async function startTestServer(env: NodeJS.ProcessEnv = {}): Promise<TestServer> {
+  const home = makeHome();
+  const config = loadConfig({ home, port: 0, host: '127.0.0.1' }, { BACKYARD_LOG_LEVEL: 'silent', ...env });
+  const platform = openPlatform(config, createLogger(config.logLevel));
+  const alice = platform.services.accounts.create('alice').token;
+  const bob = platform.services.accounts.create('bob').token;
+  const http = await startHttpServer(platform, { port: 0, host: '127.0.0.1' });
+  return {
+    home,
+    platform,
+    http,
+    url: http.url,
+    alice,
+    bob,
+    close: async () => {
+      await http.close();
+      platform.close();
+      removeHome(home);
+    },
+  };
+}
+
+/** Calls the management API: `path` under `/v1`, JSON body, bearer token. */
+export async function api(
+  server: { url: string },
+  method: string,
+  pathAndQuery: string,
+  options: { token?: string; body?: unknown; rawBody?: string; headers?: Record<string, string> } = {},
+): Promise<{ status: number; contentType: string; text: string; json: () => unknown }> {
+  const headers: Record<string, string> = { ...options.headers };
+  if (options.token) headers.authorization = `Bearer ${options.token}`;
+  let body: string | undefined = options.rawBody;
+  if (options.body !== undefined) {
+    body = JSON.stringify(options.body);
+    headers['content-type'] ??= 'application/json';
+  }
+  const response = await fetch(`${server.url}/v1${pathAndQuery}`, { method, headers, body });
+  const text = await response.text();
+  return {
+    status: response.status,
+    contentType: response.headers.get('content-type') ?? '',
+    text,
+    json: () => JSON.parse(text),
+  };
+}
