@@ -1,10 +1,9 @@
 #!/usr/bin/env node
 import { Command, Option } from 'commander';
-import { ConfigError, loadConfig, type ConfigOverrides } from './config.js';
-import { ManagementError } from './errors.js';
+import { loadConfig, type ConfigOverrides } from './config.js';
 import { createLogger } from './log.js';
 import { runStdioMcp } from './mcp/stdio.js';
-import { openPlatform } from './platform/platform.js';
+import { openPlatform, type Platform } from './platform/platform.js';
 import { startHttpServer } from './server/http.js';
 import { packageVersion } from './version.js';
 
@@ -18,6 +17,17 @@ program
 
 const settings = (extra: ConfigOverrides = {}) => loadConfig({ home: program.opts().home, ...extra });
 
+/** Opens the home's platform for one short command, and closes it whatever happens. */
+function withPlatform(body: (platform: Platform) => void): void {
+  const config = settings();
+  const platform = openPlatform(config, createLogger(config.logLevel));
+  try {
+    body(platform);
+  } finally {
+    platform.close();
+  }
+}
+
 /** Runs a command body, turning expected failures into one line on stderr and exit code 1. */
 const run =
   <A extends unknown[]>(body: (...args: A) => Promise<void> | void) =>
@@ -25,11 +35,9 @@ const run =
     try {
       await body(...args);
     } catch (error) {
-      if (error instanceof ConfigError || error instanceof ManagementError || error instanceof Error) {
-        process.stderr.write(`backyard: ${error.message}\n`);
-        process.exit(1);
-      }
-      throw error;
+      // Config, domain and start-up failures are all reported the same way: one line, exit code 1.
+      process.stderr.write(`backyard: ${error instanceof Error ? error.message : String(error)}\n`);
+      process.exit(1);
     }
   };
 
@@ -72,46 +80,34 @@ account
   .command('create <login>')
   .description('create an account and print its bearer token (shown once)')
   .action(
-    run((login: string) => {
-      const config = settings();
-      const platform = openPlatform(config, createLogger(config.logLevel));
-      try {
+    run((login: string) =>
+      withPlatform((platform) => {
         const { token } = platform.services.accounts.create(login);
         process.stdout.write(`${token}\n`);
-      } finally {
-        platform.close();
-      }
-    }),
+      }),
+    ),
   );
 account
   .command('token <login>')
   .description('print a new bearer token for an existing account (earlier tokens keep working)')
   .action(
-    run((login: string) => {
-      const config = settings();
-      const platform = openPlatform(config, createLogger(config.logLevel));
-      try {
+    run((login: string) =>
+      withPlatform((platform) => {
         const found = platform.services.accounts.findByLogin(login);
         if (!found) throw new Error(`No account has the login "${login}". Create it with: backyard account create ${login}`);
         process.stdout.write(`${platform.services.accounts.issueToken(found.id, 'user')}\n`);
-      } finally {
-        platform.close();
-      }
-    }),
+      }),
+    ),
   );
 account
   .command('list')
   .description('list accounts')
   .action(
-    run(() => {
-      const config = settings();
-      const platform = openPlatform(config, createLogger(config.logLevel));
-      try {
+    run(() =>
+      withPlatform((platform) => {
         for (const a of platform.services.accounts.list()) process.stdout.write(`${a.login}\t${a.createdAt}\n`);
-      } finally {
-        platform.close();
-      }
-    }),
+      }),
+    ),
   );
 
 const app = program.command('app').description('Backend Apps');
@@ -119,17 +115,13 @@ app
   .command('keys <appId>')
   .description('print every key of a Backend App, the master key included')
   .action(
-    run((appId: string) => {
-      const config = settings();
-      const platform = openPlatform(config, createLogger(config.logLevel));
-      try {
+    run((appId: string) =>
+      withPlatform((platform) => {
         const keys = platform.services.backendApps.keys(appId);
         if (!keys) throw new Error(`No Backend App has the application id "${appId}".`);
         for (const [name, value] of Object.entries(keys)) process.stdout.write(`${name}\t${value}\n`);
-      } finally {
-        platform.close();
-      }
-    }),
+      }),
+    ),
   );
 
 await program.parseAsync(process.argv);

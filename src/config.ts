@@ -1,6 +1,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
+import { LOGIN_PATTERN } from './platform/accounts/login.js';
 
 /**
  * Backyard's configuration: environment variables first, command-line flags over them.
@@ -52,7 +53,7 @@ const configSchema = z.object({
     .url({ protocol: /^https?$/, message: 'must be an http or https URL' })
     .transform((u) => u.replace(/\/+$/, ''))
     .optional(),
-  account: z.string().regex(/^[a-z0-9][a-z0-9-]{0,38}$/i, 'must be a login of letters, digits and dashes (1 to 39)'),
+  account: z.string().regex(LOGIN_PATTERN, 'must be a login of 1 to 39 letters, digits or single dashes'),
   logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
   allowedOrigins: z.array(z.url({ message: 'must be origins like https://example.com' })),
 });

@@ -11,8 +11,9 @@ export interface Account {
   createdAt: string;
 }
 
-/** Logins follow the usual repository-host rule: letters, digits and single dashes, 1 to 39. */
-export const LOGIN_PATTERN = /^[A-Za-z0-9](?:[A-Za-z0-9]|-(?=[A-Za-z0-9])){0,38}$/;
+import { LOGIN_PATTERN } from './login.js';
+
+export { LOGIN_PATTERN };
 
 interface AccountRow {
   id: string;
@@ -41,10 +42,7 @@ export class AccountService {
     return this.db
       .transaction(() => {
         if (this.findByLogin(login)) throw invalid(`An account with the login "${login}" already exists.`);
-        const account: Account = { id: newId(), login, createdAt: nowIso() };
-        this.db
-          .prepare('INSERT INTO accounts (id, login, created_at) VALUES (?, ?, ?)')
-          .run(account.id, account.login, account.createdAt);
+        const account = this.insert(login);
         const token = this.issueToken(account.id, 'user');
         return { account, token };
       })
@@ -53,15 +51,10 @@ export class AccountService {
 
   /** Finds or creates the account that stdio MCP acts as (`BACKYARD_ACCOUNT`). */
   ensure(login: string): Account {
+    if (!LOGIN_PATTERN.test(login)) throw invalid(`The account login "${login}" is not valid: use 1 to 39 letters, digits or single dashes.`);
     return this.db
       .transaction(() => {
-        const existing = this.findByLogin(login);
-        if (existing) return existing;
-        const account: Account = { id: newId(), login, createdAt: nowIso() };
-        this.db
-          .prepare('INSERT INTO accounts (id, login, created_at) VALUES (?, ?, ?)')
-          .run(account.id, account.login, account.createdAt);
-        return account;
+        return this.findByLogin(login) ?? this.insert(login);
       })
       .immediate();
   }
@@ -102,6 +95,12 @@ export class AccountService {
       | AccountRow
       | undefined;
     return row && toAccount(row);
+  }
+
+  private insert(login: string): Account {
+    const account: Account = { id: newId(), login, createdAt: nowIso() };
+    this.db.prepare('INSERT INTO accounts (id, login, created_at) VALUES (?, ?, ?)').run(account.id, account.login, account.createdAt);
+    return account;
   }
 
   list(): Account[] {
