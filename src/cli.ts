@@ -124,4 +124,37 @@ app
     ),
   );
 
+app
+  .command('import')
+  .description('create a Backend App with the application id and keys of an existing Parse app (keys not given are generated)')
+  .requiredOption('--account <login>', 'account that owns the app')
+  .requiredOption('--name <name>', 'app name')
+  .requiredOption('--app-id <id>', 'application id')
+  .requiredOption('--master-key <key>', 'master key')
+  .option('--rest-key <key>')
+  .option('--javascript-key <key>')
+  .option('--client-key <key>')
+  .option('--dotnet-key <key>')
+  .option('--webhook-key <key>')
+  .option('--file-key <key>')
+  .action(
+    run((opts: Record<string, string | undefined>) =>
+      withPlatform((platform) => {
+        const owner = platform.services.accounts.findByLogin(opts.account!);
+        if (!owner) throw new Error(`No account has the login "${opts.account}".`);
+        const created = platform.services.backendApps.create(owner.id, opts.name!, {
+          applicationId: opts.appId,
+          masterKey: opts.masterKey,
+          restKey: opts.restKey,
+          javascriptKey: opts.javascriptKey,
+          clientKey: opts.clientKey,
+          dotnetKey: opts.dotnetKey,
+          webhookKey: opts.webhookKey,
+          fileKey: opts.fileKey,
+        });
+        process.stdout.write(`${created.appId}\n`);
+      }),
+    ),
+  );
+
 await program.parseAsync(process.argv);

@@ -1,5 +1,10 @@
 import { z } from 'zod';
+import { invalid } from '../src/errors.js';
+import { BadCallError } from '../src/data/service.js';
 import { defineOperation } from './operation.js';
+
+/** Calls per callBackendAPI (issue 3). */
+const MAX_CALLS = 50;
 import { backendApiCall, backendApiResult, idParam } from './schemas.js';
 
 export const callBackendAPI = defineOperation({
@@ -16,10 +21,20 @@ export const callBackendAPI = defineOperation({
   path: '/backend-apps/{appId}/call-backend-api',
   input: z.strictObject({
     appId: idParam('Application id of the Backend App'),
-    requests: z.array(backendApiCall).min(1).describe('Calls to make, in order'),
+    requests: z.array(backendApiCall).min(1).max(MAX_CALLS).describe(`Calls to make, in order (at most ${MAX_CALLS})`),
   }),
   output: z.object({ responses: z.array(backendApiResult) }),
   successStatus: 200,
   errors: [400, 401, 500],
-  handler: null,
+  handler: async ({ appId, requests }, { account, services }) => {
+    if (!services.backendApps.get(account.id, appId)) {
+      throw invalid(`No Backend App with appId "${appId}" exists in this account. Find the appId with getBackendApps.`);
+    }
+    try {
+      return { responses: await services.dataApi.call(appId, requests) };
+    } catch (error) {
+      if (error instanceof BadCallError) throw invalid(error.message);
+      throw error;
+    }
+  },
 });

@@ -7,6 +7,10 @@ import { bundledGuides } from './guides/bundled.js';
 import type { Services } from './services.js';
 import { openDatabase, type Db } from './store/db.js';
 import { PublicUrls } from './urls.js';
+import { DataApps } from '../data/apps.js';
+import { createDataRouter } from '../data/rest/routes/index.js';
+import type { DataRouter } from '../data/rest/router.js';
+import { DataApiService } from '../data/service.js';
 
 /** The running domain: the platform store and the services over it, without any front end. */
 export interface Platform {
@@ -14,6 +18,8 @@ export interface Platform {
   log: Logger;
   db: Db;
   services: Services;
+  /** Routes data API calls (Interface B) for the HTTP mount. */
+  dataRouter: DataRouter;
   /** Closes the databases. Call once, after the front ends have stopped. */
   close(): void;
 }
@@ -25,11 +31,15 @@ export interface Platform {
 export function openPlatform(config: Config, log: Logger): Platform {
   const db = openDatabase(homePaths(config.home).platformDb);
   const urls = new PublicUrls(config.publicUrl);
+  const backendApps = new BackendAppService(db, config.home, urls);
+  const dataApps = new DataApps(config.home, backendApps, () => urls.dataApi);
+  const dataRouter = createDataRouter(log, () => new URL(urls.dataApi).pathname);
   const services: Services = {
     urls,
     accounts: new AccountService(db),
     guides: bundledGuides(),
-    backendApps: new BackendAppService(db, config.home, urls),
+    backendApps,
+    dataApi: new DataApiService(dataApps, dataRouter, () => urls.dataApi, log),
   };
   log.debug({ home: path.resolve(config.home) }, 'platform opened');
   return {
@@ -37,7 +47,9 @@ export function openPlatform(config: Config, log: Logger): Platform {
     log,
     db,
     services,
+    dataRouter,
     close: () => {
+      dataApps.closeAll();
       if (db.open) db.close();
     },
   };

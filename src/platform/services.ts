@@ -2,6 +2,7 @@ import type { AccountService } from './accounts/service.js';
 import type { BackendAppService } from './backendapps/service.js';
 import type { GuideService } from './guides/service.js';
 import type { PublicUrls } from './urls.js';
+import type { DataApiService } from '../data/service.js';
 
 /**
  * The domain services the operation handlers call (style.md, example 10: services are interfaces,
@@ -12,4 +13,6 @@ export interface Services {
   accounts: AccountService;
   guides: GuideService;
   backendApps: BackendAppService;
+  /** The data API of every Backend App (Interface B) and `callBackendAPI`. */
+  dataApi: DataApiService;
 }

@@ -8,6 +8,8 @@ import { managementApi } from '../api/rest.js';
 import { mcpHttp } from '../mcp/http.js';
 import { operations } from '../../tools/index.js';
 import { dashboard } from './dashboard.js';
+import { sdkScript } from './sdk.js';
+import { dataApi } from '../data/rest/plugin.js';
 
 /** What `backyard mcp` reads to find a Backyard already serving the same home. */
 export interface ServerFile {
@@ -58,6 +60,8 @@ export async function startHttpServer(platform: Platform, options: { port: numbe
   await app.register(managementApi(platform, operations), { prefix: '/v1' });
   await app.register(mcpHttp(platform, operations));
   await app.register(dashboard(platform));
+  await app.register(sdkScript());
+  await app.register(dataApi(services.dataApi.apps, platform.dataRouter, () => services.urls.dataApi), { prefix: '/data' });
 
   await app.listen({ port: options.port, host: options.host });
   const address = app.server.address();

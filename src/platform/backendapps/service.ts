@@ -39,6 +39,9 @@ export interface BackendApp extends BackendAppSummary {
   publicWebHostingURL: string;
 }
 
+/** Imported keys (an existing Parse app's): printable, no spaces, quotes or slashes (they travel in headers and paths). */
+const KEY_PATTERN = /^[!#-&(-.0-~]{1,200}$/;
+
 /** App names: 1 to 63 characters (issue 2, item 8), unique per account. */
 export const APP_NAME_MAX = 63;
 
@@ -70,25 +73,33 @@ export class BackendAppService {
 
   /**
    * Creates an app named `appName` for `accountId`: new application id and keys (192 random bits
-   * each, base64url) and the folder `apps/<appId>/`.
-   * @throws ManagementError(invalid) when the name is empty, too long or already used by the account.
+   * each, base64url) unless `given` (`backyard app import`, design.md decision 7), and the folder
+   * `apps/<appId>/`.
+   * @throws ManagementError(invalid) when the name is empty, too long or already used by the account,
+   *   a given key is malformed, or the application id is taken.
    */
-  create(accountId: string, appName: string): BackendApp {
+  create(accountId: string, appName: string, given: Partial<BackendAppKeys> = {}): BackendApp {
     if (appName.trim() === '') throw invalid('appName must not be empty or blank.');
     if ([...appName].length > APP_NAME_MAX) {
       throw invalid(`appName must be at most ${APP_NAME_MAX} characters long; "${appName.slice(0, 20)}…" is ${[...appName].length}.`);
     }
+    for (const [name, value] of Object.entries(given)) {
+      if (value !== undefined && !KEY_PATTERN.test(value)) {
+        throw invalid(`${name} must be 1 to 200 printable characters without spaces, quotes or slashes.`);
+      }
+    }
+    const key = (k: keyof BackendAppKeys) => given[k] ?? randomSecret(24);
     const row: AppRow = {
-      app_id: randomSecret(24),
+      app_id: key('applicationId'),
       account_id: accountId,
       app_name: appName,
-      rest_key: randomSecret(24),
-      javascript_key: randomSecret(24),
-      client_key: randomSecret(24),
-      dotnet_key: randomSecret(24),
-      webhook_key: randomSecret(24),
-      file_key: randomSecret(24),
-      master_key: randomSecret(24),
+      rest_key: key('restKey'),
+      javascript_key: key('javascriptKey'),
+      client_key: key('clientKey'),
+      dotnet_key: key('dotnetKey'),
+      webhook_key: key('webhookKey'),
+      file_key: key('fileKey'),
+      master_key: key('masterKey'),
       hosting_subdomain: null,
       created_at: nowIso(),
     };
@@ -98,6 +109,7 @@ export class BackendAppService {
         const taken = this.db
           .prepare('SELECT 1 FROM backend_apps WHERE account_id = ? AND app_name = ?')
           .get(accountId, appName);
+        if (this.row(row.app_id)) throw invalid(`A Backend App with the application id "${row.app_id}" already exists on this Backyard.`);
         if (taken) {
           throw invalid(`A Backend App named "${appName}" already exists in this account. Choose another appName, or use getBackendApps to find the existing one.`);
         }

@@ -1,0 +1,126 @@
+import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import autocannon from 'autocannon';
+
+/**
+ * The data API under load (issue 3): Backyard (`backyard serve`, a child process) and, in the same
+ * run, a bare `node:http` server answering a fixed JSON body, both loaded by autocannon from this
+ * process. For each workload: requests per second, p50 and p99 latency, and the ratio of its rate to
+ * the bare server's at the same concurrency.
+ */
+const CLI = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../src/cli.js');
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
+const OBJECTS = Number(process.env.BENCH_OBJECTS ?? 100_000);
+
+const freePort = () =>
+  new Promise<number>((resolve) => {
+    const s = net.createServer().listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as net.AddressInfo;
+      s.close(() => resolve(port));
+    });
+  });
+
+async function waitFor(url: string): Promise<void> {
+  for (let i = 0; i < 200; i++) {
+    try {
+      await fetch(url);
+      return;
+    } catch {
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+  throw new Error(`${url} did not answer`);
+}
+
+const BARE_SERVER = `
+  const body = JSON.stringify({ objectId: 'abcdefghij', createdAt: '2026-11-21T00:00:00.000Z' });
+  require('node:http').createServer((req, res) => {
+    req.resume();
+    req.on('end', () => { res.writeHead(200, { 'content-type': 'application/json' }); res.end(body); });
+  }).listen(Number(process.argv[1]), '127.0.0.1');
+`;
+
+interface Result {
+  rps: number;
+  p50: number;
+  p99: number;
+  errors: number;
+}
+
+async function load(options: autocannon.Options): Promise<Result> {
+  const r = await autocannon({ duration: SECONDS, ...options });
+  return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, errors: r.errors + r.non2xx };
+}
+
+export async function dataApiBench(): Promise<void> {
+  const home = fs.mkdtempSync(path.join(os.tmpdir(), 'backyard-bench-data-'));
+  const env = { ...process.env, BACKYARD_HOME: home, BACKYARD_LOG_LEVEL: 'warn' };
+  const children: ChildProcess[] = [];
+  try {
+    const token = execFileSync(process.execPath, [CLI, 'account', 'create', 'bench'], { env }).toString().trim();
+    const port = await freePort();
+    children.push(spawn(process.execPath, [CLI, 'serve', '--port', String(port)], { env, stdio: 'inherit' }));
+    const barePort = await freePort();
+    children.push(spawn(process.execPath, ['-e', BARE_SERVER, String(barePort)], { stdio: 'inherit' }));
+    const base = `http://localhost:${port}`;
+    const bare = `http://127.0.0.1:${barePort}/`;
+    await waitFor(`${base}/healthz`);
+    await waitFor(bare);
+
+    const app = (await (
+      await fetch(`${base}/v1/backend-apps`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: '{"appName":"bench"}' })
+    ).json()) as { appId: string; restKey: string };
+    const keys = execFileSync(process.execPath, [CLI, 'app', 'keys', app.appId], { env }).toString();
+    const masterKey = /^masterKey\t(.+)$/m.exec(keys)![1]!;
+    const headers = { 'x-parse-application-id': app.appId, 'x-parse-rest-api-key': app.restKey, 'content-type': 'application/json' };
+    const data = `${base}/data`;
+
+    // 100,000 objects through the API itself, in transactional batches.
+    await fetch(`${data}/schemas/Item`, {
+      method: 'POST',
+      headers: { ...headers, 'x-parse-master-key': masterKey },
+      body: JSON.stringify({ fields: { category: { type: 'String' }, score: { type: 'Number' } }, indexes: { by_category: { category: 1 }, by_score: { score: 1 } } }),
+    });
+    const started = Date.now();
+    for (let i = 0; i < OBJECTS; i += 1000) {
+      const requests = Array.from({ length: Math.min(1000, OBJECTS - i) }, (_, j) => ({
+        method: 'POST',
+        path: '/data/classes/Item',
+        body: { category: `c${(i + j) % 1000}`, score: (i + j) % 10_000, title: `item ${i + j}` },
+      }));
+      const res = await fetch(`${data}/batch`, { method: 'POST', headers, body: JSON.stringify({ requests, transaction: true }) });
+      if (!res.ok) throw new Error(`seeding failed: ${await res.text()}`);
+    }
+    console.log(`seeded ${OBJECTS} objects in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+    const one = (await (await fetch(`${data}/classes/Item?limit=1`, { headers })).json()) as { results: Array<{ objectId: string }> };
+    const id = one.results[0]!.objectId;
+    const q = (where: unknown, extra: Record<string, string> = {}) => `${data}/classes/Item?${new URLSearchParams({ where: JSON.stringify(where), ...extra })}`;
+
+    const bare1 = await load({ url: bare, connections: 1, method: 'POST', body: '{}' });
+    const bare16 = await load({ url: bare, connections: 16, method: 'POST', body: '{}' });
+    const workloads: Array<[string, autocannon.Options, Result]> = [
+      ['sequential creates', { url: `${data}/classes/Created`, connections: 1, method: 'POST', headers, body: JSON.stringify({ title: 'x', n: 1 }) }, bare1],
+      ['16 concurrent creates', { url: `${data}/classes/Created`, connections: 16, method: 'POST', headers, body: JSON.stringify({ title: 'x', n: 1 }) }, bare16],
+      ['GET by id (16 connections)', { url: `${data}/classes/Item/${id}`, connections: 16, headers }, bare16],
+      ['where equality, indexed (1 connection)', { url: q({ category: 'c42' }, { limit: '10' }), connections: 1, headers }, bare1],
+      ['range + order + limit (1 connection)', { url: q({ score: { $gte: 500, $lt: 600 } }, { order: '-score', limit: '20' }), connections: 1, headers }, bare1],
+      ['count with where (1 connection)', { url: q({ category: 'c7' }, { count: '1', limit: '0' }), connections: 1, headers }, bare1],
+    ];
+    console.log(`bare node:http: ${bare1.rps.toFixed(0)} req/s (1 connection), ${bare16.rps.toFixed(0)} req/s (16 connections)`);
+    console.log(`${'workload'.padEnd(40)} ${'req/s'.padStart(8)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)}  vs bare`);
+    for (const [name, options, baseline] of workloads) {
+      const r = await load(options);
+      console.log(
+        `${name.padEnd(40)} ${r.rps.toFixed(0).padStart(8)} ${r.p50.toFixed(2).padStart(7)} ${r.p99.toFixed(2).padStart(7)}  ${(r.rps / baseline.rps).toFixed(2)}×${r.errors ? `  (${r.errors} errors)` : ''}`,
+      );
+    }
+  } finally {
+    for (const child of children) child.kill('SIGTERM');
+    await new Promise((r) => setTimeout(r, 300));
+    fs.rmSync(home, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,196 @@
+import { randomAlphanumeric } from '../platform/ids.js';
+import { aclAllows, clpAllows, type Auth } from './auth/context.js';
+import { ParseCode, ParseError } from './errors.js';
+import { applyChanges } from './objects/operations.js';
+import { parseFindParams, type FindParams } from './objects/findParams.js';
+import { includePointers } from './objects/include.js';
+import { objectJson, selectKeys, type FileUrl } from './objects/output.js';
+import { checkClassName, checkFieldName, READ_ONLY_SYSTEM, Schema } from './schema.js';
+import type { StorageAdapter, StoredRow } from './storage/adapter.js';
+import { checkAcl, isPlainObject } from './values.js';
+
+type ClpAction = 'find' | 'count' | 'get' | 'create' | 'update' | 'delete' | 'addField';
+
+/** Parse objectIds: 10 characters of `[A-Za-z0-9]` (design.md, decision 1). */
+export const newObjectId = (): string => randomAlphanumeric(10);
+
+const notFound = () => new ParseError(ParseCode.OBJECT_NOT_FOUND, 'Object not found.');
+
+/** Fields of a body that are not data: kept in columns, or set by the platform. */
+const RESERVED = new Set(['objectId', 'createdAt', 'updatedAt', 'ACL']);
+
+/** What a write hands to storage and answers. */
+export interface WriteResult {
+  row: StoredRow;
+  computed: Record<string, unknown>;
+}
+
+/**
+ * One Backend App's data engine: objects of schemaless classes with ACLs and class-level
+ * permissions (Parse's semantics), over a storage adapter. Knows nothing of HTTP.
+ */
+export class DataEngine {
+  readonly schema: Schema;
+
+  constructor(
+    readonly appId: string,
+    readonly storage: StorageAdapter,
+    readonly fileUrl: FileUrl,
+  ) {
+    this.schema = new Schema(storage);
+  }
+
+  /** @throws ParseError 119 when class-level permissions refuse `action` to the caller. */
+  checkClp(className: string, action: ClpAction, auth: Auth): void {
+    if (auth.master) return;
+    const clp = this.schema.get(className)?.classLevelPermissions;
+    if (!clpAllows(clp?.[action], auth)) {
+      throw new ParseError(ParseCode.OPERATION_FORBIDDEN, `Permission denied for action ${action} on class ${className}.`);
+    }
+  }
+
+  private checkWritable(className: string, auth: Auth): void {
+    checkClassName(className);
+    if (READ_ONLY_SYSTEM.has(className) && !auth.master) {
+      throw new ParseError(ParseCode.OPERATION_FORBIDDEN, `Clients may not write ${className} objects.`);
+    }
+  }
+
+  /** Splits a body into its ACL and its data fields, checking names. */
+  private splitBody(body: unknown, creating: boolean): { acl: StoredRow['acl'] | undefined; fields: Record<string, unknown> } {
+    if (!isPlainObject(body)) throw new ParseError(ParseCode.INVALID_JSON, 'The body must be a JSON object of fields.');
+    const fields: Record<string, unknown> = {};
+    let acl: StoredRow['acl'] | undefined;
+    for (const [key, value] of Object.entries(body)) {
+      if (key === 'ACL') acl = value === null ? null : checkAcl(value);
+      else if (key === 'objectId' && creating) throw new ParseError(ParseCode.INVALID_KEY_NAME, 'objectId is an invalid field name.');
+      else if (RESERVED.has(key)) continue;
+      else {
+        checkFieldName(key);
+        fields[key] = value;
+      }
+    }
+    return { acl, fields };
+  }
+
+  /**
+   * Creates an object (Parse REST guide, "Creating Objects"); the class and new keys extend the schema.
+   * `extra` data is stored as is (internal fields such as a user's password hash).
+   * @throws ParseError 103, 105, 111, 119, 107.
+   */
+  create(className: string, body: unknown, auth: Auth, extra: Record<string, unknown> = {}): WriteResult {
+    this.checkWritable(className, auth);
+    const { acl, fields } = this.splitBody(body, true);
+    return this.storage.transaction(() => {
+      const exists = this.schema.has(className);
+      if (exists) this.checkClp(className, 'create', auth);
+      const applied = applyChanges({}, fields);
+      this.schema.learn(className, applied.types, !exists || auth.master || clpAllows(this.schema.get(className)?.classLevelPermissions.addField, auth));
+      const now = new Date().toISOString();
+      const row: StoredRow = { objectId: newObjectId(), createdAt: now, updatedAt: now, data: { ...applied.data, ...extra }, acl: acl ?? null };
+      this.storage.insert(className, row);
+      for (const change of applied.relations) this.storage.addRelations(className, change.field, row.objectId, change.add);
+      return { row, computed: applied.computed };
+    });
+  }
+
+  /**
+   * Updates an object the caller may write (Parse REST guide, "Updating Objects").
+   * @throws ParseError 101 when there is no such object or the caller may not write it.
+   */
+  update(className: string, objectId: string, body: unknown, auth: Auth, extra: Record<string, unknown> = {}): WriteResult {
+    this.checkWritable(className, auth);
+    const { acl, fields } = this.splitBody(body, false);
+    return this.storage.transaction(() => {
+      if (!this.schema.has(className)) throw notFound();
+      this.checkClp(className, 'update', auth);
+      const current = this.storage.get(className, objectId);
+      if (!current || !aclAllows(current.acl, auth, 'write')) throw notFound();
+      const applied = applyChanges(current.data, fields);
+      this.schema.learn(className, applied.types, auth.master || clpAllows(this.schema.get(className)?.classLevelPermissions.addField, auth));
+      const row: StoredRow = {
+        ...current,
+        updatedAt: new Date().toISOString(),
+        data: { ...applied.data, ...extra },
+        acl: acl === undefined ? current.acl : acl,
+      };
+      this.storage.replace(className, row);
+      for (const change of applied.relations) {
+        if (change.add.length) this.storage.addRelations(className, change.field, objectId, change.add);
+        if (change.remove.length) this.storage.removeRelations(className, change.field, objectId, change.remove);
+      }
+      return { row, computed: applied.computed };
+    });
+  }
+
+  /** Deletes an object the caller may write. @throws ParseError 101 otherwise. */
+  delete(className: string, objectId: string, auth: Auth): StoredRow {
+    this.checkWritable(className, auth);
+    return this.storage.transaction(() => {
+      if (!this.schema.has(className)) throw notFound();
+      this.checkClp(className, 'delete', auth);
+      const current = this.storage.get(className, objectId);
+      if (!current || !aclAllows(current.acl, auth, 'write')) throw notFound();
+      this.storage.delete(className, objectId);
+      return current;
+    });
+  }
+
+  /** A stored row the caller may read, or undefined. */
+  getRow(className: string, objectId: string, auth: Auth): StoredRow | undefined {
+    const row = this.storage.get(className, objectId);
+    return row && aclAllows(row.acl, auth, 'read') ? row : undefined;
+  }
+
+  /** The API form of a row. */
+  toJson(className: string, row: StoredRow): Record<string, unknown> {
+    return objectJson(row, this.schema.fields(className), this.fileUrl);
+  }
+
+  /**
+   * Fetches one object (Parse REST guide, "Retrieving Objects") with `keys`, `excludeKeys` and `include`.
+   * @throws ParseError 101 when it does not exist or the caller may not read it.
+   */
+  get(className: string, objectId: string, auth: Auth, rawParams: Record<string, unknown> = {}): Record<string, unknown> {
+    checkClassName(className);
+    const params = parseFindParams(rawParams);
+    if (!this.schema.has(className)) throw notFound();
+    this.checkClp(className, 'get', auth);
+    const row = this.getRow(className, objectId, auth);
+    if (!row) throw notFound();
+    const [object] = this.present(className, [row], params, auth);
+    return object!;
+  }
+
+  /**
+   * Runs a query (Parse REST guide, "Queries"): SQL does the filtering, sorting, paging and counting.
+   * @returns `{results}`, plus an exact `count` when asked for.
+   * @throws ParseError 102 for a bad parameter or operator, 105 for a bad key, 119 for CLP.
+   */
+  find(className: string, rawParams: Record<string, unknown>, auth: Auth): { results: Record<string, unknown>[]; count?: number } {
+    checkClassName(className);
+    const params = parseFindParams(rawParams);
+    if (params.redirectClassNameForKey) {
+      const target = this.schema.fields(className)?.[params.redirectClassNameForKey];
+      if (target?.type === 'Relation' && target.targetClass) className = target.targetClass;
+    }
+    const countOnly = params.count && params.limit === 0;
+    this.checkClp(className, countOnly ? 'count' : 'find', auth);
+    if (params.count && !countOnly) this.checkClp(className, 'count', auth);
+    const principals = auth.master ? undefined : auth.principals;
+    const rows =
+      params.limit === 0
+        ? []
+        : this.storage.find(className, { where: params.where, order: params.order, limit: params.limit, skip: params.skip, principals });
+    const answer: { results: Record<string, unknown>[]; count?: number } = { results: this.present(className, rows, params, auth) };
+    if (params.count) answer.count = this.storage.count(className, { where: params.where, principals });
+    else if (params.limit === 0) this.storage.count(className, { where: params.where, principals }); // still validates where
+    return answer;
+  }
+
+  private present(className: string, rows: StoredRow[], params: FindParams, auth: Auth): Record<string, unknown>[] {
+    const objects = rows.map((r) => this.toJson(className, r));
+    if (params.include.length) includePointers(this, objects, className, params.include, auth);
+    return objects.map((o) => selectKeys(o, params.keys, params.excludeKeys));
+  }
+}

@@ -1,0 +1,90 @@
+import { ParseCode, ParseError } from '../errors.js';
+import { isPlainObject } from '../values.js';
+
+/** A query's options after checking (Parse REST guide, "Queries"). */
+export interface FindParams {
+  where: Record<string, unknown>;
+  order?: string;
+  limit: number;
+  skip: number;
+  keys?: string[];
+  excludeKeys?: string[];
+  include: string[];
+  count: boolean;
+  /** The JS SDK asks for a relation's targets through the owner's class and this key. */
+  redirectClassNameForKey?: string;
+}
+
+/** Parameters the JS SDK may send that change nothing here. */
+const IGNORED = new Set(['readPreference', 'includeReadPreference', 'subqueryReadPreference', 'hint', 'explain', 'comment']);
+
+const bad = (message: string) => new ParseError(ParseCode.INVALID_QUERY, message);
+
+function integer(name: string, value: unknown): number {
+  const n = typeof value === 'string' && /^-?\d+$/.test(value.trim()) ? Number(value) : value;
+  if (typeof n !== 'number' || !Number.isInteger(n)) throw bad(`${name} must be an integer, got ${JSON.stringify(value)}.`);
+  if (n < 0) throw bad(`${name} must not be negative, got ${n}.`);
+  return n;
+}
+
+const list = (name: string, value: unknown): string[] => {
+  if (Array.isArray(value) && value.every((v) => typeof v === 'string')) return value as string[];
+  if (typeof value !== 'string') throw bad(`${name} must be a comma-separated string of field names.`);
+  return value.split(',').map((s) => s.trim()).filter(Boolean);
+};
+
+/**
+ * Reads a query's parameters from a GET query string (strings) or an SDK body (JSON values).
+ * @throws ParseError 102 for an unknown parameter, invalid JSON in `where` or a bad number; 107 is
+ *   not used here because Parse answers 102 for a malformed `where`.
+ */
+export function parseFindParams(raw: Record<string, unknown>): FindParams {
+  const params: FindParams = { where: {}, limit: 100, skip: 0, include: [], count: false };
+  for (const [name, value] of Object.entries(raw)) {
+    if (value === undefined) continue;
+    switch (name) {
+      case 'where': {
+        let where = value;
+        if (typeof value === 'string') {
+          try {
+            where = JSON.parse(value);
+          } catch {
+            throw bad('where must be URL-encoded JSON, e.g. where={"score":{"$gt":10}}.');
+          }
+        }
+        if (!isPlainObject(where)) throw bad('where must be a JSON object.');
+        params.where = where;
+        break;
+      }
+      case 'order':
+        if (typeof value !== 'string') throw bad('order must be a string such as "score,-createdAt".');
+        params.order = value;
+        break;
+      case 'limit':
+        params.limit = integer('limit', value);
+        break;
+      case 'skip':
+        params.skip = integer('skip', value);
+        break;
+      case 'keys':
+        params.keys = list('keys', value);
+        break;
+      case 'excludeKeys':
+        params.excludeKeys = list('excludeKeys', value);
+        break;
+      case 'include':
+        params.include = list('include', value);
+        break;
+      case 'count':
+        params.count = value === 1 || value === '1' || value === true || value === 'true';
+        break;
+      case 'redirectClassNameForKey':
+        if (typeof value !== 'string') throw bad('redirectClassNameForKey must be a field name.');
+        params.redirectClassNameForKey = value;
+        break;
+      default:
+        if (!IGNORED.has(name)) throw bad(`Invalid parameter for query: ${name}`);
+    }
+  }
+  return params;
+}

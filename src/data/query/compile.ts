@@ -1,0 +1,165 @@
+/**
+ * Compiles a Parse REST `where` (Parse's Mongo-like query language, REST guide "Queries") into SQLite
+ * SQL over the layout of storage/sqlite/layout.ts, with every value bound (style.md, examples 6-8).
+ *
+ * The walk here validates the shape and dispatches each operator to one small function
+ * (operators.ts, geo.ts, subquery.ts). Semantics are Mongo's, as Parse Server's reference backend
+ * answers them: type-exact comparisons, array fields matched element-wise, `$ne`/`$nin`/`$notInQuery`/
+ * `$dontSelect`/`$nor` matching missing fields. The SQL needs the functions of functions.ts.
+ */
+import { ParseCode, ParseError } from '../errors.js';
+import type { SchemaLookup } from '../types.js';
+import { distanceTo, GEO_OPERATORS } from './geo.js';
+import { COMPARISON_OPERATORS, $eq, type FieldOperator } from './operators.js';
+import { $dontSelect, $inQuery, $notInQuery, $select, relatedTo } from './subquery.js';
+import { TRUE, and, fieldRef, invalidKey, invalidQuery, isPlainObject, not, or, scalarTarget, type Ctx, type FieldRef } from './sql.js';
+import { parseGeoPoint } from './values.js';
+
+export interface SqlFragment {
+  sql: string;
+  params: unknown[];
+}
+
+export interface CompileOptions {
+  /** Fields of any class (for `$inQuery`/`$select` into other classes too). */
+  schema: SchemaLookup;
+  /** Restricts rows of another class in a sub-query to those the caller may read; omitted for the master key. */
+  readable?: (className: string, alias: string) => SqlFragment | undefined;
+}
+
+/** Every field operator, by name; an operator not listed here answers 102. */
+const FIELD_OPERATORS: Readonly<Record<string, FieldOperator>> = {
+  ...COMPARISON_OPERATORS,
+  ...GEO_OPERATORS,
+  $inQuery,
+  $notInQuery,
+  $select,
+  $dontSelect,
+};
+
+/** Nesting of `$or`/`$and`/`$nor`/sub-queries allowed before a where is refused. */
+const MAX_DEPTH = 20;
+
+const ALIAS = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/** A fresh compilation context: unique aliases, and depth-limited recursion into sub-wheres. */
+function newContext(options: CompileOptions): Ctx {
+  let next = 0;
+  let depth = 0;
+  const ctx: Ctx = {
+    options,
+    alias: (prefix) => `${prefix}${++next}`,
+    where: (className, alias, where) => {
+      if (++depth > MAX_DEPTH) throw invalidQuery('The query is nested too deeply');
+      try {
+        return compileNode(ctx, className, alias, where);
+      } finally {
+        depth--;
+      }
+    },
+  };
+  return ctx;
+}
+
+/** `$or`/`$and`/`$nor`: a non-empty array of wheres. */
+function compileLogical(ctx: Ctx, op: string, className: string, alias: string, value: unknown): SqlFragment {
+  if (!Array.isArray(value) || value.length === 0) throw invalidQuery(`${op} needs a non-empty array`);
+  const parts = value.map((sub) => {
+    if (!isPlainObject(sub)) throw invalidQuery(`${op} needs an array of objects`);
+    return ctx.where(className, alias, sub);
+  });
+  if (op === '$and') return and(parts);
+  return op === '$or' ? or(parts) : not(or(parts));
+}
+
+/** The value of one field key: an operator object (`{"$gt": 1, "$lt": 5}`) or a value to equal. */
+function compileField(ctx: Ctx, field: FieldRef, value: unknown): SqlFragment {
+  if (!isPlainObject(value) || !Object.keys(value).some((k) => k.startsWith('$'))) return $eq(ctx, field, value, {});
+  const ops = value;
+  return and(
+    Object.entries(ops).map(([op, arg]) => {
+      const operator = Object.hasOwn(FIELD_OPERATORS, op) ? FIELD_OPERATORS[op] : undefined;
+      if (!operator) throw invalidQuery(op.startsWith('$') ? `Unknown operator: ${op}` : `Cannot mix ${op} with operators`);
+      return operator(ctx, field, arg, ops);
+    }),
+  );
+}
+
+function compileNode(ctx: Ctx, className: string, alias: string, where: unknown): SqlFragment {
+  if (where === undefined || where === null) return TRUE;
+  if (!isPlainObject(where)) throw invalidQuery('where must be a JSON object');
+  return and(
+    Object.entries(where).map(([key, value]) => {
+      if (key === '$or' || key === '$and' || key === '$nor') return compileLogical(ctx, key, className, alias, value);
+      if (key === '$relatedTo') return relatedTo(ctx, className, alias, value);
+      if (key.startsWith('$')) throw invalidQuery(`Unknown operator: ${key}`);
+      return compileField(ctx, fieldRef(ctx.options, className, alias, key), value);
+    }),
+  );
+}
+
+function checkAlias(alias: string): void {
+  if (!ALIAS.test(alias)) throw new ParseError(ParseCode.INTERNAL_SERVER_ERROR, `Invalid SQL alias: ${alias}`);
+}
+
+/**
+ * The WHERE clause (without the word WHERE) for rows of `className` under table alias `alias`, e.g.
+ * `{"score": {"$gte": 10}}` → `json_extract(t.data, '$."score"') >= ? AND json_type(...) IN ('integer','real')`
+ * with params `[10]`; `'1'` for an empty (or absent) where.
+ *
+ * Throws ParseError 102 for an unknown operator, a malformed value (`$in: 3`, `$exists: "yes"`, a bad
+ * `$regex`, a malformed geo value, an empty `$or`) or an unknown class in a sub-query; 105 for a key
+ * that breaks Parse's field-name rule. Fields the schema does not know are allowed (they hold nothing).
+ */
+export function compileWhere(className: string, alias: string, where: unknown, options: CompileOptions): SqlFragment {
+  checkAlias(alias);
+  return newContext(options).where(className, alias, where);
+}
+
+/**
+ * The ORDER BY list (without ORDER BY) for Parse's `order` parameter ("score,-createdAt": a leading `-`
+ * sorts descending). Dates sort by ISO string, Pointers by objectId, Files by name. `$score` (text
+ * relevance, which this compiler does not compute) is skipped. Returns '' for an empty order; throws
+ * ParseError 105 for a bad key name.
+ */
+export function compileOrder(className: string, alias: string, order: string, options: CompileOptions): string {
+  checkAlias(alias);
+  const terms: string[] = [];
+  for (const raw of order.split(',')) {
+    const item = raw.trim();
+    if (item === '' || item === '$score') continue;
+    const descending = item.startsWith('-');
+    const key = descending ? item.slice(1) : item;
+    if (key === '') throw invalidKey(item);
+    const field = fieldRef(options, className, alias, key);
+    const target = scalarTarget(field);
+    const sub = field.type === 'Date' ? ['iso'] : field.type === 'Pointer' ? ['objectId'] : field.type === 'File' ? ['name'] : [];
+    terms.push(`${target.kind === 'column' ? target.at() : target.at(sub)} ${descending ? 'DESC' : 'ASC'}`);
+  }
+  return terms.join(', ');
+}
+
+/** The `$nearSphere` operator objects of a where's top level (and of its `$and` members). */
+function* nearSphereFields(where: unknown): Generator<[string, unknown]> {
+  if (!isPlainObject(where)) return;
+  for (const [key, value] of Object.entries(where)) {
+    if (key === '$and' && Array.isArray(value)) for (const sub of value) yield* nearSphereFields(sub);
+    else if (!key.startsWith('$') && isPlainObject(value) && '$nearSphere' in value) yield [key, value.$nearSphere];
+  }
+}
+
+/**
+ * When `where` has `$nearSphere` on a field (at the top level or in `$and`): the SQL expression of the
+ * distance in radians from the query point, to sort nearest first (Parse sorts `$nearSphere` results by
+ * distance unless an `order` is given), with its params; else undefined. Throws as compileWhere does for
+ * a bad key or point.
+ */
+export function nearSphereOrder(className: string, alias: string, where: unknown, options: CompileOptions): SqlFragment | undefined {
+  checkAlias(alias);
+  for (const [key, point] of nearSphereFields(where)) {
+    const field = fieldRef(options, className, alias, key);
+    if (field.path.length === 1 && field.type !== undefined && field.type !== 'GeoPoint') continue;
+    return distanceTo(scalarTarget(field), parseGeoPoint(point));
+  }
+  return undefined;
+}

@@ -1,0 +1,153 @@
+/**
+ * Field operators of Parse's query language other than geo and sub-queries, one small function each:
+ * `$eq $ne $lt $lte $gt $gte $in $nin $exists $all $containedBy $regex $options $text`.
+ * Semantics are Mongo's (Parse Server's reference backend), checked against mingo in test/query.test.ts.
+ */
+import type { SqlFragment } from './compile.js';
+import { REGEX_OPTIONS, toRegExp } from './pattern.js';
+import {
+  FALSE,
+  FN,
+  TRUE,
+  and,
+  anyOf,
+  elementTarget,
+  frag,
+  invalidQuery,
+  isColumn,
+  isPlainObject,
+  not,
+  type Ctx,
+  type FieldRef,
+  type Target,
+} from './sql.js';
+import { compares, equals, needsWhole, oneOf, parseLiteral, parseRangeLiteral, type Literal } from './values.js';
+import { fieldTypeExpr, jsonPath } from '../storage/sqlite/layout.js';
+
+/** One operator of a field's operator object; `ops` is that whole object (for `$options`, `$maxDistance`...). */
+export type FieldOperator = (ctx: Ctx, field: FieldRef, value: unknown, ops: Readonly<Record<string, unknown>>) => SqlFragment;
+
+const listOf = (value: unknown, op: string): unknown[] => {
+  if (!Array.isArray(value)) throw invalidQuery(`${op} needs an array`);
+  return value;
+};
+
+/** `{"f": v}` / `$eq`: equal, or on an Array field, contains (or equals the whole array). */
+export const $eq: FieldOperator = (ctx, field, value) => {
+  const lit = parseLiteral(value);
+  return anyOf(ctx, field, (t) => equals(t, lit), needsWhole([lit]));
+};
+
+/** `$ne`: the negation of `$eq`; a missing field matches. */
+export const $ne: FieldOperator = (ctx, field, value, ops) => not($eq(ctx, field, value, ops));
+
+const range =
+  (op: '<' | '<=' | '>' | '>=', name: string): FieldOperator =>
+  (ctx, field, value) => {
+    const lit = parseRangeLiteral(value, name);
+    return anyOf(ctx, field, (t) => compares(t, op, lit));
+  };
+
+export const $lt = range('<', '$lt');
+export const $lte = range('<=', '$lte');
+export const $gt = range('>', '$gt');
+export const $gte = range('>=', '$gte');
+
+/** `$in`: equal to one of the values (on an Array field: contains one of them). */
+export const $in: FieldOperator = (ctx, field, value) => {
+  const lits = listOf(value, '$in').map(parseLiteral);
+  return anyOf(ctx, field, (t) => oneOf(t, lits), needsWhole(lits));
+};
+
+/** `$nin`: the negation of `$in`; a missing field matches. */
+export const $nin: FieldOperator = (ctx, field, value, ops) => not($in(ctx, field, value, ops));
+
+/** `$exists`: the key is present (a JSON null counts as present, as in Mongo). */
+export const $exists: FieldOperator = (_ctx, field, value) => {
+  if (typeof value !== 'boolean') throw invalidQuery('$exists needs true or false');
+  if (isColumn(field)) return value ? TRUE : FALSE;
+  return frag(`${fieldTypeExpr(field.alias, field.path)} ${value ? 'IS NOT NULL' : 'IS NULL'}`);
+};
+
+/** A `$regex` (with its `$options`) checked now, so that a bad pattern answers 102 rather than failing in SQL. */
+function regexArgs(pattern: unknown, options: unknown): [string, string] {
+  if (typeof pattern !== 'string') throw invalidQuery('$regex needs a string');
+  const flags = options === undefined ? '' : options;
+  if (typeof flags !== 'string' || !REGEX_OPTIONS.test(flags)) throw invalidQuery('$options may hold only i, m, s and x');
+  try {
+    toRegExp(pattern, flags);
+  } catch {
+    throw invalidQuery(`Invalid $regex: ${pattern}`);
+  }
+  return [pattern, flags];
+}
+
+const matchesRegex = (t: Target, [pattern, flags]: [string, string]): SqlFragment => {
+  if (t.kind === 'relation') return FALSE;
+  const call = frag(`${FN.regexp}(?, ?, ${t.at()})`, pattern, flags);
+  return t.kind === 'column' ? call : and([frag(`${t.typeAt()} = 'text'`), call]);
+};
+
+/** `$regex` + `$options`: a string matching the pattern (on an Array field: any string element). */
+export const $regex: FieldOperator = (ctx, field, value, ops) => {
+  const args = regexArgs(value, ops.$options);
+  return anyOf(ctx, field, (t) => matchesRegex(t, args));
+};
+
+/** `$options` is read by `$regex` and is an error on its own. */
+export const $options: FieldOperator = (_ctx, _field, _value, ops) => {
+  if (!('$regex' in ops)) throw invalidQuery('$options needs $regex');
+  return TRUE;
+};
+
+/** An element of `$all`: a value, or `{"$regex": ...}` as the SDKs send for `containsAllStartingWith`. */
+function allElement(ctx: Ctx, field: FieldRef, value: unknown): SqlFragment {
+  if (isPlainObject(value) && '$regex' in value) {
+    if (Object.keys(value).some((k) => k !== '$regex' && k !== '$options')) throw invalidQuery('$all: a pattern takes only $regex and $options');
+    const args = regexArgs(value.$regex, value.$options);
+    return anyOf(ctx, field, (t) => matchesRegex(t, args));
+  }
+  const lit = parseLiteral(value);
+  return anyOf(ctx, field, (t) => equals(t, lit), needsWhole([lit]));
+}
+
+/** `$all`: the array holds every value; an empty list matches nothing (Mongo). */
+export const $all: FieldOperator = (ctx, field, value) => {
+  const values = listOf(value, '$all');
+  if (values.length === 0) return FALSE;
+  return and(values.map((v) => allElement(ctx, field, v)));
+};
+
+/** `$containedBy`: the field is an array whose every element is one of the values ([] qualifies). */
+export const $containedBy: FieldOperator = (ctx, field, value) => {
+  const lits: Literal[] = listOf(value, '$containedBy').map(parseLiteral);
+  if (isColumn(field) || field.type === 'Relation') return FALSE;
+  const each = ctx.alias('je');
+  const path = jsonPath(field.path);
+  const outside = not(oneOf(elementTarget(each), lits));
+  return and([
+    frag(`${fieldTypeExpr(field.alias, field.path)} = 'array'`),
+    frag(`NOT EXISTS (SELECT 1 FROM json_each(${field.alias}.data, ${path}) AS ${each} WHERE ${outside.sql})`, ...outside.params),
+  ]);
+};
+
+/** `$text: {$search: {$term, $caseSensitive?, $diacriticSensitive?, $language?}}`: every term word present. */
+export const $text: FieldOperator = (ctx, field, value) => {
+  const search = isPlainObject(value) ? value.$search : undefined;
+  if (!isPlainObject(value) || Object.keys(value).some((k) => k !== '$search') || !isPlainObject(search)) {
+    throw invalidQuery('$text needs {"$search": {"$term": ...}}');
+  }
+  const { $term, $caseSensitive = false, $diacriticSensitive = false, $language = 'none' } = search;
+  const known = ['$term', '$caseSensitive', '$diacriticSensitive', '$language'];
+  if (typeof $term !== 'string' || Object.keys(search).some((k) => !known.includes(k))) throw invalidQuery('$search needs a string $term');
+  if (typeof $caseSensitive !== 'boolean' || typeof $diacriticSensitive !== 'boolean' || typeof $language !== 'string') {
+    throw invalidQuery('$caseSensitive and $diacriticSensitive must be booleans, $language a string');
+  }
+  return anyOf(ctx, field, (t) => {
+    if (t.kind === 'relation') return FALSE;
+    const call = frag(`${FN.text}(${t.at()}, ?, ?, ?)`, $term, $caseSensitive ? 1 : 0, $diacriticSensitive ? 1 : 0);
+    return t.kind === 'column' ? call : and([frag(`${t.typeAt()} = 'text'`), call]);
+  });
+};
+
+export const COMPARISON_OPERATORS = { $eq, $ne, $lt, $lte, $gt, $gte, $in, $nin, $exists, $all, $containedBy, $regex, $options, $text };

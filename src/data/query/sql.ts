@@ -1,0 +1,170 @@
+/**
+ * Building blocks of the query compiler: SQL fragments with their bound parameters, the "targets" a
+ * predicate can be applied to (a field in `data`, a column, an element of a JSON array, a row of a
+ * relation table) and the Mongo rule that a predicate on an array field holds when it holds for any
+ * element (style.md, examples 6 and 7).
+ *
+ * Only names that passed `FIELD_NAME` / `CLASS_NAME` and aliases generated here reach SQL text; every
+ * value is a bound parameter.
+ */
+import { ParseCode, ParseError } from '../errors.js';
+import { CLASS_NAME, DEFAULT_FIELDS, FIELD_NAME, SYSTEM_CLASSES, type FieldTypeName } from '../types.js';
+import { COLUMN_FIELDS, fieldExpr, fieldTypeExpr, jsonPath, quoteIdent, relationTable } from '../storage/sqlite/layout.js';
+import type { CompileOptions, SqlFragment } from './compile.js';
+
+/** Names of the SQL functions `registerQueryFunctions` installs. */
+export const FN = {
+  regexp: 'parse_regexp',
+  text: 'parse_text',
+  distance: 'parse_geo_distance',
+  inPolygon: 'parse_geo_in_polygon',
+} as const;
+
+export const TRUE: SqlFragment = { sql: '1', params: [] };
+export const FALSE: SqlFragment = { sql: '0', params: [] };
+
+export const frag = (sql: string, ...params: unknown[]): SqlFragment => ({ sql, params });
+
+export const invalidQuery = (message: string) => new ParseError(ParseCode.INVALID_QUERY, message);
+export const invalidKey = (name: string) => new ParseError(ParseCode.INVALID_KEY_NAME, `Invalid key name: ${name}`);
+
+/** Conjunction; drops always-true parts and collapses to `0` when a part is always false. */
+export function and(parts: readonly SqlFragment[]): SqlFragment {
+  const kept = parts.filter((p) => p.sql !== TRUE.sql);
+  if (kept.some((p) => p.sql === FALSE.sql)) return FALSE;
+  if (kept.length === 0) return TRUE;
+  if (kept.length === 1) return kept[0]!;
+  return { sql: kept.map((p) => (p.sql.includes(' OR ') ? `(${p.sql})` : p.sql)).join(' AND '), params: kept.flatMap((p) => p.params) };
+}
+
+/** Disjunction; drops always-false parts and collapses to `1` when a part is always true. */
+export function or(parts: readonly SqlFragment[]): SqlFragment {
+  const kept = parts.filter((p) => p.sql !== FALSE.sql);
+  if (kept.some((p) => p.sql === TRUE.sql)) return TRUE;
+  if (kept.length === 0) return FALSE;
+  if (kept.length === 1) return kept[0]!;
+  return { sql: kept.map((p) => (/ AND | OR /.test(p.sql) ? `(${p.sql})` : p.sql)).join(' OR '), params: kept.flatMap((p) => p.params) };
+}
+
+/** Negation that treats SQL NULL (e.g. a missing field) as false, so `$ne`/`$nin` match missing fields. */
+export function not(part: SqlFragment): SqlFragment {
+  if (part.sql === TRUE.sql) return FALSE;
+  if (part.sql === FALSE.sql) return TRUE;
+  return { sql: `(${part.sql}) IS NOT TRUE`, params: part.params };
+}
+
+/**
+ * Where a predicate reads its value: `at(sub)` is the SQL of the value at a sub-path (e.g. `['iso']` of a
+ * Date), `typeAt(sub)` the SQL of its `json_type`.
+ */
+export interface Target {
+  readonly kind: 'data' | 'column' | 'element' | 'relation';
+  at(sub?: readonly string[]): string;
+  typeAt(sub?: readonly string[]): string;
+  /** Column targets: the column name. */
+  readonly column?: string;
+  /** Relation targets: the class every related object belongs to. */
+  readonly className?: string;
+}
+
+export const dataTarget = (alias: string, path: readonly string[]): Target => ({
+  kind: 'data',
+  at: (sub = []) => fieldExpr(alias, [...path, ...sub]),
+  typeAt: (sub = []) => fieldTypeExpr(alias, [...path, ...sub]),
+});
+
+export const columnTarget = (alias: string, column: string): Target => ({
+  kind: 'column',
+  column,
+  at: (sub = []) => (sub.length ? 'NULL' : fieldExpr(alias, [column])),
+  typeAt: (sub = []) => (sub.length ? 'NULL' : `'text'`),
+});
+
+/** An element of `json_each(...) AS <each>`; sub-paths are read only from object elements. */
+export const elementTarget = (each: string): Target => {
+  const obj = `CASE WHEN ${each}.type = 'object' THEN ${each}.value END`;
+  return {
+    kind: 'element',
+    at: (sub = []) => (sub.length ? `json_extract(${obj}, ${jsonPath(sub)})` : `${each}.value`),
+    typeAt: (sub = []) => (sub.length ? `json_type(${obj}, ${jsonPath(sub)})` : `${each}.type`),
+  };
+};
+
+/** A row `<join>` of a relation table: a pointer to an object of `className` whose objectId is `relatedId`. */
+export const relationTarget = (join: string, className: string | undefined): Target => ({
+  kind: 'relation',
+  className,
+  at: (sub = []) => (sub.length === 1 && sub[0] === 'objectId' ? `${join}."relatedId"` : 'NULL'),
+  typeAt: (sub = []) => (sub.length === 1 && sub[0] === 'objectId' ? `'text'` : 'NULL'),
+});
+
+/** A field named in a `where`, with what the schema says about it. */
+export interface FieldRef {
+  readonly className: string;
+  readonly alias: string;
+  readonly path: readonly string[];
+  readonly type?: FieldTypeName;
+  readonly targetClass?: string;
+}
+
+/** State shared by one compilation: options, unique aliases and the recursion into sub-wheres. */
+export interface Ctx {
+  readonly options: CompileOptions;
+  alias(prefix: string): string;
+  where(className: string, alias: string, where: unknown): SqlFragment;
+}
+
+export const isPlainObject = (v: unknown): v is Record<string, unknown> => {
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) return false;
+  const proto: unknown = Object.getPrototypeOf(v);
+  return proto === Object.prototype || proto === null;
+};
+
+export const isClassName = (name: unknown): name is string =>
+  typeof name === 'string' && (CLASS_NAME.test(name) || (SYSTEM_CLASSES as readonly string[]).includes(name));
+
+/** Splits and checks a (dotted) key; throws 105 when a part breaks Parse's field-name rule. */
+export function keyPath(key: string): string[] {
+  const path = key.split('.');
+  if (!path.every((p) => FIELD_NAME.test(p))) throw invalidKey(key);
+  return path;
+}
+
+/** Resolves a where key of `className` to a field reference (unknown fields are allowed). */
+export function fieldRef(options: CompileOptions, className: string, alias: string, key: string): FieldRef {
+  const path = keyPath(key);
+  const name = path[0]!;
+  const def = path.length === 1 ? (DEFAULT_FIELDS[name] ?? options.schema.fields(className)?.[name]) : undefined;
+  return { className, alias, path, type: def?.type, targetClass: def?.targetClass };
+}
+
+export const isColumn = (field: FieldRef) => field.path.length === 1 && COLUMN_FIELDS.has(field.path[0]!);
+
+/** The target of the field's value itself (no array or relation quantifier). */
+export const scalarTarget = (field: FieldRef): Target =>
+  isColumn(field) ? columnTarget(field.alias, field.path[0]!) : dataTarget(field.alias, field.path);
+
+/**
+ * Applies `pred` with Mongo's array rule: on an Array field it holds when it holds for any element
+ * (and, with `whole`, for the array itself, as for `{"tags": null}` or `{"tags": [..]}`); on a Relation
+ * field when it holds for any related object; otherwise for the value itself.
+ */
+export function anyOf(ctx: Ctx, field: FieldRef, pred: (t: Target) => SqlFragment, whole = false): SqlFragment {
+  if (field.type === 'Relation' && field.path.length === 1) {
+    const join = ctx.alias('rl');
+    const inner = pred(relationTarget(join, field.targetClass));
+    if (inner.sql === FALSE.sql) return FALSE;
+    const table = relationTable(field.className, field.path[0]!);
+    return frag(`${field.alias}.${quoteIdent('objectId')} IN (SELECT ${join}."owningId" FROM ${table} AS ${join} WHERE ${inner.sql})`, ...inner.params);
+  }
+  if (field.type === 'Array' && field.path.length === 1) {
+    const each = ctx.alias('je');
+    const inner = pred(elementTarget(each));
+    const some =
+      inner.sql === FALSE.sql
+        ? FALSE
+        : frag(`EXISTS (SELECT 1 FROM json_each(${field.alias}.data, ${jsonPath(field.path)}) AS ${each} WHERE ${inner.sql})`, ...inner.params);
+    return whole ? or([pred(dataTarget(field.alias, field.path)), some]) : some;
+  }
+  return pred(scalarTarget(field));
+}

@@ -1,0 +1,207 @@
+/**
+ * Query values in Parse's JSON form and the type-exact comparisons on them. SQLite orders every number
+ * before every text and json_extract answers 1/0 for booleans and JSON text for arrays and objects, so
+ * each comparison is guarded by `json_type` (style.md, example 7): `$lt: "5"` never matches 4, `$gt: 2`
+ * never matches "4" or an array, `true` never matches 1.
+ */
+import type { SqlFragment } from './compile.js';
+import { FALSE, TRUE, and, frag, invalidQuery, isPlainObject, or, type Target } from './sql.js';
+
+export type Literal =
+  | { kind: 'number'; value: number }
+  | { kind: 'string'; value: string }
+  | { kind: 'boolean'; value: boolean }
+  | { kind: 'null' }
+  | { kind: 'date'; iso: string }
+  | { kind: 'pointer'; className: string; objectId: string }
+  | { kind: 'file'; name: string }
+  /** GeoPoint, Polygon, Bytes, plain objects and arrays: compared as whole JSON values. */
+  | { kind: 'json'; json: string };
+
+export interface GeoPoint {
+  latitude: number;
+  longitude: number;
+}
+
+const isNumber = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v);
+
+/** An ISO 8601 date as stored (`toISOString`, milliseconds and `Z`); throws 102 when not a date. */
+export function normalizeIso(iso: unknown): string {
+  const time = typeof iso === 'string' ? Date.parse(iso) : NaN;
+  if (Number.isNaN(time)) throw invalidQuery(`Invalid date: ${JSON.stringify(iso)}`);
+  return new Date(time).toISOString();
+}
+
+/** `{"__type":"GeoPoint","latitude","longitude"}` in range; throws 102 otherwise. */
+export function parseGeoPoint(value: unknown): GeoPoint {
+  if (!isPlainObject(value) || value.__type !== 'GeoPoint') throw invalidQuery('Expected a GeoPoint');
+  const { latitude, longitude } = value;
+  if (!isNumber(latitude) || !isNumber(longitude) || Math.abs(latitude) > 90 || Math.abs(longitude) > 180) {
+    throw invalidQuery('Invalid GeoPoint: latitude must be within [-90, 90] and longitude within [-180, 180]');
+  }
+  return { latitude, longitude };
+}
+
+/** Reads a query value in Parse JSON form; throws 102 for an unknown `__type` or an operator where a value belongs. */
+export function parseLiteral(value: unknown): Literal {
+  if (value === null) return { kind: 'null' };
+  if (typeof value === 'boolean') return { kind: 'boolean', value };
+  if (typeof value === 'string') return { kind: 'string', value };
+  if (typeof value === 'number') {
+    if (!Number.isFinite(value)) throw invalidQuery('Numbers must be finite');
+    return { kind: 'number', value };
+  }
+  if (Array.isArray(value)) return { kind: 'json', json: JSON.stringify(value.map(checkJson)) };
+  if (!isPlainObject(value)) throw invalidQuery(`Unsupported query value: ${String(value)}`);
+  switch (value.__type) {
+    case undefined:
+      return { kind: 'json', json: JSON.stringify(checkJson(value)) };
+    case 'Date':
+      return { kind: 'date', iso: normalizeIso(value.iso) };
+    case 'Pointer':
+      if (typeof value.className !== 'string' || typeof value.objectId !== 'string') throw invalidQuery('A Pointer needs className and objectId');
+      return { kind: 'pointer', className: value.className, objectId: value.objectId };
+    case 'File':
+      if (typeof value.name !== 'string') throw invalidQuery('A File needs a name');
+      return { kind: 'file', name: value.name };
+    case 'GeoPoint': {
+      const p = parseGeoPoint(value);
+      return { kind: 'json', json: JSON.stringify({ __type: 'GeoPoint', latitude: p.latitude, longitude: p.longitude }) };
+    }
+    case 'Polygon':
+    case 'Bytes':
+      return { kind: 'json', json: JSON.stringify(checkJson(value)) };
+    default:
+      throw invalidQuery(`Unsupported __type in a query value: ${JSON.stringify(value.__type)}`);
+  }
+}
+
+/** Plain JSON without operator keys (`{"$gt": 1}` is not a value). */
+function checkJson(value: unknown): unknown {
+  if (Array.isArray(value)) value.forEach(checkJson);
+  else if (isPlainObject(value)) {
+    for (const [k, v] of Object.entries(value)) {
+      if (k.startsWith('$')) throw invalidQuery(`Unexpected operator ${k} inside a value`);
+      checkJson(v);
+    }
+  } else if (value !== null && !['string', 'number', 'boolean'].includes(typeof value)) throw invalidQuery('Invalid JSON value');
+  return value;
+}
+
+/** A value usable with `$lt`/`$lte`/`$gt`/`$gte`: a number, a string or a Date. */
+export function parseRangeLiteral(value: unknown, op: string): Literal {
+  const lit = parseLiteral(value);
+  if (lit.kind !== 'number' && lit.kind !== 'string' && lit.kind !== 'date') throw invalidQuery(`${op} needs a number, a string or a Date`);
+  return lit;
+}
+
+/** What a literal is compared with: the SQL expression, its type guard and the bound value. */
+interface Operand {
+  expr: string;
+  guard?: SqlFragment;
+  param: unknown;
+  placeholder: string;
+  /** Literals with the same group compare against the same expression and guard (for `IN`). */
+  group: string;
+}
+
+/** Columns hold text: objectId compares with strings, createdAt/updatedAt with Dates (or ISO strings). */
+function columnOperand(t: Target, lit: Literal): Operand {
+  const expr = t.at();
+  if (t.column === 'objectId') {
+    if (lit.kind !== 'string') throw invalidQuery('objectId must be compared with a string');
+    return { expr, param: lit.value, placeholder: '?', group: 'string' };
+  }
+  if (lit.kind === 'date') return { expr, param: lit.iso, placeholder: '?', group: 'date' };
+  if (lit.kind === 'string') return { expr, param: normalizeIso(lit.value), placeholder: '?', group: 'date' };
+  throw invalidQuery(`${t.column} must be compared with a Date`);
+}
+
+/** The operand of a non-null literal on a target, or undefined when the target can never hold it. */
+function operand(t: Target, lit: Exclude<Literal, { kind: 'null' }>): Operand | undefined {
+  if (t.kind === 'column') return columnOperand(t, lit);
+  if (t.kind === 'relation') {
+    if (lit.kind !== 'pointer' || (t.className !== undefined && t.className !== lit.className)) return undefined;
+    return { expr: t.at(['objectId']), param: lit.objectId, placeholder: '?', group: 'pointer' };
+  }
+  const typed = (sub: string[], types: string, param: unknown, group: string): Operand => ({
+    expr: t.at(sub),
+    guard: frag(`${t.typeAt(sub)} ${types}`),
+    param,
+    placeholder: '?',
+    group,
+  });
+  switch (lit.kind) {
+    case 'number':
+      return typed([], `IN ('integer','real')`, lit.value, 'number');
+    case 'string':
+      return typed([], `= 'text'`, lit.value, 'string');
+    case 'boolean':
+      return typed([], lit.value ? `= 'true'` : `= 'false'`, lit.value ? 1 : 0, String(lit.value));
+    case 'date':
+      return typed(['iso'], `= 'text'`, lit.iso, 'date');
+    case 'file':
+      return typed(['name'], `= 'text'`, lit.name, 'file');
+    case 'pointer':
+      return {
+        expr: t.at(['objectId']),
+        guard: frag(`${t.at(['className'])} = ?`, lit.className),
+        param: lit.objectId,
+        placeholder: '?',
+        group: `pointer:${lit.className}`,
+      };
+    case 'json':
+      return { ...typed([], `IN ('object','array')`, lit.json, 'json'), placeholder: 'json(?)' };
+  }
+}
+
+/** `{"f": null}` matches a missing field or a JSON null (Mongo); columns and relations are never null. */
+function isNull(t: Target): SqlFragment {
+  if (t.kind === 'element') return frag(`${t.typeAt()} = 'null'`);
+  if (t.kind === 'data') return frag(`${t.at()} IS NULL`);
+  return FALSE;
+}
+
+/** Equality with a literal on one target. */
+export function equals(t: Target, lit: Literal): SqlFragment {
+  if (lit.kind === 'null') return isNull(t);
+  const o = operand(t, lit);
+  return o ? and([frag(`${o.expr} = ${o.placeholder}`, o.param), o.guard ?? TRUE]) : FALSE;
+}
+
+/** Membership in a list of literals, one `IN (...)` per kind of literal so that indexes still apply. */
+export function oneOf(t: Target, lits: readonly Literal[]): SqlFragment {
+  const groups = new Map<string, Operand[]>();
+  const nulls: SqlFragment[] = [];
+  for (const lit of lits) {
+    if (lit.kind === 'null') {
+      nulls.splice(0, 1, isNull(t));
+      continue;
+    }
+    const o = operand(t, lit);
+    if (!o) continue;
+    const list = groups.get(o.group) ?? [];
+    if (!list.some((x) => x.param === o.param)) list.push(o);
+    groups.set(o.group, list);
+  }
+  const parts: SqlFragment[] = [];
+  for (const list of groups.values()) {
+    const first = list[0]!;
+    const test =
+      list.length === 1
+        ? frag(`${first.expr} = ${first.placeholder}`, first.param)
+        : frag(`${first.expr} IN (${list.map((o) => o.placeholder).join(', ')})`, ...list.map((o) => o.param));
+    parts.push(and([test, first.guard ?? TRUE]));
+  }
+  return or([...parts, ...nulls]);
+}
+
+/** An ordered comparison (`<`, `<=`, `>`, `>=`) with a number, string or Date of the same type. */
+export function compares(t: Target, op: '<' | '<=' | '>' | '>=', lit: Literal): SqlFragment {
+  if (lit.kind === 'null') return FALSE;
+  const o = operand(t, lit);
+  return o ? and([frag(`${o.expr} ${op} ${o.placeholder}`, o.param), o.guard ?? TRUE]) : FALSE;
+}
+
+/** Whether a whole-value comparison is needed on an array field (null and array/object literals). */
+export const needsWhole = (lits: readonly Literal[]) => lits.some((l) => l.kind === 'null' || l.kind === 'json');

@@ -1,0 +1,112 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { DataApps } from '../apps.js';
+import { ParseCode, ParseError } from '../errors.js';
+import { isPlainObject } from '../values.js';
+import { authenticate, readCredentials, SDK_BODY_FIELDS, unauthorized } from './credentials.js';
+import { errorResponse, type DataRouter } from './router.js';
+import type { DataRequest, DataResponse } from './types.js';
+
+/** Uploads up to this size are accepted (files); JSON bodies are parsed from the same buffer. */
+export const DATA_BODY_LIMIT = 20 * 1024 * 1024;
+
+const CREDENTIAL_HEADERS = ['Application-Id', 'REST-API-Key', 'JavaScript-Key', 'Client-Key', 'Windows-Key', 'Master-Key', 'Session-Token', 'Installation-Id', 'Client-Version', 'Revocable-Session', 'Request-Id'];
+
+/** CORS as Parse Server answers it: any origin may call the data API with the credential headers. */
+const CORS_HEADERS = {
+  'access-control-allow-origin': '*',
+  'access-control-allow-methods': 'GET, PUT, POST, DELETE, OPTIONS',
+  'access-control-allow-headers': [
+    ...CREDENTIAL_HEADERS.flatMap((h) => [`X-Parse-${h}`, `X-Backend-${h}`]),
+    'X-Requested-With',
+    'Content-Type',
+    'Pragma',
+    'Cache-Control',
+  ].join(', '),
+  'access-control-expose-headers': 'X-Parse-Job-Status-Id, X-Parse-Push-Status-Id, X-Backend-Job-Status-Id',
+};
+
+const METHODS = new Set(['GET', 'POST', 'PUT', 'DELETE']);
+
+/** Routes answered without keys: Parse Server serves health and file downloads to anyone. */
+export type PublicRoute = (path: string, request: FastifyRequest) => DataResponse | undefined;
+
+/**
+ * Mounts the data API (Interface B) at the plugin's prefix (`/data`): reads the body (JSON,
+ * the JS SDK's `text/plain` JSON with `_method` and credential fields, or raw bytes for files),
+ * resolves the app and the caller's auth, and hands the call to the data router.
+ */
+export function dataApi(apps: DataApps, router: DataRouter, mountUrl: () => string, publicRoute: PublicRoute = () => undefined) {
+  const send = (reply: FastifyReply, res: DataResponse) => {
+    reply.code(res.status).headers(CORS_HEADERS);
+    if (res.headers) reply.headers(res.headers);
+    if (res.raw) return reply.type(res.raw.contentType).send(res.raw.data);
+    return reply.type('application/json; charset=utf-8').send(JSON.stringify(res.body));
+  };
+
+  return async (app: FastifyInstance) => {
+    app.removeAllContentTypeParsers();
+    app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: DATA_BODY_LIMIT }, (_req, body, done) => done(null, body));
+    app.setErrorHandler((error: Error & { statusCode?: number; code?: string }, request, reply) => {
+      if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
+        return send(reply, errorResponse(new ParseError(ParseCode.OBJECT_TOO_LARGE, `The request body is larger than ${DATA_BODY_LIMIT} bytes.`, 413)));
+      }
+      request.log.error({ err: error }, 'data API failure');
+      return send(reply, { status: 500, body: { code: ParseCode.INTERNAL_SERVER_ERROR, error: 'Internal server error.' } });
+    });
+
+    app.options('/*', (_request, reply) => reply.code(200).headers(CORS_HEADERS).send());
+    app.route({ method: ['GET', 'POST', 'PUT', 'DELETE', 'PATCH'], url: '/*', handler: async (request, reply) => {
+      const path = `/${(request.params as { '*': string })['*']}`.replace(/\/+$/, '') || '/';
+      const publicAnswer = request.method === 'GET' ? publicRoute(path, request) : undefined;
+      if (publicAnswer) return send(reply, publicAnswer);
+
+      const buffer = Buffer.isBuffer(request.body) ? request.body : undefined;
+      const contentType = String(request.headers['content-type'] ?? '');
+      const isUpload = request.method === 'POST' && path.startsWith('/files/') && !/^(application\/json|text\/plain)/.test(contentType);
+      let json: unknown;
+      if (buffer?.length && !isUpload) {
+        try {
+          json = JSON.parse(buffer.toString('utf8'));
+        } catch {
+          return send(reply, errorResponse(new ParseError(ParseCode.INVALID_JSON, 'Invalid JSON in the request body.')));
+        }
+      }
+      const bodyObject = isPlainObject(json) ? json : undefined;
+      const override = typeof bodyObject?._method === 'string' ? bodyObject._method.toUpperCase() : undefined;
+      const method = (override ?? request.method) as DataRequest['method'];
+      if (!METHODS.has(method)) return send(reply, errorResponse(new ParseError(ParseCode.INVALID_JSON, `Unsupported method ${method}.`)));
+
+      const credentials = readCredentials(request.headers, bodyObject);
+      const keys = credentials.applicationId ? apps.directory.keys(credentials.applicationId) : undefined;
+      const engine = keys && apps.engine(keys.applicationId);
+      if (!keys || !engine) return send(reply, errorResponse(unauthorized()));
+
+      let body: unknown = json;
+      if (bodyObject) {
+        body = { ...bodyObject };
+        for (const field of SDK_BODY_FIELDS) delete (body as Record<string, unknown>)[field];
+      }
+      const query = { ...(request.query as Record<string, unknown>) };
+      const isRead = method === 'GET';
+      let auth;
+      try {
+        auth = authenticate(keys, credentials, engine.storage);
+      } catch (error) {
+        return send(reply, router.failure(error, { method, path }));
+      }
+      const res = await router.dispatch({
+        method,
+        path,
+        query: isRead && isPlainObject(body) ? { ...query, ...body } : query,
+        body: isRead ? undefined : body,
+        raw: isUpload && buffer ? { data: buffer, contentType } : undefined,
+        auth,
+        engine,
+        keys,
+        apps,
+        mountUrl: mountUrl(),
+      });
+      return send(reply, res);
+    } });
+  };
+}

@@ -1,0 +1,63 @@
+import FindMyWay from 'find-my-way';
+import type { Logger } from '../../log.js';
+import { ParseCode, ParseError } from '../errors.js';
+import type { DataRequest, DataResponse, RouteHandler } from './types.js';
+
+type Method = DataRequest['method'];
+
+/** The answer for a ParseError: `{code, error}` (or Parse's bare `{error}` for refused keys). */
+export function errorResponse(error: ParseError): DataResponse {
+  const bare = (error as ParseError & { bare?: boolean }).bare;
+  return { status: error.httpStatus, body: bare ? { error: error.message } : { code: error.code, error: error.message } };
+}
+
+/**
+ * Routes data API calls by method and path, whatever carried them (HTTP, `/batch`,
+ * `callBackendAPI`), and turns every failure into Parse's error body: a ParseError as it is,
+ * anything else as code 1 with a generic text (details in the log).
+ */
+export class DataRouter {
+  private readonly router = FindMyWay({ ignoreTrailingSlash: true, caseSensitive: true });
+
+  constructor(private readonly log: Logger) {}
+
+  on(method: Method | Method[], path: string, handler: RouteHandler): this {
+    this.router.on(method, path, handler as never);
+    return this;
+  }
+
+  /** Whether some route answers this method and path. */
+  has(method: Method, path: string): boolean {
+    return this.router.find(method, path) !== null;
+  }
+
+  async dispatch(req: DataRequest): Promise<DataResponse> {
+    const found = this.router.find(req.method, req.path);
+    if (!found) {
+      return { status: 404, body: { code: ParseCode.INVALID_QUERY, error: `No data API endpoint answers ${req.method} ${req.path}.` } };
+    }
+    try {
+      return await (found.handler as unknown as RouteHandler)(req, found.params as Record<string, string>);
+    } catch (error) {
+      return this.failure(error, req);
+    }
+  }
+
+  /** Runs a route that must answer synchronously (inside a transaction). */
+  dispatchSync(req: DataRequest): DataResponse {
+    const found = this.router.find(req.method, req.path);
+    if (!found) throw new ParseError(ParseCode.INVALID_QUERY, `No data API endpoint answers ${req.method} ${req.path}.`);
+    const result = (found.handler as unknown as RouteHandler)(req, found.params as Record<string, string>);
+    if (result instanceof Promise) {
+      result.catch(() => undefined);
+      throw new ParseError(ParseCode.COMMAND_UNAVAILABLE, `${req.method} ${req.path} cannot run inside a transaction.`);
+    }
+    return result;
+  }
+
+  failure(error: unknown, req: Pick<DataRequest, 'method' | 'path'>): DataResponse {
+    if (error instanceof ParseError) return errorResponse(error);
+    this.log.error({ err: error, method: req.method, path: req.path }, 'data API failure');
+    return { status: 500, body: { code: ParseCode.INTERNAL_SERVER_ERROR, error: 'Internal server error.' } };
+  }
+}

@@ -1,0 +1,17 @@
+import type { Logger } from '../../../log.js';
+import { DataRouter } from '../router.js';
+import { batchRoutes } from './batch.js';
+import { classRoutes } from './classes.js';
+import { schemaRoutes } from './schemas.js';
+
+/**
+ * Every route of the data API (Interface B), relative to its mount. `mountPath` is the mount's
+ * path (`/data`), which batch sub-requests may carry in front of theirs.
+ */
+export function createDataRouter(log: Logger, mountPath: () => string): DataRouter {
+  const router = new DataRouter(log);
+  classRoutes(router);
+  batchRoutes(router, mountPath);
+  schemaRoutes(router);
+  return router;
+}

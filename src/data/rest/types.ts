@@ -1,0 +1,33 @@
+import type { AppKeys, DataApps } from '../apps.js';
+import type { Auth } from '../auth/context.js';
+import type { DataEngine } from '../engine.js';
+
+/** One data API call after credentials are resolved, whatever carried it (HTTP, batch, callBackendAPI). */
+export interface DataRequest {
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE';
+  /** Path below the mount, e.g. `/classes/ToDo/abc`. */
+  path: string;
+  /** Query parameters (GET) or the SDK's body fields for a GET sent as POST. */
+  query: Record<string, unknown>;
+  body: unknown;
+  /** Raw body bytes and content type, for file uploads. */
+  raw?: { data: Buffer; contentType: string };
+  auth: Auth;
+  engine: DataEngine;
+  keys: AppKeys;
+  apps: DataApps;
+  /** The data API's public root, for Location headers and URLs. */
+  mountUrl: string;
+}
+
+export interface DataResponse {
+  status: number;
+  body: unknown;
+  headers?: Record<string, string>;
+  /** A raw answer (a downloaded file). */
+  raw?: { data: Buffer; contentType: string };
+}
+
+export type RouteHandler = (req: DataRequest, params: Record<string, string>) => DataResponse | Promise<DataResponse>;
+
+export const ok = (body: unknown, status = 200, headers?: Record<string, string>): DataResponse => ({ status, body, headers });

@@ -1,0 +1,292 @@
+import Database from 'better-sqlite3';
+import { compileOrder, compileWhere, nearSphereOrder, type CompileOptions, type SqlFragment } from '../../query/compile.js';
+import { registerQueryFunctions } from '../../query/functions.js';
+import type { FieldType, SchemaLookup } from '../../types.js';
+import { DEFAULT_FIELDS } from '../../types.js';
+import { openDatabase } from '../../../platform/store/db.js';
+import type { FindOptions, StorageAdapter, StoredClass, StoredRow } from '../adapter.js';
+import { classTable, indexExpr, jsonPath, quoteIdent, relationTable } from './layout.js';
+import { dataMigrations } from './migrations.js';
+import { readConfig, writeConfig } from './config.js';
+
+interface RowRecord {
+  objectId: string;
+  createdAt: string;
+  updatedAt: string;
+  data: string;
+  acl: string | null;
+}
+
+const toRow = (r: RowRecord): StoredRow => ({
+  objectId: r.objectId,
+  createdAt: r.createdAt,
+  updatedAt: r.updatedAt,
+  data: JSON.parse(r.data) as Record<string, unknown>,
+  acl: r.acl === null ? null : (JSON.parse(r.acl) as StoredRow['acl']),
+});
+
+/** SQLite's own limit on bound parameters is far above this; keep IN lists bounded anyway. */
+const MAX_IN = 10_000;
+
+/**
+ * The SQLite storage adapter: one `data.db` per Backend App (WAL, `synchronous=FULL`), laid out as
+ * `layout.ts` describes, with queries compiled by `src/data/query` so that SQLite filters, sorts,
+ * counts and pages. Also the schema lookup its compiler uses.
+ */
+export class SqliteAdapter implements StorageAdapter, SchemaLookup {
+  private readonly db: Database.Database;
+  private readonly statements = new Map<string, Database.Statement>();
+  private classes = new Map<string, StoredClass>();
+
+  constructor(file: string) {
+    this.db = openDatabase(file, dataMigrations);
+    registerQueryFunctions(this.db);
+    for (const cls of this.readSchema()) this.classes.set(cls.className, cls);
+  }
+
+  private stmt(sql: string): Database.Statement {
+    let s = this.statements.get(sql);
+    if (!s) {
+      s = this.db.prepare(sql);
+      this.statements.set(sql, s);
+    }
+    return s;
+  }
+
+  /** Statements naming a table must be prepared again after the table changes. */
+  private forgetStatements(): void {
+    this.statements.clear();
+  }
+
+  transaction<T>(fn: () => T): T {
+    if (this.db.inTransaction) return fn();
+    return this.db.transaction(fn).immediate();
+  }
+
+  private merged = new Map<string, Readonly<Record<string, FieldType>>>();
+
+  fields(className: string): Readonly<Record<string, FieldType>> | undefined {
+    let fields = this.merged.get(className);
+    if (!fields) {
+      const cls = this.classes.get(className);
+      if (!cls) return undefined;
+      fields = Object.freeze({ ...DEFAULT_FIELDS, ...cls.fields });
+      this.merged.set(className, fields);
+    }
+    return fields;
+  }
+
+  getClass(className: string): StoredClass | undefined {
+    const cls = this.classes.get(className);
+    return cls && structuredClone(cls);
+  }
+
+  private readSchema(): StoredClass[] {
+    const rows = this.db.prepare('SELECT className, schema FROM _SCHEMA ORDER BY className').all() as Array<{ className: string; schema: string }>;
+    return rows.map((r) => ({ className: r.className, ...(JSON.parse(r.schema) as Omit<StoredClass, 'className'>) }));
+  }
+
+  loadSchema(): StoredClass[] {
+    return [...this.classes.values()].map((c) => structuredClone(c));
+  }
+
+  saveClass(cls: StoredClass): void {
+    this.transaction(() => {
+      const { className, ...rest } = cls;
+      this.stmt('INSERT INTO _SCHEMA (className, schema) VALUES (?, ?) ON CONFLICT (className) DO UPDATE SET schema = excluded.schema').run(
+        className,
+        JSON.stringify(rest),
+      );
+      if (!this.classes.has(className)) {
+        this.db.exec(
+          `CREATE TABLE IF NOT EXISTS ${classTable(className)} (
+             objectId TEXT PRIMARY KEY, createdAt TEXT NOT NULL, updatedAt TEXT NOT NULL,
+             data TEXT NOT NULL, acl TEXT) WITHOUT ROWID`,
+        );
+        this.db.exec(`CREATE INDEX IF NOT EXISTS ${quoteIdent(`cls_${className}_createdAt`)} ON ${classTable(className)} (createdAt)`);
+        this.forgetStatements();
+      }
+      for (const [field, type] of Object.entries(cls.fields)) {
+        if (type.type === 'Relation') {
+          this.db.exec(
+            `CREATE TABLE IF NOT EXISTS ${relationTable(className, field)} (
+               owningId TEXT NOT NULL, relatedId TEXT NOT NULL, PRIMARY KEY (owningId, relatedId)) WITHOUT ROWID`,
+          );
+          this.db.exec(`CREATE INDEX IF NOT EXISTS ${quoteIdent(`_Join:${field}:${className}_related`)} ON ${relationTable(className, field)} (relatedId)`);
+        }
+      }
+      this.classes.set(className, structuredClone(cls));
+      this.merged.delete(className);
+    });
+  }
+
+  dropClass(className: string): void {
+    this.transaction(() => {
+      const cls = this.classes.get(className);
+      if (!cls) return;
+      for (const [field, type] of Object.entries(cls.fields)) {
+        if (type.type === 'Relation') this.db.exec(`DROP TABLE IF EXISTS ${relationTable(className, field)}`);
+      }
+      this.db.exec(`DROP TABLE IF EXISTS ${classTable(className)}`);
+      this.stmt('DELETE FROM _SCHEMA WHERE className = ?').run(className);
+      this.classes.delete(className);
+      this.merged.delete(className);
+      this.forgetStatements();
+    });
+  }
+
+  private indexName = (className: string, name: string) => quoteIdent(`idx_${className}_${name}`);
+
+  createIndex(className: string, name: string, keys: Record<string, 1 | -1>): void {
+    const columns = Object.entries(keys).map(([field, dir]) => `${indexExpr(field.split('.'))}${dir === -1 ? ' DESC' : ''}`);
+    this.db.exec(`CREATE INDEX IF NOT EXISTS ${this.indexName(className, name)} ON ${classTable(className)} (${columns.join(', ')})`);
+    this.forgetStatements();
+  }
+
+  dropIndex(className: string, name: string): void {
+    this.db.exec(`DROP INDEX IF EXISTS ${this.indexName(className, name)}`);
+    this.forgetStatements();
+  }
+
+  removeField(className: string, field: string, type: FieldType): void {
+    if (type.type === 'Relation') this.db.exec(`DROP TABLE IF EXISTS ${relationTable(className, field)}`);
+    else this.stmt(`UPDATE ${classTable(className)} SET data = json_remove(data, ${jsonPath([field])}) WHERE json_type(data, ${jsonPath([field])}) IS NOT NULL`).run();
+    this.forgetStatements();
+  }
+
+  insert(className: string, row: StoredRow): void {
+    this.stmt(`INSERT INTO ${classTable(className)} (objectId, createdAt, updatedAt, data, acl) VALUES (?, ?, ?, ?, ?)`).run(
+      row.objectId,
+      row.createdAt,
+      row.updatedAt,
+      JSON.stringify(row.data),
+      row.acl === null ? null : JSON.stringify(row.acl),
+    );
+  }
+
+  replace(className: string, row: StoredRow): boolean {
+    const result = this.stmt(`UPDATE ${classTable(className)} SET updatedAt = ?, data = ?, acl = ? WHERE objectId = ?`).run(
+      row.updatedAt,
+      JSON.stringify(row.data),
+      row.acl === null ? null : JSON.stringify(row.acl),
+      row.objectId,
+    );
+    return result.changes > 0;
+  }
+
+  delete(className: string, objectId: string): boolean {
+    return this.transaction(() => {
+      const cls = this.classes.get(className);
+      const deleted = this.stmt(`DELETE FROM ${classTable(className)} WHERE objectId = ?`).run(objectId).changes > 0;
+      if (deleted && cls) {
+        for (const [field, type] of Object.entries(cls.fields)) {
+          if (type.type === 'Relation') this.stmt(`DELETE FROM ${relationTable(className, field)} WHERE owningId = ?`).run(objectId);
+        }
+      }
+      return deleted;
+    });
+  }
+
+  deleteAll(className: string): void {
+    this.transaction(() => {
+      const cls = this.classes.get(className);
+      this.stmt(`DELETE FROM ${classTable(className)}`).run();
+      for (const [field, type] of Object.entries(cls?.fields ?? {})) {
+        if (type.type === 'Relation') this.stmt(`DELETE FROM ${relationTable(className, field)}`).run();
+      }
+    });
+  }
+
+  get(className: string, objectId: string): StoredRow | undefined {
+    if (!this.classes.has(className)) return undefined;
+    const r = this.stmt(`SELECT objectId, createdAt, updatedAt, data, acl FROM ${classTable(className)} WHERE objectId = ?`).get(objectId) as
+      | RowRecord
+      | undefined;
+    return r && toRow(r);
+  }
+
+  /** The rows of a class the principals may read: public rows and rows whose ACL grants one of them read. */
+  private readable(alias: string, principals: readonly string[] | undefined): SqlFragment | undefined {
+    if (principals === undefined) return undefined;
+    return {
+      sql: `(${alias}.acl IS NULL OR EXISTS (SELECT 1 FROM json_each(${alias}.acl) AS p WHERE p.key IN (${principals.map(() => '?').join(', ')}) AND json_extract(p.value, '$.read') = 1))`,
+      params: [...principals],
+    };
+  }
+
+  private compileOptions(principals: readonly string[] | undefined): CompileOptions {
+    return { schema: this, readable: (_cls, alias) => this.readable(alias, principals) };
+  }
+
+  private whereClause(className: string, options: Pick<FindOptions, 'where' | 'principals'>): SqlFragment {
+    const compiled = compileWhere(className, 't', options.where ?? {}, this.compileOptions(options.principals));
+    const acl = this.readable('t', options.principals);
+    return acl ? { sql: `(${compiled.sql}) AND ${acl.sql}`, params: [...compiled.params, ...acl.params] } : compiled;
+  }
+
+  find(className: string, options: FindOptions): StoredRow[] {
+    if (!this.classes.has(className)) return [];
+    const where = this.whereClause(className, options);
+    const compileOptions = this.compileOptions(options.principals);
+    let orderSql = options.order ? compileOrder(className, 't', options.order, compileOptions) : '';
+    const params = [...where.params];
+    if (!orderSql) {
+      const near = nearSphereOrder(className, 't', options.where ?? {}, compileOptions);
+      if (near) {
+        orderSql = near.sql;
+        params.push(...near.params);
+      }
+    }
+    const limit = options.limit ?? 100;
+    const sql = `SELECT t.objectId, t.createdAt, t.updatedAt, t.data, t.acl FROM ${classTable(className)} AS t WHERE ${where.sql}${
+      orderSql ? ` ORDER BY ${orderSql}` : ''
+    } LIMIT ? OFFSET ?`;
+    return (this.stmt(sql).all(...params, limit, options.skip ?? 0) as RowRecord[]).map(toRow);
+  }
+
+  count(className: string, options: Pick<FindOptions, 'where' | 'principals'>): number {
+    if (!this.classes.has(className)) return 0;
+    const where = this.whereClause(className, options);
+    const row = this.stmt(`SELECT count(*) AS n FROM ${classTable(className)} AS t WHERE ${where.sql}`).get(...where.params) as { n: number };
+    return row.n;
+  }
+
+  addRelations(ownerClass: string, field: string, owningId: string, relatedIds: readonly string[]): void {
+    const insert = this.stmt(`INSERT OR IGNORE INTO ${relationTable(ownerClass, field)} (owningId, relatedId) VALUES (?, ?)`);
+    this.transaction(() => relatedIds.forEach((id) => insert.run(owningId, id)));
+  }
+
+  removeRelations(ownerClass: string, field: string, owningId: string, relatedIds: readonly string[]): void {
+    const remove = this.stmt(`DELETE FROM ${relationTable(ownerClass, field)} WHERE owningId = ? AND relatedId = ?`);
+    this.transaction(() => relatedIds.forEach((id) => remove.run(owningId, id)));
+  }
+
+  relatedIds(ownerClass: string, field: string, owningId: string): string[] {
+    if (this.classes.get(ownerClass)?.fields[field]?.type !== 'Relation') return [];
+    return (this.stmt(`SELECT relatedId FROM ${relationTable(ownerClass, field)} WHERE owningId = ?`).all(owningId) as Array<{ relatedId: string }>).map(
+      (r) => r.relatedId,
+    );
+  }
+
+  owningIds(ownerClass: string, field: string, relatedIds: readonly string[]): string[] {
+    if (relatedIds.length === 0 || this.classes.get(ownerClass)?.fields[field]?.type !== 'Relation') return [];
+    const ids = relatedIds.slice(0, MAX_IN);
+    return (
+      this.db
+        .prepare(`SELECT DISTINCT owningId FROM ${relationTable(ownerClass, field)} WHERE relatedId IN (${ids.map(() => '?').join(', ')})`)
+        .all(...ids) as Array<{ owningId: string }>
+    ).map((r) => r.owningId);
+  }
+
+  getConfig(): Array<{ key: string; value: unknown; masterKeyOnly: boolean }> {
+    return readConfig(this.db);
+  }
+
+  putConfig(params: Record<string, unknown>, masterKeyOnly: Record<string, boolean>): void {
+    this.transaction(() => writeConfig(this.db, params, masterKeyOnly));
+  }
+
+  close(): void {
+    if (this.db.open) this.db.close();
+  }
+}

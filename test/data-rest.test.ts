@@ -1,0 +1,289 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { api, startTestServer, type TestServer } from './helpers/server.js';
+import { createTestApp, whereQuery, type TestApp } from './helpers/dataApp.js';
+
+let server: TestServer;
+let app: TestApp;
+beforeAll(async () => {
+  server = await startTestServer();
+  app = createTestApp(server, 'rest-tests');
+});
+afterAll(async () => server.close());
+
+const count = async (className: string, where: unknown = {}) =>
+  (await app.call('GET', `/classes/${className}${whereQuery(where, { count: '1', limit: '0' })}`, { master: true })).body.count as number;
+
+describe('objects', () => {
+  it('creates with Location, 10-character objectId and ISO dates; reads, updates and deletes', async () => {
+    const created = await app.call('POST', '/classes/Project', { body: { name: 'Relaunch', duration: 6, fees: 1200.5, level: 'high' } });
+    expect(created.status).toBe(201);
+    expect(created.body.objectId).toMatch(/^[A-Za-z0-9]{10}$/);
+    expect(created.body.createdAt).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+    expect(created.headers.get('location')).toBe(`${app.apiURL}/classes/Project/${created.body.objectId}`);
+
+    const read = await app.call('GET', `/classes/Project/${created.body.objectId}`);
+    expect(read.status).toBe(200);
+    expect(read.body).toEqual({ objectId: created.body.objectId, createdAt: created.body.createdAt, updatedAt: created.body.createdAt, name: 'Relaunch', duration: 6, fees: 1200.5, level: 'high' });
+
+    const updated = await app.call('PUT', `/classes/Project/${created.body.objectId}`, { body: { duration: { __op: 'Increment', amount: 2 }, level: { __op: 'Delete' }, tags: { __op: 'AddUnique', objects: ['a', 'b', 'a'] } } });
+    expect(updated.status).toBe(200);
+    expect(updated.body).toEqual({ updatedAt: expect.stringMatching(/Z$/), duration: 8, tags: ['a', 'b'] });
+    const after = (await app.call('GET', `/classes/Project/${created.body.objectId}`)).body;
+    expect(after.duration).toBe(8);
+    expect(after).not.toHaveProperty('level');
+
+    const deleted = await app.call('DELETE', `/classes/Project/${created.body.objectId}`);
+    expect(deleted).toMatchObject({ status: 200, body: {} });
+    expect(await app.call('GET', `/classes/Project/${created.body.objectId}`)).toMatchObject({ status: 404, body: { code: 101 } });
+  });
+
+  it('applies Add, Remove and the Batch operator, and Relation operators', async () => {
+    const { body } = await app.call('POST', '/classes/Post', { body: { tags: ['x'] } });
+    const u1 = (await app.call('POST', '/classes/Reader', { body: { n: 1 } })).body.objectId;
+    const u2 = (await app.call('POST', '/classes/Reader', { body: { n: 2 } })).body.objectId;
+    const put = await app.call('PUT', `/classes/Post/${body.objectId}`, {
+      body: {
+        tags: { __op: 'Batch', ops: [{ __op: 'Add', objects: ['y', 'z'] }, { __op: 'Remove', objects: ['x'] }] },
+        readers: { __op: 'Batch', ops: [{ __op: 'AddRelation', objects: [{ __type: 'Pointer', className: 'Reader', objectId: u1 }, { __type: 'Pointer', className: 'Reader', objectId: u2 }] }, { __op: 'RemoveRelation', objects: [{ __type: 'Pointer', className: 'Reader', objectId: u2 }] }] },
+      },
+    });
+    expect(put.status, JSON.stringify(put.body)).toBe(200);
+    expect(put.body.tags).toEqual(['y', 'z']);
+    const related = await app.call('GET', `/classes/Reader${whereQuery({ $relatedTo: { object: { __type: 'Pointer', className: 'Post', objectId: body.objectId }, key: 'readers' } })}`);
+    expect(related.body.results.map((r: { objectId: string }) => r.objectId)).toEqual([u1]);
+    const post = (await app.call('GET', `/classes/Post/${body.objectId}`)).body;
+    expect(post.readers).toEqual({ __type: 'Relation', className: 'Reader' });
+  });
+
+  it('learns the schema from the first write and refuses another type with 111', async () => {
+    await app.call('POST', '/classes/Typed', { body: { score: 1 } });
+    const schema = await app.call('GET', '/schemas/Typed', { master: true });
+    expect(schema.body.fields.score).toEqual({ type: 'Number' });
+    const wrong = await app.call('POST', '/classes/Typed', { body: { score: 'high' } });
+    expect(wrong).toMatchObject({ status: 400, body: { code: 111, error: expect.stringContaining('expected Number but got String') } });
+    expect(await count('Typed')).toBe(1);
+  });
+
+  it.each([
+    ['a bad class name', '/classes/9lives', {}, 103],
+    ['a bad field name', '/classes/Good', { 'bad-name': 1 }, 105],
+    ['an objectId on create', '/classes/Good', { objectId: 'abc' }, 105],
+    ['a Pointer without objectId', '/classes/Good', { owner: { __type: 'Pointer', className: 'User' } }, 111],
+    ['an invalid Date', '/classes/Good', { when: { __type: 'Date', iso: 'yesterday' } }, 111],
+    ['an ACL that is not read/write booleans', '/classes/Good', { ACL: { '*': { read: 'yes' } } }, 111],
+    ['an ACL entry with another permission', '/classes/Good', { ACL: { '*': { delete: true } } }, 111],
+    ['an unknown __type', '/classes/Good', { x: { __type: 'Money', amount: 3 } }, 111],
+    ['a GeoPoint out of range', '/classes/Good', { at: { __type: 'GeoPoint', latitude: 91, longitude: 0 } }, 111],
+    ['an unknown __op', '/classes/Good', { x: { __op: 'Multiply', amount: 2 } }, 107],
+    ['Increment with a string', '/classes/Good', { x: { __op: 'Increment', amount: 'two' } }, 111],
+  ])('refuses %s with a 4xx Parse error and writes nothing', async (_what, url, body, code) => {
+    const before = await count('Good');
+    const res = await app.call('POST', url, { body });
+    expect(res.status).toBe(400);
+    expect(res.body).toMatchObject({ code, error: expect.any(String) });
+    expect(await count('Good')).toBe(before);
+  });
+
+  it('answers invalid JSON with 107 and an unknown path with 404', async () => {
+    expect(await app.call('POST', '/classes/Good', { rawBody: '{"a":', headers: { 'content-type': 'application/json' } })).toMatchObject({ status: 400, body: { code: 107 } });
+    expect((await app.call('GET', '/nowhere')).status).toBe(404);
+  });
+});
+
+describe('queries', () => {
+  beforeAll(async () => {
+    for (let i = 0; i < 30; i++) {
+      await app.call('POST', '/classes/Item', { body: { n: i, even: i % 2 === 0, tags: i % 3 === 0 ? ['b', 'c'] : ['a'], label: `item ${i}` } });
+    }
+  });
+
+  it('filters, orders, pages and counts exactly in SQL', async () => {
+    const res = await app.call('GET', `/classes/Item${whereQuery({ n: { $gte: 10, $lt: 20 }, even: true }, { order: '-n', limit: '3', skip: '1', count: '1' })}`);
+    expect(res.status).toBe(200);
+    expect(res.body.results.map((o: { n: number }) => o.n)).toEqual([16, 14, 12]);
+    expect(res.body.count).toBe(5);
+  });
+
+  it('count is exact on a new class, and equality on an array field means "contains"', async () => {
+    expect(await count('Item')).toBe(30);
+    expect(await count('Item', { tags: 'b' })).toBe(10);
+  });
+
+  it('keys and excludeKeys select fields', async () => {
+    const res = await app.call('GET', `/classes/Item${whereQuery({ n: 3 }, { keys: 'n,label' })}`);
+    expect(Object.keys(res.body.results[0]).sort()).toEqual(['createdAt', 'label', 'n', 'objectId', 'updatedAt']);
+    const ex = await app.call('GET', `/classes/Item${whereQuery({ n: 3 }, { excludeKeys: 'tags' })}`);
+    expect(ex.body.results[0]).not.toHaveProperty('tags');
+  });
+
+  it.each([
+    ['an unknown parameter', { where: '{}', colour: 'red' }, 102],
+    ['an unknown operator', { where: JSON.stringify({ n: { $near: 3 } }) }, 102],
+    ['a negative limit', { limit: '-1' }, 102],
+    ['a negative skip', { skip: '-5' }, 102],
+    ['where that is not JSON', { where: '{n:' }, 102],
+  ])('refuses %s with 102', async (_what, params, code) => {
+    const res = await app.call('GET', `/classes/Item?${new URLSearchParams(params as Record<string, string>)}`);
+    expect(res).toMatchObject({ status: 400, body: { code } });
+  });
+
+  it('include replaces pointers with their objects, nested', async () => {
+    const owner = (await app.call('POST', '/classes/Owner', { body: { name: 'Ada' } })).body.objectId;
+    const project = (await app.call('POST', '/classes/Proj', { body: { name: 'P', owner: { __type: 'Pointer', className: 'Owner', objectId: owner } } })).body.objectId;
+    await app.call('POST', '/classes/Task', { body: { title: 'T', project: { __type: 'Pointer', className: 'Proj', objectId: project } } });
+    const res = await app.call('GET', `/classes/Task?${new URLSearchParams({ include: 'project.owner' })}`);
+    const task = res.body.results[0];
+    expect(task.project).toMatchObject({ __type: 'Object', className: 'Proj', objectId: project, name: 'P' });
+    expect(task.project.owner).toMatchObject({ __type: 'Object', className: 'Owner', name: 'Ada' });
+  });
+});
+
+describe('batch', () => {
+  it('runs requests in order, with or without the mount path, each with its own result', async () => {
+    const res = await app.call('POST', '/batch', {
+      body: {
+        requests: [
+          { method: 'POST', path: '/data/classes/Batched', body: { n: 1 } },
+          { method: 'POST', path: '/classes/Batched', body: { n: 'wrong type' } },
+          { method: 'POST', path: '/classes/Batched', body: { n: 3 } },
+        ],
+      },
+    });
+    expect(res.status).toBe(200);
+    expect(res.body[0].success.objectId).toMatch(/^[A-Za-z0-9]{10}$/);
+    expect(res.body[1].error).toMatchObject({ code: 111 });
+    expect(res.body[2].success.objectId).toBeDefined();
+    expect(await count('Batched')).toBe(2);
+  });
+
+  it('a failed transactional batch writes nothing and answers a Parse error body', async () => {
+    const before = await count('Batched');
+    const res = await app.call('POST', '/batch', {
+      body: {
+        transaction: true,
+        requests: [
+          { method: 'POST', path: '/classes/Batched', body: { n: 10 } },
+          { method: 'POST', path: '/classes/Batched', body: { n: 'oops' } },
+        ],
+      },
+    });
+    expect(res.status).toBe(400);
+    expect(res.body).toMatchObject({ code: 111, error: expect.any(String) });
+    expect(await count('Batched')).toBe(before);
+  });
+});
+
+describe('schemas', () => {
+  it('needs the master key', async () => {
+    expect(await app.call('GET', '/schemas')).toMatchObject({ status: 403, body: { code: 119 } });
+  });
+
+  it('creates a class with fields, CLP and a real index; adds and deletes fields; drops only an empty class', async () => {
+    const created = await app.call('POST', '/schemas/Indexed', {
+      master: true,
+      body: { className: 'Indexed', fields: { score: { type: 'Number' }, owner: { type: 'Pointer', targetClass: '_User' } }, indexes: { by_score: { score: 1 } } },
+    });
+    expect(created.status, JSON.stringify(created.body)).toBe(200);
+    expect(created.body.indexes).toEqual({ _id_: { _id: 1 }, by_score: { score: 1 } });
+    const dbFile = path.join(server.home, 'apps', app.appId, 'data.db');
+    expect(fs.existsSync(dbFile)).toBe(true);
+
+    const changed = await app.call('PUT', '/schemas/Indexed', { master: true, body: { fields: { note: { type: 'String' }, owner: { __op: 'Delete' } } } });
+    expect(changed.body.fields).toMatchObject({ score: { type: 'Number' }, note: { type: 'String' } });
+    expect(changed.body.fields).not.toHaveProperty('owner');
+
+    await app.call('POST', '/classes/Indexed', { body: { score: 1 } });
+    expect(await app.call('DELETE', '/schemas/Indexed', { master: true })).toMatchObject({ status: 400, body: { code: 255 } });
+    expect(await app.call('POST', '/schemas/Indexed', { master: true, body: {} })).toMatchObject({ status: 400, body: { code: 103 } });
+  });
+
+  it('enforces class-level permissions for clients, not for the master key', async () => {
+    await app.call('POST', '/schemas/Locked', { master: true, body: { classLevelPermissions: { find: {}, get: {}, create: {}, update: {}, delete: {}, count: {}, addField: {} } } });
+    expect(await app.call('POST', '/classes/Locked', { body: { a: 1 } })).toMatchObject({ status: 400, body: { code: 119 } });
+    expect((await app.call('GET', '/classes/Locked')).body).toMatchObject({ code: 119 });
+    expect((await app.call('POST', '/classes/Locked', { master: true, body: { a: 1 } })).status).toBe(201);
+  });
+
+  it('reports new classes and fields as data arrives', async () => {
+    await app.call('POST', '/classes/Fresh', { body: { first: 'x' } });
+    await app.call('POST', '/classes/Fresh', { body: { second: true } });
+    const all = await app.call('GET', '/schemas', { master: true });
+    const fresh = all.body.results.find((c: { className: string }) => c.className === 'Fresh');
+    expect(fresh.fields).toMatchObject({ objectId: { type: 'String' }, first: { type: 'String' }, second: { type: 'Boolean' } });
+  });
+});
+
+describe('credentials', () => {
+  it('refuses an unknown application id, a wrong key or no key with 403 unauthorized', async () => {
+    const noApp = await fetch(`${app.apiURL}/classes/X`, { headers: { 'X-Parse-Application-Id': 'nope', 'X-Parse-REST-API-Key': app.keys.restKey } });
+    expect(noApp.status).toBe(403);
+    expect(await noApp.json()).toEqual({ error: 'unauthorized' });
+    const wrongKey = await fetch(`${app.apiURL}/classes/X`, { headers: { 'X-Parse-Application-Id': app.appId, 'X-Parse-REST-API-Key': 'wrong' } });
+    expect(wrongKey.status).toBe(403);
+    const noKey = await fetch(`${app.apiURL}/classes/X`, { headers: { 'X-Parse-Application-Id': app.appId } });
+    expect(noKey.status).toBe(403);
+  });
+
+  it('accepts X-Backend-* headers and the JS SDK\'s text/plain body with _method', async () => {
+    const viaBackend = await fetch(`${app.apiURL}/classes/Item?limit=1`, { headers: { 'X-Backend-Application-Id': app.appId, 'X-Backend-JavaScript-Key': app.keys.javascriptKey } });
+    expect(viaBackend.status).toBe(200);
+    const viaBody = await fetch(`${app.apiURL}/classes/Item`, {
+      method: 'POST',
+      headers: { 'content-type': 'text/plain' },
+      body: JSON.stringify({ _method: 'GET', _ApplicationId: app.appId, _JavaScriptKey: app.keys.javascriptKey, where: { n: 2 }, limit: 5 }),
+    });
+    expect(viaBody.status).toBe(200);
+    expect((await viaBody.json()).results.map((o: { n: number }) => o.n)).toEqual([2]);
+  });
+
+  it('answers CORS preflights as Parse Server does', async () => {
+    const res = await fetch(`${app.apiURL}/classes/Item`, { method: 'OPTIONS', headers: { origin: 'http://example.test', 'access-control-request-method': 'POST' } });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('access-control-allow-origin')).toBe('*');
+    expect(res.headers.get('access-control-allow-headers')).toContain('X-Parse-Application-Id');
+  });
+});
+
+describe('callBackendAPI', () => {
+  it('runs calls in order with the master key and answers each code and body', async () => {
+    const res = await api(server, 'POST', `/backend-apps/${app.appId}/call-backend-api`, {
+      token: server.alice,
+      body: {
+        requests: [
+          { method: 'GET', url: '/schemas', body: {} },
+          { method: 'POST', url: '/classes/ToDo', body: { title: 'Write tests', isCompleted: false } },
+          { method: 'GET', url: `/classes/ToDo?${new URLSearchParams({ where: JSON.stringify({ isCompleted: false }) })}`, body: {} },
+          { method: 'GET', url: '/classes/ToDo', body: { where: { title: 'nothing' }, count: 1 } },
+          { method: 'POST', url: '/classes/ToDo', body: { title: 42 } },
+        ],
+      },
+    });
+    expect(res.status, res.text).toBe(200);
+    const { responses } = res.json() as { responses: Array<{ code: number; body: any }> };
+    expect(responses.map((r) => r.code)).toEqual([200, 201, 200, 200, 400]);
+    expect(responses[0]!.body.results).toBeInstanceOf(Array);
+    expect(responses[2]!.body.results[0].title).toBe('Write tests');
+    expect(responses[3]!.body).toEqual({ results: [], count: 0 });
+    expect(responses[4]!.body.code).toBe(111);
+  });
+
+  it.each([
+    ['/parse/classes/ToDo', /drop the prefix and send \/classes\/ToDo/],
+    ['/1/classes/ToDo', /drop the prefix/],
+    ['https://example.com/classes/ToDo', /relative to the data API root/],
+  ])('refuses the url %s with a 400 that says what to send', async (url, pattern) => {
+    const res = await api(server, 'POST', `/backend-apps/${app.appId}/call-backend-api`, { token: server.alice, body: { requests: [{ method: 'GET', url, body: {} }] } });
+    expect(res.status).toBe(400);
+    expect(res.text).toMatch(pattern);
+  });
+
+  it('refuses more than 50 calls, and another account\'s app', async () => {
+    const many = Array.from({ length: 51 }, () => ({ method: 'GET', url: '/schemas', body: {} }));
+    expect((await api(server, 'POST', `/backend-apps/${app.appId}/call-backend-api`, { token: server.alice, body: { requests: many } })).text).toMatch(/at most 50/);
+    const foreign = await api(server, 'POST', `/backend-apps/${app.appId}/call-backend-api`, { token: server.bob, body: { requests: [{ method: 'GET', url: '/schemas', body: {} }] } });
+    expect(foreign.status).toBe(400);
+    expect(foreign.text).toMatch(/No Backend App/);
+  });
+});
