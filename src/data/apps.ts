@@ -34,11 +34,23 @@ export class DataApps {
     private readonly dataApiUrl: () => string,
   ) {}
 
+  private readonly keyCache = new Map<string, AppKeys>();
+
+  /** An app's keys; keys never change once the app exists, so known apps are answered from memory. */
+  keys(applicationId: string): AppKeys | undefined {
+    let keys = this.keyCache.get(applicationId);
+    if (!keys) {
+      keys = this.directory.keys(applicationId);
+      if (keys) this.keyCache.set(applicationId, keys);
+    }
+    return keys;
+  }
+
   /** The engine of an app, or undefined when no app has this application id. */
   engine(applicationId: string): DataEngine | undefined {
     const existing = this.engines.get(applicationId);
     if (existing) return existing;
-    if (!this.directory.keys(applicationId)) return undefined;
+    if (!this.keys(applicationId)) return undefined;
     const folder = homePaths(this.home).app(applicationId);
     const engine = new DataEngine(
       applicationId,

@@ -87,8 +87,15 @@ export interface SchemaResponse {
 export class Schema {
   constructor(private readonly storage: StorageAdapter) {}
 
-  get(className: string): StoredClass | undefined {
+  /** The class's schema entry, read-only. */
+  get(className: string): Readonly<StoredClass> | undefined {
     return this.storage.getClass(className);
+  }
+
+  /** A copy of the class's entry to change and save. */
+  editable(className: string): StoredClass | undefined {
+    const cls = this.storage.getClass(className);
+    return cls && structuredClone(cls);
   }
 
   has(className: string): boolean {
@@ -100,12 +107,12 @@ export class Schema {
     return this.storage.fields(className);
   }
 
-  all(): StoredClass[] {
+  all(): Readonly<StoredClass>[] {
     return this.storage.loadSchema();
   }
 
   /** The `/schemas` form of a class. */
-  response(cls: StoredClass): SchemaResponse {
+  response(cls: Readonly<StoredClass>): SchemaResponse {
     return {
       className: cls.className,
       fields: { ...DEFAULT_FIELDS, ...cls.fields },
@@ -128,7 +135,7 @@ export class Schema {
   learn(className: string, types: Record<string, FieldType>, mayAddField: boolean): void {
     const known = this.fields(className);
     if (known && Object.entries(types).every(([f, t]) => known[f] && fitsType(known[f]!, t))) return;
-    const cls = this.get(className) ?? this.blank(className);
+    const cls = this.editable(className) ?? this.blank(className);
     let changed = !this.has(className);
     for (const [field, type] of Object.entries(types)) {
       if (field in DEFAULT_FIELDS) continue;

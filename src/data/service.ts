@@ -35,7 +35,7 @@ export class DataApiService {
    */
   async call(applicationId: string, calls: readonly BackendApiCall[]): Promise<Array<{ code: number; body: unknown }>> {
     const engine = this.apps.engine(applicationId);
-    const keys = this.apps.directory.keys(applicationId);
+    const keys = this.apps.keys(applicationId);
     if (!engine || !keys) throw new Error(`no data engine for ${applicationId}`);
     const prepared = calls.map((c, i) => {
       if (/^[a-z][a-z0-9+.-]*:/i.test(c.url) || c.url.startsWith('//')) {
@@ -64,6 +64,7 @@ export class DataApiService {
       });
       responses.push({ code: res.status, body: res.body });
     }
+    if (calls.some((c) => c.method !== 'GET')) await engine.storage.durable();
     this.log.debug({ app: applicationId, calls: calls.length }, 'callBackendAPI');
     return responses;
   }

@@ -10,6 +10,7 @@ import { operations } from '../../tools/index.js';
 import { dashboard } from './dashboard.js';
 import { sdkScript } from './sdk.js';
 import { dataApi } from '../data/rest/plugin.js';
+import { publicRoutes } from '../data/rest/routes/public.js';
 
 /** What `backyard mcp` reads to find a Backyard already serving the same home. */
 export interface ServerFile {
@@ -61,7 +62,7 @@ export async function startHttpServer(platform: Platform, options: { port: numbe
   await app.register(mcpHttp(platform, operations));
   await app.register(dashboard(platform));
   await app.register(sdkScript());
-  await app.register(dataApi(services.dataApi.apps, platform.dataRouter, () => services.urls.dataApi), { prefix: '/data' });
+  await app.register(dataApi(services.dataApi.apps, platform.dataRouter, () => services.urls.dataApi, publicRoutes(services.dataApi.apps)), { prefix: '/data' });
 
   await app.listen({ port: options.port, host: options.host });
   const address = app.server.address();

@@ -77,7 +77,7 @@ export function dataApi(apps: DataApps, router: DataRouter, mountUrl: () => stri
       if (!METHODS.has(method)) return send(reply, errorResponse(new ParseError(ParseCode.INVALID_JSON, `Unsupported method ${method}.`)));
 
       const credentials = readCredentials(request.headers, bodyObject);
-      const keys = credentials.applicationId ? apps.directory.keys(credentials.applicationId) : undefined;
+      const keys = credentials.applicationId ? apps.keys(credentials.applicationId) : undefined;
       const engine = keys && apps.engine(keys.applicationId);
       if (!keys || !engine) return send(reply, errorResponse(unauthorized()));
 
@@ -106,6 +106,7 @@ export function dataApi(apps: DataApps, router: DataRouter, mountUrl: () => stri
         apps,
         mountUrl: mountUrl(),
       });
+      if (method !== 'GET') await engine.storage.durable();
       return send(reply, res);
     } });
   };

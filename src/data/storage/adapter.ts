@@ -46,12 +46,17 @@ export interface FindOptions {
  * storage failures.
  */
 export interface StorageAdapter {
-  /** Runs `fn` atomically: everything it writes is on disk when it returns, or nothing is. */
+  /** Runs `fn` atomically: everything it writes is committed when it returns, or nothing is. */
   transaction<T>(fn: () => T): T;
+  /**
+   * Resolves once every change committed before the call is on stable storage. Front ends await it
+   * before answering a write, so a success answer means the change is on disk.
+   */
+  durable(): Promise<void>;
 
   loadSchema(): StoredClass[];
-  /** One class's schema entry (a copy), or undefined. */
-  getClass(className: string): StoredClass | undefined;
+  /** One class's schema entry, shared and read-only (copy it to change it), or undefined. */
+  getClass(className: string): Readonly<StoredClass> | undefined;
   /** Every field of a class with its type, the default fields included; undefined for an unknown class. */
   fields(className: string): Readonly<Record<string, FieldType>> | undefined;
   /** Creates or replaces a class's schema entry, creating its table when it has none. */

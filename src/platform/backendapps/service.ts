@@ -65,6 +65,8 @@ interface AppRow {
  * one account (another account's apps behave as unknown).
  */
 export class BackendAppService {
+  private byId: ReturnType<Db['prepare']> | undefined;
+
   constructor(
     private readonly db: Db,
     private readonly home: string,
@@ -166,7 +168,9 @@ export class BackendAppService {
   }
 
   private row(appId: string): AppRow | undefined {
-    return this.db.prepare('SELECT * FROM backend_apps WHERE app_id = ?').get(appId) as AppRow | undefined;
+    // Prepared once: data API requests look their app up here.
+    this.byId ??= this.db.prepare('SELECT * FROM backend_apps WHERE app_id = ?');
+    return this.byId.get(appId) as AppRow | undefined;
   }
 
   private toFull(row: AppRow): BackendApp {

@@ -2,7 +2,9 @@ import type { Logger } from '../../../log.js';
 import { DataRouter } from '../router.js';
 import { batchRoutes } from './batch.js';
 import { classRoutes } from './classes.js';
+import { extraRoutes } from './misc.js';
 import { schemaRoutes } from './schemas.js';
+import { userRoutes } from './users.js';
 
 /**
  * Every route of the data API (Interface B), relative to its mount. `mountPath` is the mount's
@@ -13,5 +15,7 @@ export function createDataRouter(log: Logger, mountPath: () => string): DataRout
   classRoutes(router);
   batchRoutes(router, mountPath);
   schemaRoutes(router);
+  userRoutes(router);
+  extraRoutes(router);
   return router;
 }

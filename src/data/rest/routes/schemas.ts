@@ -109,7 +109,7 @@ export function schemaRoutes(router: DataRouter): void {
     const body = isPlainObject(req.body) ? req.body : {};
     const engine = req.engine;
     return engine.storage.transaction(() => {
-      const cls = engine.schema.get(className!);
+      const cls = engine.schema.editable(className!);
       if (!cls) throw new ParseError(ParseCode.INVALID_CLASS_NAME, `Class ${className} does not exist.`);
       for (const [name, def] of Object.entries(Schema.parseFieldDefinitions(body.fields, true))) {
         if (name in DEFAULT_FIELDS) throw new ParseError(ParseCode.CHANGED_IMMUTABLE_FIELD, `Field ${name} cannot be changed.`);

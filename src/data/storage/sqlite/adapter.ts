@@ -8,6 +8,7 @@ import type { FindOptions, StorageAdapter, StoredClass, StoredRow } from '../ada
 import { classTable, indexExpr, jsonPath, quoteIdent, relationTable } from './layout.js';
 import { dataMigrations } from './migrations.js';
 import { readConfig, writeConfig } from './config.js';
+import { WalSync } from './durability.js';
 
 interface RowRecord {
   objectId: string;
@@ -25,6 +26,15 @@ const toRow = (r: RowRecord): StoredRow => ({
   acl: r.acl === null ? null : (JSON.parse(r.acl) as StoredRow['acl']),
 });
 
+/** Schema entries are shared read-only; whoever changes one works on a copy (`structuredClone`). */
+function deepFreeze<T>(value: T): T {
+  if (value && typeof value === 'object') {
+    for (const v of Object.values(value)) deepFreeze(v);
+    Object.freeze(value);
+  }
+  return value;
+}
+
 /** SQLite's own limit on bound parameters is far above this; keep IN lists bounded anyway. */
 const MAX_IN = 10_000;
 
@@ -38,10 +48,15 @@ export class SqliteAdapter implements StorageAdapter, SchemaLookup {
   private readonly statements = new Map<string, Database.Statement>();
   private classes = new Map<string, StoredClass>();
 
+  private readonly wal: WalSync;
+
   constructor(file: string) {
     this.db = openDatabase(file, dataMigrations);
+    // Group commit: commits do not sync; `durable()` syncs the WAL off the event loop (durability.ts).
+    this.db.pragma('synchronous = NORMAL');
+    this.wal = new WalSync(`${file}-wal`);
     registerQueryFunctions(this.db);
-    for (const cls of this.readSchema()) this.classes.set(cls.className, cls);
+    for (const cls of this.readSchema()) this.classes.set(cls.className, deepFreeze(cls));
   }
 
   private stmt(sql: string): Database.Statement {
@@ -60,7 +75,13 @@ export class SqliteAdapter implements StorageAdapter, SchemaLookup {
 
   transaction<T>(fn: () => T): T {
     if (this.db.inTransaction) return fn();
-    return this.db.transaction(fn).immediate();
+    const result = this.db.transaction(fn).immediate();
+    this.wal.wrote();
+    return result;
+  }
+
+  durable(): Promise<void> {
+    return this.wal.durable();
   }
 
   private merged = new Map<string, Readonly<Record<string, FieldType>>>();
@@ -76,9 +97,8 @@ export class SqliteAdapter implements StorageAdapter, SchemaLookup {
     return fields;
   }
 
-  getClass(className: string): StoredClass | undefined {
-    const cls = this.classes.get(className);
-    return cls && structuredClone(cls);
+  getClass(className: string): Readonly<StoredClass> | undefined {
+    return this.classes.get(className);
   }
 
   private readSchema(): StoredClass[] {
@@ -115,7 +135,7 @@ export class SqliteAdapter implements StorageAdapter, SchemaLookup {
           this.db.exec(`CREATE INDEX IF NOT EXISTS ${quoteIdent(`_Join:${field}:${className}_related`)} ON ${relationTable(className, field)} (relatedId)`);
         }
       }
-      this.classes.set(className, structuredClone(cls));
+      this.classes.set(className, deepFreeze(structuredClone(cls)));
       this.merged.delete(className);
     });
   }
@@ -139,22 +159,26 @@ export class SqliteAdapter implements StorageAdapter, SchemaLookup {
 
   createIndex(className: string, name: string, keys: Record<string, 1 | -1>): void {
     const columns = Object.entries(keys).map(([field, dir]) => `${indexExpr(field.split('.'))}${dir === -1 ? ' DESC' : ''}`);
+    this.wal.wrote();
     this.db.exec(`CREATE INDEX IF NOT EXISTS ${this.indexName(className, name)} ON ${classTable(className)} (${columns.join(', ')})`);
     this.forgetStatements();
   }
 
   dropIndex(className: string, name: string): void {
+    this.wal.wrote();
     this.db.exec(`DROP INDEX IF EXISTS ${this.indexName(className, name)}`);
     this.forgetStatements();
   }
 
   removeField(className: string, field: string, type: FieldType): void {
+    this.wal.wrote();
     if (type.type === 'Relation') this.db.exec(`DROP TABLE IF EXISTS ${relationTable(className, field)}`);
     else this.stmt(`UPDATE ${classTable(className)} SET data = json_remove(data, ${jsonPath([field])}) WHERE json_type(data, ${jsonPath([field])}) IS NOT NULL`).run();
     this.forgetStatements();
   }
 
   insert(className: string, row: StoredRow): void {
+    this.wal.wrote();
     this.stmt(`INSERT INTO ${classTable(className)} (objectId, createdAt, updatedAt, data, acl) VALUES (?, ?, ?, ?, ?)`).run(
       row.objectId,
       row.createdAt,
@@ -165,6 +189,7 @@ export class SqliteAdapter implements StorageAdapter, SchemaLookup {
   }
 
   replace(className: string, row: StoredRow): boolean {
+    this.wal.wrote();
     const result = this.stmt(`UPDATE ${classTable(className)} SET updatedAt = ?, data = ?, acl = ? WHERE objectId = ?`).run(
       row.updatedAt,
       JSON.stringify(row.data),
@@ -287,6 +312,7 @@ export class SqliteAdapter implements StorageAdapter, SchemaLookup {
   }
 
   close(): void {
+    this.wal.close();
     if (this.db.open) this.db.close();
   }
 }

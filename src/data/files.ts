@@ -1,0 +1,255 @@
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { ParseCode, ParseError } from './errors.js';
+
+/**
+ * Uploaded files of one Backend App, kept in `apps/<appId>/files/` (design.md, "State"):
+ *
+ * - `<name>`: the bytes, where `<name>` is `<32 hex>_<original name>` as Parse Server generates it;
+ * - `.meta/<name>.json`: `{contentType, size, createdAt, metadata?, tags?}` beside it;
+ * - `.tmp/`: files being written, renamed into place once on disk (a reader never sees half a file).
+ *
+ * Stored names pass Parse's file-name rule, whose first character is never a dot, so they can
+ * neither be `.meta` or `.tmp` nor leave the folder.
+ */
+
+/** Parse Server's rule for file names (`FilesAdapter.validateFilename`), and its length limit. */
+export const FILE_NAME = /^[_a-zA-Z0-9][a-zA-Z0-9@. ~_-]*$/;
+export const MAX_FILE_NAME_LENGTH = 128;
+
+/** Largest file accepted: 20 MiB, the data API's body limit. */
+export const MAX_FILE_SIZE = 20 * 1024 * 1024;
+
+/** Stored names: a generated prefix (33 characters) plus an original name, or an imported Parse name. */
+const MAX_STORED_NAME_LENGTH = 200;
+
+/** Content types by extension, for uploads that do not say (the JS SDK's JSON form) or say `application/octet-stream`. */
+const TYPES: Record<string, string> = {
+  txt: 'text/plain',
+  csv: 'text/csv',
+  md: 'text/markdown',
+  css: 'text/css',
+  js: 'text/javascript',
+  mjs: 'text/javascript',
+  json: 'application/json',
+  xml: 'application/xml',
+  pdf: 'application/pdf',
+  zip: 'application/zip',
+  gz: 'application/gzip',
+  tar: 'application/x-tar',
+  wasm: 'application/wasm',
+  png: 'image/png',
+  jpg: 'image/jpeg',
+  jpeg: 'image/jpeg',
+  gif: 'image/gif',
+  webp: 'image/webp',
+  avif: 'image/avif',
+  bmp: 'image/bmp',
+  ico: 'image/x-icon',
+  svg: 'image/svg+xml',
+  mp3: 'audio/mpeg',
+  wav: 'audio/wav',
+  ogg: 'audio/ogg',
+  m4a: 'audio/mp4',
+  mp4: 'video/mp4',
+  webm: 'video/webm',
+  mov: 'video/quicktime',
+  woff: 'font/woff',
+  woff2: 'font/woff2',
+  ttf: 'font/ttf',
+  otf: 'font/otf',
+  docx: 'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
+  xlsx: 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
+  pptx: 'application/vnd.openxmlformats-officedocument.presentationml.presentation',
+};
+
+const OCTET_STREAM = 'application/octet-stream';
+
+/** A content type as a header may carry it: `type/subtype` with optional parameters, no line breaks. */
+const CONTENT_TYPE = /^[A-Za-z0-9!#$&^_.+-]+\/[A-Za-z0-9!#$&^_.+-]+(\s*;[^\r\n]*)?$/;
+
+/**
+ * Extensions refused, as Parse Server's default `fileUpload.fileExtensions` refuses them
+ * (`^(?![xXsS]?[hH][tT][mM][lL]?$)`): an HTML page served from the data API's origin could phish.
+ */
+const REFUSED_EXTENSION = /^[xs]?html?$/i;
+const REFUSED_TYPE = /^(text\/html|application\/xhtml\+xml)\b/i;
+
+const extensionOf = (name: string): string => {
+  const dot = name.lastIndexOf('.');
+  return dot > 0 ? name.slice(dot + 1).toLowerCase() : '';
+};
+
+/** The content type of a file name's extension, or undefined when Backyard does not know it. */
+export function contentTypeFor(name: string): string | undefined {
+  return TYPES[extensionOf(name)];
+}
+
+/**
+ * Checks an original file name with Parse's rule.
+ * @throws ParseError 122 INVALID_FILE_NAME for a name over 128 characters or with other characters
+ *   than letters, digits and `@. ~_-` (not first).
+ */
+export function checkFileName(name: string): void {
+  if (name.length > MAX_FILE_NAME_LENGTH) throw new ParseError(ParseCode.INVALID_FILE_NAME, 'Filename too long.');
+  if (!FILE_NAME.test(name)) {
+    throw new ParseError(ParseCode.INVALID_FILE_NAME, 'Filename contains invalid characters: use letters, digits and @. ~_- (not first).');
+  }
+}
+
+/** Whether `name` can be a stored file's name (Parse's rule, bounded length). */
+export const isStoredName = (name: string): boolean => name.length <= MAX_STORED_NAME_LENGTH && FILE_NAME.test(name);
+
+/** What the sidecar of a stored file holds. */
+export interface FileInfo {
+  contentType: string;
+  size: number;
+  createdAt: string;
+  metadata?: Record<string, unknown>;
+  tags?: Record<string, unknown>;
+}
+
+/** What an upload brings besides the bytes. */
+export interface UploadOptions {
+  /** The uploader's content type; absent or `application/octet-stream`: taken from the extension. */
+  contentType?: string;
+  metadata?: Record<string, unknown>;
+  tags?: Record<string, unknown>;
+}
+
+/**
+ * The files of one app. Reads are synchronous (the public download route answers synchronously);
+ * writes are asynchronous and durable (file and folder synced) before they resolve.
+ */
+export class FileStore {
+  constructor(readonly folder: string) {}
+
+  /** The path of a stored name inside the folder. @throws ParseError 122 for a name outside the rule. */
+  private pathOf(name: string, sub?: '.meta'): string {
+    if (!isStoredName(name)) throw new ParseError(ParseCode.INVALID_FILE_NAME, `Invalid file name: ${name}.`);
+    const dir = sub ? path.join(this.folder, sub) : this.folder;
+    const file = path.join(dir, sub ? `${name}.json` : name);
+    if (path.dirname(file) !== dir) throw new ParseError(ParseCode.INVALID_FILE_NAME, `Invalid file name: ${name}.`);
+    return file;
+  }
+
+  /**
+   * Stores an upload under a new name `<32 hex>_<originalName>` (with the content type's extension
+   * appended when the name has none, as Parse Server does).
+   * @returns the stored name and content type.
+   * @throws ParseError 122 for a bad name; 130 FILE_SAVE_ERROR for an empty file or an HTML file
+   *   (Parse Server's default extension rule); 129 FILE_TOO_LARGE (status 413) above 20 MiB.
+   */
+  async save(originalName: string, data: Buffer, options: UploadOptions = {}): Promise<{ name: string; contentType: string }> {
+    checkFileName(originalName);
+    if (data.length === 0) throw new ParseError(ParseCode.FILE_SAVE_ERROR, 'Invalid file upload: the file is empty.');
+    if (data.length > MAX_FILE_SIZE) {
+      throw new ParseError(ParseCode.FILE_TOO_LARGE, `The file is ${data.length} bytes; files may hold at most ${MAX_FILE_SIZE} bytes.`, 413);
+    }
+    const given = options.contentType?.trim();
+    let contentType = given && CONTENT_TYPE.test(given) ? given : undefined;
+    let name = originalName;
+    if (!extensionOf(name) && contentType) {
+      const base = contentType.split(';')[0]!.trim().toLowerCase();
+      const ext = Object.keys(TYPES).find((e) => TYPES[e] === base);
+      if (ext) name = `${name}.${ext}`;
+    }
+    if (!contentType || contentType.toLowerCase() === OCTET_STREAM) contentType = contentTypeFor(name) ?? contentType ?? OCTET_STREAM;
+    if (REFUSED_EXTENSION.test(extensionOf(name)) || REFUSED_TYPE.test(contentType)) {
+      throw new ParseError(ParseCode.FILE_SAVE_ERROR, `File upload of extension ${extensionOf(name) || contentType} is disabled: HTML files are refused.`);
+    }
+    name = `${randomBytes(16).toString('hex')}_${name}`;
+    const info: FileInfo = { contentType, size: data.length, createdAt: new Date().toISOString() };
+    if (options.metadata && Object.keys(options.metadata).length) info.metadata = options.metadata;
+    if (options.tags && Object.keys(options.tags).length) info.tags = options.tags;
+
+    // The sidecar first: once the bytes appear under their name, their content type is known.
+    const sidecar = this.pathOf(name, '.meta');
+    await this.writeAtomic(sidecar, Buffer.from(JSON.stringify(info)));
+    try {
+      await this.writeAtomic(this.pathOf(name), data);
+    } catch (error) {
+      await fs.promises.rm(sidecar, { force: true });
+      throw error;
+    }
+    return { name, contentType };
+  }
+
+  /** Writes through a temporary file, syncs it, renames it into place and syncs the folder. */
+  private async writeAtomic(target: string, data: Buffer): Promise<void> {
+    const tmpDir = path.join(this.folder, '.tmp');
+    await fs.promises.mkdir(tmpDir, { recursive: true });
+    await fs.promises.mkdir(path.dirname(target), { recursive: true });
+    const tmp = path.join(tmpDir, randomBytes(12).toString('hex'));
+    try {
+      const handle = await fs.promises.open(tmp, 'wx', 0o600);
+      try {
+        await handle.writeFile(data);
+        await handle.sync();
+      } finally {
+        await handle.close();
+      }
+      await fs.promises.rename(tmp, target);
+    } catch (error) {
+      await fs.promises.rm(tmp, { force: true });
+      throw error;
+    }
+    await syncFolder(path.dirname(target));
+  }
+
+  /** The content type and sidecar of a stored file, or undefined when there is none. */
+  info(name: string): FileInfo | undefined {
+    if (!isStoredName(name)) return undefined;
+    try {
+      return JSON.parse(fs.readFileSync(this.pathOf(name, '.meta'), 'utf8')) as FileInfo;
+    } catch {
+      return undefined;
+    }
+  }
+
+  /**
+   * A stored file's bytes and content type; undefined for an unknown or invalid name. A file
+   * without a sidecar (imported, or written by a crash between the two renames) gets the content
+   * type of its extension.
+   */
+  read(name: string): { data: Buffer; contentType: string } | undefined {
+    if (!isStoredName(name)) return undefined;
+    let data: Buffer;
+    try {
+      data = fs.readFileSync(this.pathOf(name));
+    } catch {
+      return undefined;
+    }
+    return { data, contentType: this.info(name)?.contentType ?? contentTypeFor(name) ?? OCTET_STREAM };
+  }
+
+  /**
+   * Deletes a stored file and its sidecar.
+   * @returns false when there is no such file.
+   * @throws ParseError 122 for a name outside Parse's rule.
+   */
+  async delete(name: string): Promise<boolean> {
+    const file = this.pathOf(name);
+    const existed = await fs.promises.rm(file).then(
+      () => true,
+      (error: NodeJS.ErrnoException) => {
+        if (error.code === 'ENOENT') return false;
+        throw error;
+      },
+    );
+    await fs.promises.rm(this.pathOf(name, '.meta'), { force: true });
+    if (existed) await syncFolder(this.folder);
+    return existed;
+  }
+}
+
+/** fsync of a folder, so that a rename or removal in it is on disk. */
+async function syncFolder(dir: string): Promise<void> {
+  const handle = await fs.promises.open(dir, 'r');
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}

@@ -1,0 +1,117 @@
+import { packageVersion } from '../../../version.js';
+import { ParseCode, ParseError } from '../../errors.js';
+import { checkClassName } from '../../schema.js';
+import { isPlainObject } from '../../values.js';
+import type { DataRouter } from '../router.js';
+import { ok } from '../types.js';
+import { aggregateRoutes } from './aggregate.js';
+import { requireMaster } from './classes.js';
+import { fileRoutes } from './files.js';
+import { openApiRoutes } from './openapi.js';
+
+/** The version `/serverInfo` reports in Parse's `parseServerVersion`. */
+export const serverVersion = (): string => `backyard-${packageVersion()}`;
+
+/**
+ * Parse Server's feature flags (its `FeaturesRouter`), each true only when a route of this router
+ * answers it, so that tools such as Parse Dashboard offer only what works.
+ */
+function features(router: DataRouter) {
+  const has = (method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: string) => router.has(method, path);
+  const schemas = has('POST', '/schemas/X');
+  return {
+    globalConfig: { create: has('PUT', '/config'), read: has('GET', '/config'), update: has('PUT', '/config'), delete: has('PUT', '/config') },
+    hooks: { create: has('POST', '/hooks/functions'), read: has('GET', '/hooks/functions'), update: has('PUT', '/hooks/functions/x'), delete: has('PUT', '/hooks/functions/x') },
+    cloudCode: { jobs: has('POST', '/jobs/x') },
+    logs: { level: has('GET', '/scriptlog'), size: has('GET', '/scriptlog'), order: has('GET', '/scriptlog'), until: has('GET', '/scriptlog'), from: has('GET', '/scriptlog') },
+    push: { immediatePush: has('POST', '/push'), scheduledPush: false, storedPushData: false, pushAudiences: has('GET', '/push_audiences'), localization: false },
+    schemas: {
+      addField: has('PUT', '/schemas/X'),
+      removeField: has('PUT', '/schemas/X'),
+      addClass: schemas,
+      removeClass: has('DELETE', '/schemas/X'),
+      clearAllDataFromClass: has('DELETE', '/purge/X'),
+      exportClass: false,
+      editClassLevelPermissions: has('PUT', '/schemas/X'),
+      editPointerPermissions: has('PUT', '/schemas/X'),
+    },
+  };
+}
+
+/** Config parameter names: Parse Server stores them as `params.<key>`, so no dots and no leading `$`. */
+const CONFIG_KEY = /^[^.$][^.]{0,255}$/;
+
+/**
+ * Reads a `PUT /config` body: `{params: {key: value | {"__op": "Delete"}}, masterKeyOnly?: {key: boolean}}`.
+ * A deleted key becomes `undefined` (what `StorageAdapter.putConfig` removes).
+ * @throws ParseError 107 for a malformed body, 105 for a bad key.
+ */
+function readConfigBody(body: unknown): { params: Record<string, unknown>; masterKeyOnly: Record<string, boolean> } {
+  if (!isPlainObject(body) || !isPlainObject(body.params)) {
+    throw new ParseError(ParseCode.INVALID_JSON, 'PUT /config needs {"params": {"name": value, ...}} and optionally {"masterKeyOnly": {"name": true}}.');
+  }
+  const rawFlags = body.masterKeyOnly ?? {};
+  if (!isPlainObject(rawFlags) || !Object.values(rawFlags).every((v) => typeof v === 'boolean')) {
+    throw new ParseError(ParseCode.INVALID_JSON, 'masterKeyOnly must map parameter names to true or false.');
+  }
+  const params: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(body.params)) {
+    if (!CONFIG_KEY.test(key)) throw new ParseError(ParseCode.INVALID_KEY_NAME, `Invalid config parameter name: ${JSON.stringify(key)} (no dots, no leading $, at most 256 characters).`);
+    if (isPlainObject(value) && '__op' in value) {
+      if (value.__op !== 'Delete') throw new ParseError(ParseCode.INVALID_JSON, `Config parameter ${key}: only {"__op": "Delete"} is accepted as an operation.`);
+      params[key] = undefined;
+    } else params[key] = value;
+  }
+  return { params, masterKeyOnly: rawFlags as Record<string, boolean> };
+}
+
+/**
+ * `/serverInfo`, `/health`, `/config` and `/purge/<ClassName>` (Parse REST guide, "Config" and
+ * Parse Server's routers of the same paths):
+ * - `GET /serverInfo`: `{parseServerVersion: "backyard-<version>", features}`. Parse Server wants the
+ *   master key; the spec (Interface B, "Server info") shows it with the application id and REST key,
+ *   so any key may read it (it holds nothing secret).
+ * - `GET /health`: `{status: "ok"}` (without keys it is answered by `public.ts`).
+ * - `GET /config`: `{params}` for client keys, without the master-key-only parameters;
+ *   `{params, masterKeyOnly}` for the master key.
+ * - `PUT /config` (master): sets parameters, `{"__op": "Delete"}` removes one; answers `{result: true}`.
+ * - `DELETE /purge/<ClassName>` (master): deletes every object, keeps the schema; 200 `{}`; 103 for
+ *   an unknown class.
+ */
+export function miscRoutes(router: DataRouter): void {
+  router.on('GET', '/serverInfo', () => ok({ parseServerVersion: serverVersion(), features: features(router) }));
+  router.on('GET', '/health', () => ok({ status: 'ok' }));
+  router.on('GET', '/config', (req) => {
+    const entries = req.engine.storage.getConfig().filter((e) => req.auth.master || !e.masterKeyOnly);
+    const params = Object.fromEntries(entries.map((e) => [e.key, e.value]));
+    if (!req.auth.master) return ok({ params });
+    return ok({ params, masterKeyOnly: Object.fromEntries(entries.map((e) => [e.key, e.masterKeyOnly])) });
+  });
+  router.on('PUT', '/config', (req) => {
+    requireMaster(req);
+    const { params, masterKeyOnly } = readConfigBody(req.body);
+    req.engine.storage.putConfig(params, masterKeyOnly);
+    return ok({ result: true });
+  });
+  router.on('DELETE', '/purge/:className', (req, { className }) => {
+    requireMaster(req);
+    checkClassName(className!);
+    const engine = req.engine;
+    engine.storage.transaction(() => {
+      if (!engine.schema.has(className!)) throw new ParseError(ParseCode.INVALID_CLASS_NAME, `Class ${className} does not exist.`);
+      engine.storage.deleteAll(className!);
+    });
+    return ok({});
+  });
+}
+
+/**
+ * Registers every route of this group: files, server info, health, config, purge, aggregate and
+ * the per-app OpenAPI document.
+ */
+export function extraRoutes(router: DataRouter): void {
+  fileRoutes(router);
+  miscRoutes(router);
+  aggregateRoutes(router);
+  openApiRoutes(router);
+}

@@ -1,0 +1,52 @@
+import type { DataApps } from '../../apps.js';
+import { ParseCode } from '../../errors.js';
+import { FileStore } from '../../files.js';
+import type { PublicRoute } from '../plugin.js';
+import type { DataResponse } from '../types.js';
+
+const FILE_PATH = /^\/files\/([^/]+)\/([^/]+)$/;
+
+/**
+ * Headers of every download. A file is served from the data API's origin, which the dashboard
+ * shares, so its content may not run there: `sandbox` gives a page an opaque origin and `nosniff`
+ * stops browsers guessing a type that could.
+ */
+const DOWNLOAD_HEADERS = {
+  'x-content-type-options': 'nosniff',
+  'content-security-policy': 'sandbox',
+};
+
+const decode = (segment: string): string | undefined => {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return undefined;
+  }
+};
+
+const notFound = (): DataResponse => ({ status: 404, body: undefined, raw: { data: Buffer.from('File not found.'), contentType: 'text/plain; charset=utf-8' } });
+
+/**
+ * The routes of the data API answered without keys, as Parse Server answers them (`PublicRoute`
+ * of `plugin.ts`; it calls this for GET requests only, with the path below the mount):
+ * - `GET /health`: 200 `{"status": "ok"}`;
+ * - `GET /files/<appId>/<name>`: the file's bytes with its stored content type (the URLs that
+ *   `DataEngine.fileUrl` gives); 403 `{code: 119}` for an unknown application id and 404
+ *   `File not found.` (text, as Parse Server) for an unknown file.
+ * Any other path: undefined, so that the keyed routes answer it.
+ */
+export function publicRoutes(apps: DataApps): PublicRoute {
+  return (path) => {
+    if (path === '/health') return { status: 200, body: { status: 'ok' } };
+    const match = FILE_PATH.exec(path);
+    if (!match) return undefined;
+    // The path may arrive decoded or not; names that pass Parse's rule hold no `%`, so decoding is safe.
+    const appId = decode(match[1]!);
+    const name = decode(match[2]!);
+    if (appId === undefined || name === undefined) return notFound();
+    if (!apps.directory.keys(appId)) return { status: 403, body: { code: ParseCode.OPERATION_FORBIDDEN, error: 'Invalid application ID.' } };
+    const file = new FileStore(apps.filesFolder(appId)).read(name);
+    if (!file) return notFound();
+    return { status: 200, body: undefined, headers: DOWNLOAD_HEADERS, raw: file };
+  };
+}

@@ -1,0 +1,133 @@
+import type { Auth } from '../../auth/context.js';
+import { ParseCode, ParseError } from '../../errors.js';
+import { createSession, sessionByToken, userPointer } from '../../users/service.js';
+import { isPlainObject } from '../../values.js';
+import type { DataRouter } from '../router.js';
+import { ok, type DataRequest, type RouteHandler } from '../types.js';
+
+/** `/sessions` and `/classes/_Session` name the same objects (Parse REST guide, "Sessions"). */
+const SESSION_PATHS = ['/sessions', '/classes/_Session'] as const;
+
+/**
+ * Sessions are for their users: without the master key a request needs a user (Parse Server's
+ * `RestQuery`, `RestWrite.handleSession`, `rest.del`), and sees only its own sessions; others
+ * answer 101.
+ * @throws ParseError 209.
+ */
+function requireUser(auth: Auth, message = 'Invalid session token'): void {
+  if (!auth.master && !auth.user) throw new ParseError(ParseCode.INVALID_SESSION_TOKEN, message);
+}
+
+const invalidKey = (message: string) => new ParseError(ParseCode.INVALID_KEY_NAME, message);
+
+/**
+ * A client's session query, limited to its own sessions as Parse Server's `RestQuery` does (ACLs do
+ * that for sessions made here; sessions imported from Parse Server have none). A `where` that is
+ * not JSON is left for the engine to refuse (102).
+ */
+function ownSessionsOnly(query: Record<string, unknown>, auth: Auth): Record<string, unknown> {
+  if (auth.master) return query;
+  let where = query.where;
+  if (typeof where === 'string') {
+    try {
+      where = JSON.parse(where);
+    } catch {
+      return query;
+    }
+  }
+  const mine = { user: userPointer(auth.user!.objectId) };
+  return { ...query, where: where === undefined ? mine : { $and: [where, mine] } };
+}
+
+/** @throws ParseError 101 unless the session exists and, for a client, belongs to it. */
+function checkOwnSession(req: DataRequest, objectId: string): void {
+  if (req.auth.master) return;
+  const session = req.engine.schema.has('_Session') ? req.engine.storage.get('_Session', objectId) : undefined;
+  if (!session || !isPointerTo(session.data.user, req.auth.user?.objectId)) throw new ParseError(ParseCode.OBJECT_NOT_FOUND, 'Object not found.');
+}
+
+/** Whether a body's `user` is a pointer to this user. */
+const isPointerTo = (value: unknown, userId: string | undefined) =>
+  isPlainObject(value) && value.__type === 'Pointer' && value.className === '_User' && value.objectId === userId;
+
+/**
+ * Checks a session write's body (Parse Server's `RestWrite.handleSession`, stricter where Parse
+ * Server lets a client choose its token or lifetime).
+ * @throws ParseError 107 (not an object), 105 for `ACL` ("Cannot set ACL on a Session."), for
+ *   `sessionToken` and `createdWith`, for `installationId` on update, and for a client's `user`
+ *   other than itself or `expiresAt`.
+ */
+function checkSessionBody(body: unknown, auth: Auth, creating: boolean): Record<string, unknown> {
+  if (!isPlainObject(body)) throw new ParseError(ParseCode.INVALID_JSON, 'The body must be a JSON object of fields.');
+  if ('ACL' in body) throw invalidKey('Cannot set ACL on a Session.');
+  for (const key of ['sessionToken', 'createdWith', ...(creating ? [] : ['installationId'])]) {
+    if (key in body) throw invalidKey(`Cannot set ${key} on a Session.`);
+  }
+  if (!auth.master) {
+    if ('user' in body && !isPointerTo(body.user, auth.user?.objectId)) throw invalidKey('Cannot set the user of a Session to another user.');
+    if ('expiresAt' in body) throw invalidKey('Cannot set expiresAt on a Session.');
+  }
+  return body;
+}
+
+/**
+ * `POST /sessions`: a new session for the caller (`createdWith.action` "create"), or with the master
+ * key for the user the body's `user` Pointer names. Answers the whole session, token included.
+ * @throws ParseError 209 "Session token required." without a user; 105 as `checkSessionBody`;
+ *   111 when the master key names no user; 101 when that user does not exist.
+ */
+const createSessionRoute: RouteHandler = (req) => {
+  requireUser(req.auth, 'Session token required.');
+  const { user, installationId, objectId: _ignored, ...extra } = checkSessionBody(req.body, req.auth, true);
+  let userId = req.auth.user?.objectId;
+  if (req.auth.master) {
+    if (!isPlainObject(user) || user.__type !== 'Pointer' || user.className !== '_User' || typeof user.objectId !== 'string') {
+      throw new ParseError(ParseCode.INCORRECT_TYPE, 'user must be a Pointer to a _User when the master key creates a session.');
+    }
+    if (!req.engine.schema.has('_User') || !req.engine.storage.get('_User', user.objectId)) throw new ParseError(ParseCode.OBJECT_NOT_FOUND, 'user not found');
+    userId = user.objectId;
+  }
+  if (installationId != null && typeof installationId !== 'string') throw new ParseError(ParseCode.INCORRECT_TYPE, 'installationId must be a string.');
+  const session = createSession(req.engine, userId!, { action: 'create' }, (installationId as string | null | undefined) ?? undefined, extra);
+  return ok(req.engine.toJson('_Session', session), 201, { location: location(req, session.objectId) });
+};
+
+const location = (req: DataRequest, objectId: string) => `${req.mountUrl}/sessions/${encodeURIComponent(objectId)}`;
+
+/**
+ * The session endpoints (Parse REST guide, "Sessions"; Parse Server's `SessionsRouter`):
+ * `GET /sessions/me`, and query, create, get, update, delete under `/sessions` and
+ * `/classes/_Session`. All synchronous, so they run inside transactional batches.
+ */
+export function sessionRoutes(router: DataRouter): void {
+  router.on('GET', '/sessions/me', (req) => {
+    if (!req.auth.sessionToken) throw new ParseError(ParseCode.INVALID_SESSION_TOKEN, 'Session token required.');
+    const session = sessionByToken(req.engine, req.auth.sessionToken);
+    if (!session) throw new ParseError(ParseCode.INVALID_SESSION_TOKEN, 'Session token not found.');
+    return ok(req.engine.toJson('_Session', session));
+  });
+  for (const base of SESSION_PATHS) {
+    router.on('POST', base, createSessionRoute);
+    router.on('GET', base, (req) => {
+      requireUser(req.auth);
+      return ok(req.engine.find('_Session', ownSessionsOnly(req.query, req.auth), req.auth));
+    });
+    router.on('GET', `${base}/:objectId`, (req, { objectId }) => {
+      requireUser(req.auth);
+      checkOwnSession(req, objectId!);
+      return ok(req.engine.get('_Session', objectId!, req.auth, req.query));
+    });
+    router.on('PUT', `${base}/:objectId`, (req, { objectId }) => {
+      requireUser(req.auth, 'Session token required.');
+      checkOwnSession(req, objectId!);
+      const { row, computed } = req.engine.update('_Session', objectId!, checkSessionBody(req.body, req.auth, false), req.auth);
+      return ok({ updatedAt: row.updatedAt, ...computed });
+    });
+    router.on('DELETE', `${base}/:objectId`, (req, { objectId }) => {
+      requireUser(req.auth);
+      checkOwnSession(req, objectId!);
+      req.engine.delete('_Session', objectId!, req.auth);
+      return ok({});
+    });
+  }
+}

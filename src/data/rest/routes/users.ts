@@ -1,0 +1,75 @@
+import { authenticate, deleteUser, logIn, logInAs, loginPayload, logOut, me, presentUser, signUp, updateUser, type UserUpdate } from '../../users/service.js';
+import { isPlainObject } from '../../values.js';
+import type { DataRouter } from '../router.js';
+import { ok, type DataRequest, type DataResponse, type RouteHandler } from '../types.js';
+import { roleRoutes } from './roles.js';
+import { sessionRoutes } from './sessions.js';
+
+/** `/users` and `/classes/_User` name the same objects (Parse REST guide, "Users"). */
+const USER_PATHS = ['/users', '/classes/_User'] as const;
+
+const userLocation = (req: DataRequest, objectId: string) => `${req.mountUrl}/users/${encodeURIComponent(objectId)}`;
+
+/** A field of the body, else of the query string (the JS SDK sends a GET's fields in a POST body). */
+const param = (req: DataRequest, name: string): unknown => (isPlainObject(req.body) && req.body[name] !== undefined ? req.body[name] : req.query[name]);
+
+const signUpRoute: RouteHandler = async (req) => {
+  const { user, sessionToken } = await signUp(req.engine, req.body, req.auth);
+  return ok({ objectId: user.objectId, createdAt: user.createdAt, sessionToken }, 201, { location: userLocation(req, user.objectId) });
+};
+
+const findUsers: RouteHandler = (req) => {
+  const answer = req.engine.find('_User', req.query, req.auth);
+  return ok({ ...answer, results: answer.results.map((u) => presentUser(u, req.auth)) });
+};
+
+/** Parse Server adds the caller's session token when users fetch themselves (the SDK's `fetch` keeps it). */
+const getUser: RouteHandler = (req, { objectId }) => {
+  const user = presentUser(req.engine.get('_User', objectId!, req.auth, req.query), req.auth);
+  if (req.auth.sessionToken && req.auth.user?.objectId === objectId) user.sessionToken = req.auth.sessionToken;
+  return ok(user);
+};
+
+const updateAnswer = ({ row, computed, sessionToken }: UserUpdate): DataResponse =>
+  ok({ updatedAt: row.updatedAt, ...computed, ...(sessionToken ? { sessionToken } : {}) });
+
+const putUser: RouteHandler = (req, { objectId }) => {
+  const result = updateUser(req.engine, objectId!, req.body, req.auth);
+  return result instanceof Promise ? result.then(updateAnswer) : updateAnswer(result);
+};
+
+const deleteUserRoute: RouteHandler = (req, { objectId }) => {
+  deleteUser(req.engine, objectId!, req.auth);
+  return ok({});
+};
+
+/**
+ * The user endpoints of the data API (Parse REST guide, "Users"; Parse Server's `UsersRouter`):
+ * signup (`POST /users`, and `POST /classes/_User` as the SDK sends it), login (`GET`/`POST
+ * /login`), `POST /loginAs` (master key), `POST /logout`, `GET /users/me`, `GET`/`POST
+ * /verifyPassword`, and query, get, update, delete under `/users` and `/classes/_User`. Also
+ * registers the session and role endpoints. Signup, login, verifyPassword and a password change
+ * are asynchronous (bcrypt), so a transactional batch answers 108 for them.
+ */
+export function userRoutes(router: DataRouter): void {
+  for (const base of USER_PATHS) {
+    router.on('POST', base, signUpRoute);
+    router.on('GET', base, findUsers);
+    router.on('GET', `${base}/:objectId`, getUser);
+    router.on('PUT', `${base}/:objectId`, putUser);
+    router.on('DELETE', `${base}/:objectId`, deleteUserRoute);
+  }
+  router.on('GET', '/users/me', (req) => ok(me(req.engine, req.auth)));
+  router.on(['GET', 'POST'], '/login', async (req) => ok(await logIn(req.engine, loginPayload(req.body, req.query), req.auth)));
+  router.on(['GET', 'POST'], '/verifyPassword', async (req) => {
+    const user = await authenticate(req.engine, loginPayload(req.body, req.query), req.auth);
+    return ok(req.engine.toJson('_User', user));
+  });
+  router.on('POST', '/loginAs', (req) => ok(logInAs(req.engine, param(req, 'userId'), req.auth)));
+  router.on('POST', '/logout', (req) => {
+    logOut(req.engine, req.auth);
+    return ok({});
+  });
+  sessionRoutes(router);
+  roleRoutes(router);
+}

@@ -1,0 +1,318 @@
+import { randomBytes } from 'node:crypto';
+import { aclAllows, MASTER, type Auth } from '../auth/context.js';
+import { sessionUser } from '../auth/sessions.js';
+import type { DataEngine, WriteResult } from '../engine.js';
+import { ParseCode, ParseError } from '../errors.js';
+import type { StoredRow } from '../storage/adapter.js';
+import { checkAcl, isPlainObject } from '../values.js';
+import { hashPassword, verifyPassword } from './passwords.js';
+
+/**
+ * Users and sessions of a Backend App, as Parse Server's `UsersRouter` and `RestWrite` treat the
+ * `_User` and `_Session` classes: signup, login, logout, `me`, password changes, and the session
+ * objects that tie a session token to a user. Everything goes through the engine, so ACLs and
+ * class-level permissions apply; password hashes live in the internal `_hashed_password` field,
+ * which never leaves the engine.
+ */
+
+type Acl = NonNullable<StoredRow['acl']>;
+
+/** Sessions last one year, Parse Server's default `sessionLength`. */
+export const SESSION_LENGTH_MS = 365 * 24 * 60 * 60 * 1000;
+
+/** A session token as Parse Server makes them: `r:` and 32 lowercase hex digits (128 random bits). */
+export const newSessionToken = (): string => `r:${randomBytes(16).toString('hex')}`;
+
+/** A Pointer to a `_User`, as sessions and queries hold it. */
+export const userPointer = (objectId: string) => ({ __type: 'Pointer', className: '_User', objectId });
+
+/** How a session came to be (Parse's `createdWith`). */
+export interface CreatedWith {
+  action: 'signup' | 'login' | 'create';
+  authProvider?: 'password' | 'masterkey';
+}
+
+const invalidLogin = () => new ParseError(ParseCode.OBJECT_NOT_FOUND, 'Invalid username/password.');
+const invalidSession = () => new ParseError(ParseCode.INVALID_SESSION_TOKEN, 'Invalid session token');
+const selfOnly = (userId: string): Acl => ({ [userId]: { read: true, write: true } });
+
+/** A `$regex` that matches `text` exactly, ignoring case (Parse's case-insensitive uniqueness). */
+const sameIgnoringCase = (text: string) => ({ $regex: `^${text.replace(/[\\^$.*+?()[\]{}|/-]/g, '\\$&')}$`, $options: 'i' });
+
+const exists = (engine: DataEngine, className: string, where: Record<string, unknown>): boolean =>
+  engine.schema.has(className) && engine.storage.find(className, { where, limit: 1 }).length > 0;
+
+/** Every session of a user (master view). */
+function sessionsOf(engine: DataEngine, userId: string): StoredRow[] {
+  if (!engine.schema.has('_Session')) return [];
+  return engine.storage.find('_Session', { where: { user: userPointer(userId) } });
+}
+
+/**
+ * Creates a `_Session` for a user (Parse Server's `RestWrite.createSession`): `sessionToken`, `user`
+ * Pointer, `createdWith`, `expiresAt` one year ahead, `installationId` when known, and an ACL that
+ * only the user matches. Other sessions of the same user and installation are deleted, as Parse
+ * Server's `destroyDuplicatedSessions` does.
+ * @param extra further session fields (a `POST /sessions` body; the master key's may set `expiresAt`).
+ * @throws ParseError 105/111 for bad `extra` fields.
+ */
+export function createSession(engine: DataEngine, userId: string, createdWith: CreatedWith, installationId?: string, extra: Record<string, unknown> = {}): StoredRow {
+  const body: Record<string, unknown> = {
+    expiresAt: { __type: 'Date', iso: new Date(Date.now() + SESSION_LENGTH_MS).toISOString() },
+    ...extra,
+    sessionToken: newSessionToken(),
+    user: userPointer(userId),
+    createdWith,
+    ACL: selfOnly(userId),
+  };
+  if (installationId) body.installationId = installationId;
+  return engine.storage.transaction(() => {
+    if (installationId && engine.schema.has('_Session')) {
+      for (const old of engine.storage.find('_Session', { where: { user: userPointer(userId), installationId } })) {
+        engine.storage.delete('_Session', old.objectId);
+      }
+    }
+    return engine.create('_Session', body, MASTER).row;
+  });
+}
+
+/** A user as another caller may see it: Parse Server's default `protectedFields` hide `email` from all but the user and the master key. */
+export function presentUser(user: Record<string, unknown>, auth: Auth): Record<string, unknown> {
+  if (auth.master || (auth.user && auth.user.objectId === user.objectId)) return user;
+  const { email: _hidden, ...rest } = user;
+  return rest;
+}
+
+/** The fields of a `_User` write, split into data, password and ACL. */
+interface UserInput {
+  fields: Record<string, unknown>;
+  password?: string;
+  /** undefined: not given; null: `"ACL": null`. */
+  acl?: Acl | null;
+}
+
+/**
+ * Checks a `_User` create or update body as Parse Server's `RestWrite` does (`validateAuthData`,
+ * `checkRestrictedFields`, `_validateEmail`).
+ * @throws ParseError 107 (not an object), 200 (username missing or empty), 201 (password missing or
+ *   empty), 119 (`emailVerified` set by a client), 252 (`authData`: no auth providers here),
+ *   125 (malformed email), 111 (malformed ACL).
+ */
+function readUserBody(body: unknown, auth: Auth, creating: boolean): UserInput {
+  if (!isPlainObject(body)) throw new ParseError(ParseCode.INVALID_JSON, 'The body must be a JSON object of fields.');
+  const { password, sessionToken: _ignored, ACL, ...fields } = body;
+  if ((creating || 'username' in body) && (typeof fields.username !== 'string' || fields.username === '')) {
+    throw new ParseError(ParseCode.USERNAME_MISSING, 'bad or missing username');
+  }
+  if ((creating || 'password' in body) && (typeof password !== 'string' || password === '')) {
+    throw new ParseError(ParseCode.PASSWORD_MISSING, 'password is required');
+  }
+  if (!auth.master && 'emailVerified' in fields) {
+    throw new ParseError(ParseCode.OPERATION_FORBIDDEN, "Clients aren't allowed to manually update email verification.");
+  }
+  if ('authData' in fields) {
+    if (!isPlainObject(fields.authData) || Object.keys(fields.authData).length > 0) {
+      throw new ParseError(ParseCode.UNSUPPORTED_SERVICE, 'This authentication method is unsupported.');
+    }
+    delete fields.authData;
+  }
+  const email = fields.email;
+  const deleting = email === null || (isPlainObject(email) && email.__op === 'Delete');
+  if (email !== undefined && !deleting && (typeof email !== 'string' || !/^.+@.+$/.test(email))) {
+    throw new ParseError(ParseCode.INVALID_EMAIL_ADDRESS, 'Email address format is invalid.');
+  }
+  const input: UserInput = { fields, password: password as string | undefined };
+  if ('ACL' in body) input.acl = ACL === null ? null : checkAcl(ACL);
+  return input;
+}
+
+/**
+ * Usernames and emails are unique, compared ignoring case (Parse Server's `_validateUserName` and
+ * `_validateEmail`). Call inside the write's transaction.
+ * @throws ParseError 202 "Account already exists for this username.", 203 for the email.
+ */
+function checkUnique(engine: DataEngine, fields: Record<string, unknown>, selfId?: string): void {
+  const others = selfId ? { objectId: { $ne: selfId } } : {};
+  if (typeof fields.username === 'string' && exists(engine, '_User', { username: sameIgnoringCase(fields.username), ...others })) {
+    throw new ParseError(ParseCode.USERNAME_TAKEN, 'Account already exists for this username.');
+  }
+  if (typeof fields.email === 'string' && exists(engine, '_User', { email: sameIgnoringCase(fields.email), ...others })) {
+    throw new ParseError(ParseCode.EMAIL_TAKEN, 'Account already exists for this email address.');
+  }
+}
+
+/**
+ * Signs a user up (Parse REST guide, "Signing Up"; `POST /users`): checks the body, hashes the
+ * password, creates the `_User` with its ACL (the body's, or public read; the user always reads and
+ * writes itself, as Parse Server forces) and a session with `createdWith.action` "signup".
+ * @returns the stored user and its new session token.
+ * @throws ParseError as `readUserBody`, 119 (class-level permissions), 202/203 (taken), 105/111
+ *   (bad fields).
+ */
+export async function signUp(engine: DataEngine, body: unknown, auth: Auth): Promise<{ user: StoredRow; sessionToken: string }> {
+  const input = readUserBody(body, auth, true);
+  if (engine.schema.has('_User')) engine.checkClp('_User', 'create', auth);
+  checkUnique(engine, input.fields); // fail before spending a hash; checked again below
+  const hashed = await hashPassword(input.password!);
+  return engine.storage.transaction(() => {
+    checkUnique(engine, input.fields);
+    const { row } = engine.create('_User', input.fields, auth, { _hashed_password: hashed });
+    row.acl = { ...(input.acl ?? { '*': { read: true } }), ...selfOnly(row.objectId) };
+    engine.storage.replace('_User', row);
+    const session = createSession(engine, row.objectId, { action: 'signup', authProvider: 'password' }, auth.installationId);
+    return { user: row, sessionToken: session.data.sessionToken as string };
+  });
+}
+
+/**
+ * Where a login's credentials are: the body, unless the query string carries them (Parse Server's
+ * `_authenticateUserFromRequest`; the JS SDK sends them in the body of a `GET` sent as `POST`).
+ */
+export function loginPayload(body: unknown, query: Record<string, unknown>): Record<string, unknown> {
+  const fromBody = isPlainObject(body) ? body : {};
+  if ((!fromBody.username && query.username) || (!fromBody.email && query.email)) return query;
+  return fromBody;
+}
+
+/**
+ * Finds the user of a username (or email) and password pair (Parse Server's
+ * `_authenticateUserFromRequest`): `username` matches a username or an email; with `email`, the
+ * email. A user whose ACL is `{}` is locked out unless the master key asks.
+ * @throws ParseError 200 (neither username nor email), 201 (no password), 101 "Invalid
+ *   username/password." for every mismatch.
+ */
+export async function authenticate(engine: DataEngine, payload: Record<string, unknown>, auth: Auth): Promise<StoredRow> {
+  const { username, email, password } = payload;
+  if (!username && !email) throw new ParseError(ParseCode.USERNAME_MISSING, 'username/email is required.');
+  if (!password) throw new ParseError(ParseCode.PASSWORD_MISSING, 'password is required.');
+  if (typeof password !== 'string' || (email && typeof email !== 'string') || (username && typeof username !== 'string')) throw invalidLogin();
+  const where = email && username ? { email, username } : email ? { email } : { $or: [{ username }, { email: username }] };
+  const found = engine.schema.has('_User') ? engine.storage.find('_User', { where, limit: 2 }) : [];
+  const user = found.length > 1 ? found.find((u) => u.data.username === username) : found[0];
+  const matches = await verifyPassword(password, user?.data._hashed_password);
+  if (!matches || !user) throw invalidLogin();
+  if (!auth.master && user.acl && Object.keys(user.acl).length === 0) throw invalidLogin();
+  return user;
+}
+
+/** A user as a login answers it: the object and a `sessionToken`. */
+function withSession(engine: DataEngine, user: StoredRow, createdWith: CreatedWith, installationId: string | undefined): Record<string, unknown> {
+  return engine.storage.transaction(() => {
+    const current = engine.storage.get('_User', user.objectId);
+    if (!current) throw invalidLogin();
+    const session = createSession(engine, current.objectId, createdWith, installationId);
+    return { ...engine.toJson('_User', current), sessionToken: session.data.sessionToken };
+  });
+}
+
+/**
+ * Logs in (Parse REST guide, "Logging In"; `GET`/`POST /login`): a new session with
+ * `createdWith.action` "login".
+ * @returns the user as `engine.toJson` answers it, plus `sessionToken`.
+ * @throws ParseError as `authenticate`.
+ */
+export async function logIn(engine: DataEngine, payload: Record<string, unknown>, auth: Auth): Promise<Record<string, unknown>> {
+  const user = await authenticate(engine, payload, auth);
+  return withSession(engine, user, { action: 'login', authProvider: 'password' }, auth.installationId);
+}
+
+/**
+ * Logs in as any user with the master key (Parse Server's `POST /loginAs`, body `userId`).
+ * @throws ParseError 119 without the master key, 162 without `userId`, 101 "user not found".
+ */
+export function logInAs(engine: DataEngine, userId: unknown, auth: Auth): Record<string, unknown> {
+  if (!auth.master) throw new ParseError(ParseCode.OPERATION_FORBIDDEN, 'master key is required');
+  if (typeof userId !== 'string' || userId === '') throw new ParseError(ParseCode.INVALID_VALUE, 'userId must not be empty, null, or undefined');
+  const user = engine.schema.has('_User') ? engine.storage.get('_User', userId) : undefined;
+  if (!user) throw new ParseError(ParseCode.OBJECT_NOT_FOUND, 'user not found');
+  return withSession(engine, user, { action: 'login', authProvider: 'masterkey' }, auth.installationId);
+}
+
+/**
+ * The user of the request's session (Parse REST guide, "Validating Session Tokens / Retrieving
+ * Current User"; `GET /users/me`), with its `sessionToken`.
+ * @throws ParseError 209 "Invalid session token" without a valid session token.
+ */
+export function me(engine: DataEngine, auth: Auth): Record<string, unknown> {
+  if (!auth.sessionToken) throw invalidSession();
+  const { user } = sessionUser(engine.storage, auth.sessionToken);
+  return { ...engine.toJson('_User', user), sessionToken: auth.sessionToken };
+}
+
+/** The `_Session` of a session token (master view), or undefined. */
+export function sessionByToken(engine: DataEngine, sessionToken: string): StoredRow | undefined {
+  if (!engine.schema.has('_Session')) return undefined;
+  return engine.storage.find('_Session', { where: { sessionToken }, limit: 1 })[0];
+}
+
+/**
+ * Logs out (Parse REST guide, "Logging Out"; `POST /logout`): deletes the request's session. As Parse
+ * Server, a request without a session token succeeds with nothing to do; an invalid one never gets
+ * here (the credentials answer 209).
+ */
+export function logOut(engine: DataEngine, auth: Auth): void {
+  if (!auth.sessionToken) return;
+  const session = sessionByToken(engine, auth.sessionToken);
+  if (session) engine.storage.delete('_Session', session.objectId);
+}
+
+/**
+ * Checks that the caller may write the user, before uniqueness is looked at (so that a refused
+ * caller learns nothing about other accounts).
+ * @throws ParseError 206 for a request without a user or the master key, 119 (class-level
+ *   permissions), 101 when the user does not exist or the caller may not write it.
+ */
+function checkUserWritable(engine: DataEngine, objectId: string, auth: Auth, action: 'update' | 'delete'): void {
+  if (!auth.master && !auth.user) {
+    throw new ParseError(ParseCode.SESSION_MISSING, action === 'update' ? `Cannot modify user ${objectId}.` : 'Insufficient auth to delete user');
+  }
+  const notFound = new ParseError(ParseCode.OBJECT_NOT_FOUND, 'Object not found.');
+  if (!engine.schema.has('_User')) throw notFound;
+  engine.checkClp('_User', action, auth);
+  const row = engine.storage.get('_User', objectId);
+  if (!row || !aclAllows(row.acl, auth, 'write')) throw notFound;
+}
+
+/** What a user update answers: `updatedAt`, computed values, and a new `sessionToken` after a client changed its password. */
+export type UserUpdate = WriteResult & { sessionToken?: string };
+
+/**
+ * Updates a user (Parse REST guide, "Updating Users"; `PUT /users/<objectId>`). Username and email
+ * stay unique; a new password is hashed, every session of the user is revoked (Parse Server's
+ * `revokeSessionOnPasswordReset`) and a client gets a new session token in the answer. A client's
+ * ACL always keeps the user's own read and write. Synchronous unless the password changes (bcrypt).
+ * @throws ParseError 206, 101, 119 as `checkUserWritable`; as `readUserBody`; 202/203 (taken).
+ */
+export function updateUser(engine: DataEngine, objectId: string, body: unknown, auth: Auth): UserUpdate | Promise<UserUpdate> {
+  checkUserWritable(engine, objectId, auth, 'update');
+  const input = readUserBody(body, auth, false);
+  checkUnique(engine, input.fields, objectId);
+  const commit = (hashed: string | undefined): UserUpdate =>
+    engine.storage.transaction(() => {
+      checkUnique(engine, input.fields, objectId);
+      const changes: Record<string, unknown> = { ...input.fields };
+      if (input.acl !== undefined) changes.ACL = auth.master ? input.acl : { ...(input.acl ?? {}), ...selfOnly(objectId) };
+      const result: UserUpdate = engine.update('_User', objectId, changes, auth, hashed ? { _hashed_password: hashed } : {});
+      if (hashed) {
+        for (const session of sessionsOf(engine, objectId)) engine.storage.delete('_Session', session.objectId);
+        if (!auth.master) {
+          const session = createSession(engine, objectId, { action: 'login', authProvider: 'password' }, auth.installationId);
+          result.sessionToken = session.data.sessionToken as string;
+        }
+      }
+      return result;
+    });
+  return input.password === undefined ? commit(undefined) : hashPassword(input.password).then(commit);
+}
+
+/**
+ * Deletes a user (Parse REST guide, "Deleting Users") and its sessions.
+ * @throws ParseError 206 "Insufficient auth to delete user" without a user or the master key; 101.
+ */
+export function deleteUser(engine: DataEngine, objectId: string, auth: Auth): void {
+  checkUserWritable(engine, objectId, auth, 'delete');
+  engine.storage.transaction(() => {
+    engine.delete('_User', objectId, auth);
+    for (const session of sessionsOf(engine, objectId)) engine.storage.delete('_Session', session.objectId);
+  });
+}
