@@ -96,6 +96,17 @@ describe('files through the Parse JS SDK', () => {
     expect((await download(fetched.get('blob').url())).bytes.equals(Buffer.from(bytes))).toBe(true);
   });
 
+  it('uploads text and JSON files sent as raw bytes, and keeps the content type of base64 uploads', async () => {
+    const text = await new Parse.File('notes.txt', [...Buffer.from('plain words')], 'text/plain').save({ useMasterKey: true });
+    const got = await fetch(text.url()!);
+    expect(await got.text()).toBe('plain words');
+    expect(got.headers.get('content-type')).toMatch(/^text\/plain/);
+    const json = await new Parse.File('data.json', [...Buffer.from('{"a":1}')], 'application/json').save({ useMasterKey: true });
+    expect(await (await fetch(json.url()!)).text()).toBe('{"a":1}');
+    const png = await new Parse.File('photo', { base64: Buffer.from([137, 80, 78, 71]).toString('base64') }, 'image/png').save({ useMasterKey: true });
+    expect((await fetch(png.url()!)).headers.get('content-type')).toBe('image/png');
+  });
+
   it('uploads a Buffer as raw bytes with its content type, and destroys files with the master key', async () => {
     const png = Buffer.from('89504e470d0a1a0a0000000d49484452', 'hex');
     const file = new Parse.File('pixel.png', png, 'image/png');

@@ -369,6 +369,9 @@ describe('users over raw HTTP: Parse error codes and statuses', () => {
     const txName = fresh('tx');
     const tx = await call('POST', '/batch', { body: { transaction: true, requests: [{ method: 'POST', path: '/data/users', body: { username: txName, password: 'pw' } }] } });
     expectError(tx, 400, 108);
+    // Nothing is written later either (the route refuses before it hashes anything).
+    await new Promise((r) => setTimeout(r, 400));
+    expect(engine.storage.find('_User', { where: { username: txName }, limit: 1 })).toEqual([]);
     const plain = await call('POST', '/batch', { body: { requests: [{ method: 'POST', path: '/data/users', body: { username: fresh('bt'), password: 'pw' } }] } });
     expect(plain.body[0].success.sessionToken).toMatch(TOKEN);
   });

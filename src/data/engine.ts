@@ -4,7 +4,7 @@ import { ParseCode, ParseError } from './errors.js';
 import { applyChanges } from './objects/operations.js';
 import { parseFindParams, type FindParams } from './objects/findParams.js';
 import { includePointers } from './objects/include.js';
-import { objectJson, selectKeys, type FileUrl } from './objects/output.js';
+import { objectJson, protectUser, selectKeys, type FileUrl } from './objects/output.js';
 import { checkClassName, checkFieldName, READ_ONLY_SYSTEM, Schema } from './schema.js';
 import type { StorageAdapter, StoredRow } from './storage/adapter.js';
 import { checkAcl, isPlainObject } from './values.js';
@@ -189,7 +189,7 @@ export class DataEngine {
   }
 
   private present(className: string, rows: StoredRow[], params: FindParams, auth: Auth): Record<string, unknown>[] {
-    const objects = rows.map((r) => this.toJson(className, r));
+    const objects = rows.map((r) => (className === '_User' ? protectUser(this.toJson(className, r), auth) : this.toJson(className, r)));
     if (params.include.length) includePointers(this, objects, className, params.include, auth);
     return objects.map((o) => selectKeys(o, params.keys, params.excludeKeys));
   }

@@ -213,11 +213,12 @@ export class FileStore {
    * without a sidecar (imported, or written by a crash between the two renames) gets the content
    * type of its extension.
    */
-  read(name: string): { data: Buffer; contentType: string } | undefined {
+  async read(name: string): Promise<{ data: Buffer; contentType: string } | undefined> {
     if (!isStoredName(name)) return undefined;
     let data: Buffer;
     try {
-      data = fs.readFileSync(this.pathOf(name));
+      // Asynchronous: a 20 MiB download must not hold the event loop.
+      data = await fs.promises.readFile(this.pathOf(name));
     } catch {
       return undefined;
     }

@@ -1,6 +1,7 @@
 import type { Auth } from '../auth/context.js';
 import type { DataEngine } from '../engine.js';
 import { isPlainObject } from '../values.js';
+import { protectUser } from './output.js';
 
 /**
  * Replaces pointers on the `include` paths (`"project"`, `"project.owner"`, `"*"` for every pointer
@@ -30,7 +31,10 @@ export function includePointers(engine: DataEngine, objects: Record<string, unkn
         limit: ids.size,
         principals: auth.master ? undefined : auth.principals,
       });
-      for (const row of rows) found.set(`${target}:${row.objectId}`, { ...engine.toJson(target, row), __type: 'Object', className: target });
+      for (const row of rows) {
+        const object = target === '_User' ? protectUser(engine.toJson(target, row), auth) : engine.toJson(target, row);
+        found.set(`${target}:${row.objectId}`, { ...object, __type: 'Object', className: target });
+      }
     }
     for (const { parent, key, value } of holders) {
       const full = found.get(`${value.className}:${value.objectId}`);

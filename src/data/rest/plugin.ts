@@ -27,8 +27,26 @@ const CORS_HEADERS = {
 
 const METHODS = new Set(['GET', 'POST', 'PUT', 'DELETE']);
 
+/**
+ * Whether a file POST carries the file's own bytes rather than the JS SDK's JSON form
+ * (`{base64, _ContentType, _ApplicationId, ...}`). As Parse Server tells them apart: the JSON form
+ * carries the app id in the body, raw uploads in a header; a JSON body that holds `base64` is the
+ * JSON form whatever the headers say, so REST clients may use it with header credentials too.
+ */
+function isRawUpload(buffer: Buffer, contentType: string, headers: Record<string, unknown>): boolean {
+  if (!/^(application\/json|text\/plain)/.test(contentType)) return true;
+  const headerAppId = typeof headers['x-parse-application-id'] === 'string' || typeof headers['x-backend-application-id'] === 'string';
+  if (!headerAppId) return false;
+  try {
+    const parsed: unknown = JSON.parse(buffer.toString('utf8'));
+    return !(isPlainObject(parsed) && typeof parsed.base64 === 'string');
+  } catch {
+    return true;
+  }
+}
+
 /** Routes answered without keys: Parse Server serves health and file downloads to anyone. */
-export type PublicRoute = (path: string, request: FastifyRequest) => DataResponse | undefined;
+export type PublicRoute = (path: string, request: FastifyRequest) => DataResponse | undefined | Promise<DataResponse | undefined>;
 
 /**
  * Mounts the data API (Interface B) at the plugin's prefix (`/data`): reads the body (JSON,
@@ -48,7 +66,8 @@ export function dataApi(apps: DataApps, router: DataRouter, mountUrl: () => stri
     app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: DATA_BODY_LIMIT }, (_req, body, done) => done(null, body));
     app.setErrorHandler((error: Error & { statusCode?: number; code?: string }, request, reply) => {
       if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
-        return send(reply, errorResponse(new ParseError(ParseCode.OBJECT_TOO_LARGE, `The request body is larger than ${DATA_BODY_LIMIT} bytes.`, 413)));
+        const code = request.url.includes('/files/') ? ParseCode.FILE_TOO_LARGE : ParseCode.OBJECT_TOO_LARGE;
+        return send(reply, errorResponse(new ParseError(code, `The request body is larger than ${DATA_BODY_LIMIT} bytes.`, 413)));
       }
       request.log.error({ err: error }, 'data API failure');
       return send(reply, { status: 500, body: { code: ParseCode.INTERNAL_SERVER_ERROR, error: 'Internal server error.' } });
@@ -57,12 +76,13 @@ export function dataApi(apps: DataApps, router: DataRouter, mountUrl: () => stri
     app.options('/*', (_request, reply) => reply.code(200).headers(CORS_HEADERS).send());
     app.route({ method: ['GET', 'POST', 'PUT', 'DELETE', 'PATCH'], url: '/*', handler: async (request, reply) => {
       const path = `/${(request.params as { '*': string })['*']}`.replace(/\/+$/, '') || '/';
-      const publicAnswer = request.method === 'GET' ? publicRoute(path, request) : undefined;
+      const publicAnswer = request.method === 'GET' ? await publicRoute(path, request) : undefined;
       if (publicAnswer) return send(reply, publicAnswer);
 
       const buffer = Buffer.isBuffer(request.body) ? request.body : undefined;
       const contentType = String(request.headers['content-type'] ?? '');
-      const isUpload = request.method === 'POST' && path.startsWith('/files/') && !/^(application\/json|text\/plain)/.test(contentType);
+      const isFilePost = request.method === 'POST' && path.startsWith('/files/');
+      const isUpload = isFilePost && buffer !== undefined && isRawUpload(buffer, contentType, request.headers);
       let json: unknown;
       if (buffer?.length && !isUpload) {
         try {
@@ -84,7 +104,7 @@ export function dataApi(apps: DataApps, router: DataRouter, mountUrl: () => stri
       let body: unknown = json;
       if (bodyObject) {
         body = { ...bodyObject };
-        for (const field of SDK_BODY_FIELDS) delete (body as Record<string, unknown>)[field];
+        for (const field of SDK_BODY_FIELDS) if (!(isFilePost && field === '_ContentType')) delete (body as Record<string, unknown>)[field];
       }
       const query = { ...(request.query as Record<string, unknown>) };
       const isRead = method === 'GET';

@@ -5,6 +5,14 @@ import type { DataRequest, DataResponse, RouteHandler } from './types.js';
 
 type Method = DataRequest['method'];
 
+/**
+ * Refuses a route that must wait (and so cannot run inside a transaction) before it changes anything.
+ * @throws ParseError 108 inside a transactional batch.
+ */
+export function refuseInTransaction(req: Pick<DataRequest, 'inTransaction' | 'method' | 'path'>): void {
+  if (req.inTransaction) throw new ParseError(ParseCode.COMMAND_UNAVAILABLE, `${req.method} ${req.path} cannot run inside a transaction.`);
+}
+
 /** The answer for a ParseError: `{code, error}` (or Parse's bare `{error}` for refused keys). */
 export function errorResponse(error: ParseError): DataResponse {
   const bare = (error as ParseError & { bare?: boolean }).bare;
@@ -17,7 +25,8 @@ export function errorResponse(error: ParseError): DataResponse {
  * anything else as code 1 with a generic text (details in the log).
  */
 export class DataRouter {
-  private readonly router = FindMyWay({ ignoreTrailingSlash: true, caseSensitive: true });
+  // Stored file names run past find-my-way's default limit of 100 characters per parameter.
+  private readonly router = FindMyWay({ ignoreTrailingSlash: true, caseSensitive: true, maxParamLength: 500 });
 
   constructor(private readonly log: Logger) {}
 
@@ -47,8 +56,9 @@ export class DataRouter {
   dispatchSync(req: DataRequest): DataResponse {
     const found = this.router.find(req.method, req.path);
     if (!found) throw new ParseError(ParseCode.INVALID_QUERY, `No data API endpoint answers ${req.method} ${req.path}.`);
-    const result = (found.handler as unknown as RouteHandler)(req, found.params as Record<string, string>);
+    const result = (found.handler as unknown as RouteHandler)({ ...req, inTransaction: true }, found.params as Record<string, string>);
     if (result instanceof Promise) {
+      // Routes that wait refuse up front (refuseInTransaction); this guards a route that forgot.
       result.catch(() => undefined);
       throw new ParseError(ParseCode.COMMAND_UNAVAILABLE, `${req.method} ${req.path} cannot run inside a transaction.`);
     }

@@ -18,6 +18,11 @@ export interface DataRequest {
   apps: DataApps;
   /** The data API's public root, for Location headers and URLs. */
   mountUrl: string;
+  /**
+   * True inside a transactional batch, where routes must answer synchronously: a route that needs
+   * to wait (bcrypt) must refuse with `refuseInTransaction` before it writes anything.
+   */
+  inTransaction?: boolean;
 }
 
 export interface DataResponse {

@@ -1,3 +1,4 @@
+import { protectUser } from '../objects/output.js';
 import { randomBytes } from 'node:crypto';
 import { aclAllows, MASTER, type Auth } from '../auth/context.js';
 import { sessionUser } from '../auth/sessions.js';
@@ -78,9 +79,7 @@ export function createSession(engine: DataEngine, userId: string, createdWith: C
 
 /** A user as another caller may see it: Parse Server's default `protectedFields` hide `email` from all but the user and the master key. */
 export function presentUser(user: Record<string, unknown>, auth: Auth): Record<string, unknown> {
-  if (auth.master || (auth.user && auth.user.objectId === user.objectId)) return user;
-  const { email: _hidden, ...rest } = user;
-  return rest;
+  return protectUser(user, auth);
 }
 
 /** The fields of a `_User` write, split into data, password and ACL. */

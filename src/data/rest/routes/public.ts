@@ -36,7 +36,7 @@ const notFound = (): DataResponse => ({ status: 404, body: undefined, raw: { dat
  * Any other path: undefined, so that the keyed routes answer it.
  */
 export function publicRoutes(apps: DataApps): PublicRoute {
-  return (path) => {
+  return async (path) => {
     if (path === '/health') return { status: 200, body: { status: 'ok' } };
     const match = FILE_PATH.exec(path);
     if (!match) return undefined;
@@ -44,8 +44,8 @@ export function publicRoutes(apps: DataApps): PublicRoute {
     const appId = decode(match[1]!);
     const name = decode(match[2]!);
     if (appId === undefined || name === undefined) return notFound();
-    if (!apps.directory.keys(appId)) return { status: 403, body: { code: ParseCode.OPERATION_FORBIDDEN, error: 'Invalid application ID.' } };
-    const file = new FileStore(apps.filesFolder(appId)).read(name);
+    if (!apps.keys(appId)) return { status: 403, body: { code: ParseCode.OPERATION_FORBIDDEN, error: 'Invalid application ID.' } };
+    const file = await new FileStore(apps.filesFolder(appId)).read(name);
     if (!file) return notFound();
     return { status: 200, body: undefined, headers: DOWNLOAD_HEADERS, raw: file };
   };

@@ -1,6 +1,6 @@
 import { authenticate, deleteUser, logIn, logInAs, loginPayload, logOut, me, presentUser, signUp, updateUser, type UserUpdate } from '../../users/service.js';
 import { isPlainObject } from '../../values.js';
-import type { DataRouter } from '../router.js';
+import { refuseInTransaction, type DataRouter } from '../router.js';
 import { ok, type DataRequest, type DataResponse, type RouteHandler } from '../types.js';
 import { roleRoutes } from './roles.js';
 import { sessionRoutes } from './sessions.js';
@@ -14,6 +14,7 @@ const userLocation = (req: DataRequest, objectId: string) => `${req.mountUrl}/us
 const param = (req: DataRequest, name: string): unknown => (isPlainObject(req.body) && req.body[name] !== undefined ? req.body[name] : req.query[name]);
 
 const signUpRoute: RouteHandler = async (req) => {
+  refuseInTransaction(req);
   const { user, sessionToken } = await signUp(req.engine, req.body, req.auth);
   return ok({ objectId: user.objectId, createdAt: user.createdAt, sessionToken }, 201, { location: userLocation(req, user.objectId) });
 };
@@ -34,6 +35,7 @@ const updateAnswer = ({ row, computed, sessionToken }: UserUpdate): DataResponse
   ok({ updatedAt: row.updatedAt, ...computed, ...(sessionToken ? { sessionToken } : {}) });
 
 const putUser: RouteHandler = (req, { objectId }) => {
+  if (isPlainObject(req.body) && req.body.password !== undefined) refuseInTransaction(req);
   const result = updateUser(req.engine, objectId!, req.body, req.auth);
   return result instanceof Promise ? result.then(updateAnswer) : updateAnswer(result);
 };
@@ -60,8 +62,12 @@ export function userRoutes(router: DataRouter): void {
     router.on('DELETE', `${base}/:objectId`, deleteUserRoute);
   }
   router.on('GET', '/users/me', (req) => ok(me(req.engine, req.auth)));
-  router.on(['GET', 'POST'], '/login', async (req) => ok(await logIn(req.engine, loginPayload(req.body, req.query), req.auth)));
+  router.on(['GET', 'POST'], '/login', async (req) => {
+    refuseInTransaction(req);
+    return ok(await logIn(req.engine, loginPayload(req.body, req.query), req.auth));
+  });
   router.on(['GET', 'POST'], '/verifyPassword', async (req) => {
+    refuseInTransaction(req);
     const user = await authenticate(req.engine, loginPayload(req.body, req.query), req.auth);
     return ok(req.engine.toJson('_User', user));
   });
