@@ -42,6 +42,8 @@ export async function startHttpServer(platform: Platform, options: { port: numbe
     loggerInstance: log as unknown as import('fastify').FastifyBaseLogger,
     // One line per request, written by the onResponse hook below, instead of Fastify's two.
     logController: new LogController({ disableRequestLogging: true }),
+    // No child logger per request: the onResponse line below carries what matters, and children cost.
+    childLoggerFactory: (logger) => logger,
     bodyLimit: 16 * 1024 * 1024,
     return503OnClosing: true,
   });
