@@ -16,6 +16,11 @@ import { LOGIN_PATTERN } from './platform/accounts/login.js';
  * - `BACKYARD_ACCOUNT`     the account that `backyard mcp` (stdio) acts as (default `local`)
  * - `BACKYARD_LOG_LEVEL`   pino level: fatal, error, warn, info, debug, trace, silent (default `info`)
  * - `BACKYARD_ALLOWED_ORIGINS` comma-separated extra origins allowed to call `/mcp` (browser clients)
+ * - `BACKYARD_HOSTING_DOMAIN` the wildcard domain of hosted sites (default: the public URL's host,
+ *   `localhost`, so sites are `http://<sub>.localhost:4000/`; browsers resolve `*.localhost` to loopback)
+ * - `BACKYARD_FUNCTION_TIMEOUT_MS` how long a cloud function or trigger may run (default 30000)
+ * - `BACKYARD_JOB_TIMEOUT_MS` how long a cloud job may run (default 900000)
+ * - `BACKYARD_CLOUD_MEMORY_MB` heap cap of each app's cloud code worker (default 256)
  */
 export interface Config {
   /** Absolute path of the state folder. */
@@ -29,6 +34,12 @@ export interface Config {
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   /** Origins (scheme://host[:port]) accepted on `/mcp` besides the server's own and loopback ones. */
   allowedOrigins: string[];
+  /** Hosted sites answer at `<sub>.<hostingDomain>`; undefined means the public URL's host. */
+  hostingDomain: string | undefined;
+  /** Milliseconds a cloud function or trigger may run before its worker is restarted. */
+  functionTimeoutMs: number;
+  jobTimeoutMs: number;
+  cloudMemoryMb: number;
 }
 
 /** Flags from the command line; each overrides its environment variable. */
@@ -56,6 +67,13 @@ const configSchema = z.object({
   account: z.string().regex(LOGIN_PATTERN, 'must be a login of 1 to 39 letters, digits or single dashes'),
   logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
   allowedOrigins: z.array(z.url({ message: 'must be origins like https://example.com' })),
+  hostingDomain: z
+    .string()
+    .regex(/^(?=.{1,200}$)([a-z0-9]([a-z0-9-]*[a-z0-9])?)(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$/i, 'must be a domain name such as apps.example.com')
+    .optional(),
+  functionTimeoutMs: z.coerce.number({ message: 'must be a number' }).int().min(100, 'must be at least 100').max(3_600_000, 'must be at most 3600000'),
+  jobTimeoutMs: z.coerce.number({ message: 'must be a number' }).int().min(100, 'must be at least 100').max(86_400_000, 'must be at most 86400000'),
+  cloudMemoryMb: z.coerce.number({ message: 'must be a number' }).int().min(32, 'must be at least 32').max(16_384, 'must be at most 16384'),
 });
 
 /** Names of the variables behind each config key, used in error messages. */
@@ -67,6 +85,10 @@ const variableOf: Record<string, string> = {
   account: 'BACKYARD_ACCOUNT',
   logLevel: 'BACKYARD_LOG_LEVEL',
   allowedOrigins: 'BACKYARD_ALLOWED_ORIGINS',
+  hostingDomain: 'BACKYARD_HOSTING_DOMAIN',
+  functionTimeoutMs: 'BACKYARD_FUNCTION_TIMEOUT_MS',
+  jobTimeoutMs: 'BACKYARD_JOB_TIMEOUT_MS',
+  cloudMemoryMb: 'BACKYARD_CLOUD_MEMORY_MB',
 };
 
 /** Thrown for a configuration value that does not validate; the message names the variable. */
@@ -93,6 +115,10 @@ export function loadConfig(overrides: ConfigOverrides = {}, env: NodeJS.ProcessE
       .split(',')
       .map((s) => s.trim())
       .filter(Boolean),
+    hostingDomain: nonEmpty(env.BACKYARD_HOSTING_DOMAIN)?.toLowerCase(),
+    functionTimeoutMs: nonEmpty(env.BACKYARD_FUNCTION_TIMEOUT_MS) ?? 30_000,
+    jobTimeoutMs: nonEmpty(env.BACKYARD_JOB_TIMEOUT_MS) ?? 900_000,
+    cloudMemoryMb: nonEmpty(env.BACKYARD_CLOUD_MEMORY_MB) ?? 256,
   };
   const parsed = configSchema.safeParse(raw);
   if (!parsed.success) {
@@ -100,7 +126,7 @@ export function loadConfig(overrides: ConfigOverrides = {}, env: NodeJS.ProcessE
     const key = String(issue.path[0] ?? '');
     throw new ConfigError(`Invalid configuration: ${variableOf[key] ?? key} ${issue.message}.`);
   }
-  return { ...parsed.data, publicUrl: parsed.data.publicUrl };
+  return { ...parsed.data, publicUrl: parsed.data.publicUrl, hostingDomain: parsed.data.hostingDomain };
 }
 
 /** Folder and file layout under `BACKYARD_HOME` (design.md, "State"). */

@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { homePaths } from '../config.js';
 import { DataEngine } from './engine.js';
+import type { CloudRuntime } from './cloud/types.js';
 import { SqliteAdapter } from './storage/sqlite/adapter.js';
 
 /** The keys of a Backend App, as the platform keeps them (spec, Interface B, "Authentication"). */
@@ -32,6 +33,8 @@ export class DataApps {
     readonly directory: AppDirectory,
     /** The data API's public root, e.g. `http://localhost:4000/data`; read per call (known after listen). */
     private readonly dataApiUrl: () => string,
+    /** The apps' cloud code, which the data API calls for functions, jobs and triggers. */
+    readonly cloud: CloudRuntime,
   ) {}
 
   private readonly keyCache = new Map<string, AppKeys>();

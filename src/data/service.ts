@@ -48,10 +48,12 @@ export class DataApiService {
       const url = new URL(relative, 'http://call');
       return { call: c, path: pathBelowMount(decodeURI(url.pathname), new URL(this.mountUrl()).pathname).replace(/\/+$/, '') || '/', query: Object.fromEntries(url.searchParams) };
     });
+    const registry = await this.apps.cloud.registry(applicationId);
     const responses: Array<{ code: number; body: unknown }> = [];
     for (const { call, path, query } of prepared) {
       const isRead = call.method === 'GET';
       const res = await this.router.dispatch({
+        registry,
         method: call.method,
         path,
         query: isRead && isPlainObject(call.body) ? { ...query, ...call.body } : query,

@@ -11,6 +11,8 @@ import { DataApps } from '../data/apps.js';
 import { createDataRouter } from '../data/rest/routes/index.js';
 import type { DataRouter } from '../data/rest/router.js';
 import { DataApiService } from '../data/service.js';
+import { WorkerCloudRuntime } from '../data/cloud/runtime.js';
+import { jobMessage } from '../data/cloud/jobs.js';
 
 /** The running domain: the platform store and the services over it, without any front end. */
 export interface Platform {
@@ -30,16 +32,27 @@ export interface Platform {
  */
 export function openPlatform(config: Config, log: Logger): Platform {
   const db = openDatabase(homePaths(config.home).platformDb);
-  const urls = new PublicUrls(config.publicUrl);
+  const urls = new PublicUrls(config.publicUrl, config.hostingDomain);
   const backendApps = new BackendAppService(db, config.home, urls);
-  const dataApps = new DataApps(config.home, backendApps, () => urls.dataApi);
   const dataRouter = createDataRouter(log, () => new URL(urls.dataApi).pathname);
+  const cloud = new WorkerCloudRuntime({
+    home: config.home,
+    directory: backendApps,
+    dataApiUrl: () => urls.dataApi,
+    functionTimeoutMs: config.functionTimeoutMs,
+    jobTimeoutMs: config.jobTimeoutMs,
+    memoryMb: config.cloudMemoryMb,
+    log,
+    onJobMessage: (appId, jobId, message) => jobMessage(dataApps, appId, jobId, message, log),
+  });
+  const dataApps = new DataApps(config.home, backendApps, () => urls.dataApi, cloud);
   const services: Services = {
     urls,
     accounts: new AccountService(db),
     guides: bundledGuides(),
     backendApps,
     dataApi: new DataApiService(dataApps, dataRouter, () => urls.dataApi, log),
+    cloud,
   };
   log.debug({ home: path.resolve(config.home) }, 'platform opened');
   return {
@@ -49,6 +62,7 @@ export function openPlatform(config: Config, log: Logger): Platform {
     services,
     dataRouter,
     close: () => {
+      void cloud.close();
       dataApps.closeAll();
       if (db.open) db.close();
     },

@@ -3,6 +3,7 @@ import type { BackendAppService } from './backendapps/service.js';
 import type { GuideService } from './guides/service.js';
 import type { PublicUrls } from './urls.js';
 import type { DataApiService } from '../data/service.js';
+import type { CloudRuntime } from '../data/cloud/types.js';
 
 /**
  * The domain services the operation handlers call (style.md, example 10: services are interfaces,
@@ -15,4 +16,6 @@ export interface Services {
   backendApps: BackendAppService;
   /** The data API of every Backend App (Interface B) and `callBackendAPI`. */
   dataApi: DataApiService;
+  /** Each Backend App's cloud code worker (issue 4). */
+  cloud: CloudRuntime;
 }

@@ -5,8 +5,17 @@
 export class PublicUrls {
   private current: string | undefined;
 
-  constructor(fixed?: string) {
+  constructor(
+    fixed?: string,
+    /** Wildcard domain of hosted sites (`BACKYARD_HOSTING_DOMAIN`); default: the base URL's host. */
+    private readonly hostingDomain?: string,
+  ) {
     this.current = fixed?.replace(/\/+$/, '');
+  }
+
+  /** The domain under which hosted sites live, e.g. `localhost` for `<sub>.localhost`. */
+  get hostingParent(): string {
+    return this.hostingDomain ?? new URL(this.base).hostname;
   }
 
   /** Sets the base, e.g. `http://localhost:4000`, unless `BACKYARD_PUBLIC_URL` fixed it. */
@@ -44,12 +53,13 @@ export class PublicUrls {
   }
 
   /**
-   * The address of a hosted site: `<subdomain>.<host>` on the same port and scheme as the base
-   * (`http://<sub>.localhost:4000/`; browsers resolve `*.localhost` to loopback).
+   * The address of a hosted site: `<subdomain>.<hosting domain>` on the same port and scheme as
+   * the base (`http://<sub>.localhost:4000/`; browsers resolve `*.localhost` to loopback).
    */
   hosting(subdomain: string): string {
     const url = new URL(this.base);
-    url.hostname = `${subdomain}.${url.hostname}`;
+    url.hostname = `${subdomain}.${this.hostingParent}`;
+    url.pathname = '/';
     return url.toString();
   }
 }

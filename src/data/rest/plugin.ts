@@ -114,7 +114,9 @@ export function dataApi(apps: DataApps, router: DataRouter, mountUrl: () => stri
       } catch (error) {
         return send(reply, router.failure(error, { method, path }));
       }
+      const registry = await apps.cloud.registry(keys.applicationId);
       const res = await router.dispatch({
+        registry,
         method,
         path,
         query: isRead && isPlainObject(body) ? { ...query, ...body } : query,

@@ -1,6 +1,7 @@
 import type { AppKeys, DataApps } from '../apps.js';
 import type { Auth } from '../auth/context.js';
 import type { DataEngine } from '../engine.js';
+import type { CloudRegistry } from '../cloud/types.js';
 
 /** One data API call after credentials are resolved, whatever carried it (HTTP, batch, callBackendAPI). */
 export interface DataRequest {
@@ -23,6 +24,8 @@ export interface DataRequest {
    * to wait (bcrypt) must refuse with `refuseInTransaction` before it writes anything.
    */
   inTransaction?: boolean;
+  /** What the app's cloud code registered, known before the route runs so routes stay synchronous without triggers. */
+  registry: CloudRegistry;
 }
 
 export interface DataResponse {

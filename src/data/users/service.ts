@@ -210,8 +210,15 @@ function withSession(engine: DataEngine, user: StoredRow, createdWith: CreatedWi
  * @returns the user as `engine.toJson` answers it, plus `sessionToken`.
  * @throws ParseError as `authenticate`.
  */
-export async function logIn(engine: DataEngine, payload: Record<string, unknown>, auth: Auth): Promise<Record<string, unknown>> {
+export async function logIn(
+  engine: DataEngine,
+  payload: Record<string, unknown>,
+  auth: Auth,
+  /** Runs between checking the password and creating the session (cloud code's `beforeLogin`). */
+  beforeSession?: (user: StoredRow) => Promise<void>,
+): Promise<Record<string, unknown>> {
   const user = await authenticate(engine, payload, auth);
+  await beforeSession?.(user);
   return withSession(engine, user, { action: 'login', authProvider: 'password' }, auth.installationId);
 }
 

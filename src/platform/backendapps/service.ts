@@ -71,6 +71,8 @@ export class BackendAppService {
     private readonly db: Db,
     private readonly home: string,
     private readonly urls: PublicUrls,
+    /** Fills a new app's folder (its starting cloud code tree); runs before the record commits. */
+    private readonly initialiseFolder: (appId: string, folder: string) => void = () => undefined,
   ) {}
 
   /**
@@ -125,6 +127,7 @@ export class BackendAppService {
           .run(row);
         // Inside the transaction: if the folder cannot be made, no record is left behind.
         fs.mkdirSync(folder, { recursive: true });
+        this.initialiseFolder(row.app_id, folder);
       })
       .immediate();
     return this.toFull(row);
@@ -148,6 +151,41 @@ export class BackendAppService {
   get(accountId: string, appId: string): BackendApp | undefined {
     const row = this.row(appId);
     return row && row.account_id === accountId ? this.toFull(row) : undefined;
+  }
+
+  /**
+   * Gives one of the account's apps a hosting subdomain (spec, rule for activateWebHosting), made
+   * from its name (lowercase letters, digits and dashes, at most 40) with a number added when taken;
+   * an app that has one keeps it.
+   * @returns the app's `publicWebHostingURL`, or undefined when the account has no such app.
+   */
+  activateHosting(accountId: string, appId: string): string | undefined {
+    return this.db
+      .transaction(() => {
+        const row = this.row(appId);
+        if (!row || row.account_id !== accountId) return undefined;
+        if (row.hosting_subdomain) return this.urls.hosting(row.hosting_subdomain);
+        const base =
+          row.app_name
+            .normalize('NFKD')
+            .toLowerCase()
+            .replace(/[^a-z0-9]+/g, '-')
+            .replace(/^-+|-+$/g, '')
+            .slice(0, 40)
+            .replace(/-+$/, '') || 'app';
+        const taken = this.db.prepare('SELECT 1 FROM backend_apps WHERE hosting_subdomain = ?');
+        let sub = base;
+        for (let n = 2; taken.get(sub); n++) sub = `${base}-${n}`;
+        this.db.prepare('UPDATE backend_apps SET hosting_subdomain = ? WHERE app_id = ?').run(sub, appId);
+        return this.urls.hosting(sub);
+      })
+      .immediate();
+  }
+
+  /** The application id of the app hosted at `subdomain`, if any. */
+  hostedApp(subdomain: string): string | undefined {
+    const row = this.db.prepare('SELECT app_id FROM backend_apps WHERE hosting_subdomain = ?').get(subdomain) as { app_id: string } | undefined;
+    return row?.app_id;
   }
 
   /** Every key of an app, master key included, whoever owns it: for the machine's owner (CLI). */

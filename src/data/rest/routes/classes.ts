@@ -1,5 +1,9 @@
+import { afterFind, afterTrigger, beforeFind, beforeSave, guardTrigger, hasTrigger, type TriggerContext } from '../../cloud/hooks.js';
+import type { TriggerName } from '../../cloud/types.js';
+import type { WriteResult } from '../../engine.js';
 import { ParseCode, ParseError } from '../../errors.js';
-import type { DataRouter } from '../router.js';
+import type { StoredRow } from '../../storage/adapter.js';
+import { refuseInTransaction, type DataRouter } from '../router.js';
 import { ok, type DataRequest } from '../types.js';
 
 /** Class names of the special endpoints (Parse REST guide): `/users` is `_User`, and so on. */
@@ -19,20 +23,72 @@ const location = (req: DataRequest, className: string, objectId: string) =>
  */
 export function classRoutes(router: DataRouter): void {
   router.on('POST', '/classes/:className', (req, { className }) => {
-    const { row } = req.engine.create(className!, req.body, req.auth);
-    return ok({ objectId: row.objectId, createdAt: row.createdAt }, 201, { location: location(req, className!, row.objectId) });
+    const answer = (row: StoredRow) => ok({ objectId: row.objectId, createdAt: row.createdAt }, 201, { location: location(req, className!, row.objectId) });
+    if (!hasAnyTrigger(req, className!, ['beforeSave', 'afterSave'])) return answer(req.engine.create(className!, req.body, req.auth).row);
+    refuseInTransaction(req);
+    return (async () => {
+      const ctx = triggerContext(req);
+      const { row } = req.engine.create(className!, await beforeSave(ctx, className!, req.body), req.auth);
+      await afterTrigger(ctx, 'afterSave', className!, req.engine.toJson(className!, row));
+      return answer(row);
+    })();
   });
-  router.on('GET', '/classes/:className', (req, { className }) => ok(req.engine.find(className!, req.query, req.auth)));
-  router.on('GET', '/classes/:className/:objectId', (req, { className, objectId }) => ok(req.engine.get(className!, objectId!, req.auth, req.query)));
+  router.on('GET', '/classes/:className', (req, { className }) => {
+    if (!hasAnyTrigger(req, className!, ['beforeFind', 'afterFind'])) return ok(req.engine.find(className!, req.query, req.auth));
+    refuseInTransaction(req);
+    return (async () => {
+      const ctx = triggerContext(req);
+      const answer = req.engine.find(className!, await beforeFind(ctx, className!, req.query), req.auth);
+      return ok({ ...answer, results: await afterFind(ctx, className!, answer.results) });
+    })();
+  });
+  router.on('GET', '/classes/:className/:objectId', (req, { className, objectId }) => {
+    if (!hasAnyTrigger(req, className!, ['beforeFind', 'afterFind'])) return ok(req.engine.get(className!, objectId!, req.auth, req.query));
+    refuseInTransaction(req);
+    return (async () => {
+      const ctx = triggerContext(req);
+      const params = await beforeFind(ctx, className!, { ...req.query, where: { objectId } }, true);
+      const { where: _ignored, ...rest } = params;
+      const [object] = await afterFind(ctx, className!, [req.engine.get(className!, objectId!, req.auth, rest)]);
+      if (!object) throw new ParseError(ParseCode.OBJECT_NOT_FOUND, 'Object not found.');
+      return ok(object);
+    })();
+  });
   router.on('PUT', '/classes/:className/:objectId', (req, { className, objectId }) => {
-    const { row, computed } = req.engine.update(className!, objectId!, req.body, req.auth);
-    return ok({ updatedAt: row.updatedAt, ...computed });
+    const answer = ({ row, computed }: WriteResult) => ok({ updatedAt: row.updatedAt, ...computed });
+    if (!hasAnyTrigger(req, className!, ['beforeSave', 'afterSave'])) return answer(req.engine.update(className!, objectId!, req.body, req.auth));
+    refuseInTransaction(req);
+    return (async () => {
+      const ctx = triggerContext(req);
+      const before = req.engine.getRow(className!, objectId!, req.auth);
+      const result = req.engine.update(className!, objectId!, await beforeSave(ctx, className!, req.body, objectId), req.auth);
+      await afterTrigger(ctx, 'afterSave', className!, req.engine.toJson(className!, result.row), before && req.engine.toJson(className!, before));
+      return answer(result);
+    })();
   });
   router.on('DELETE', '/classes/:className/:objectId', (req, { className, objectId }) => {
-    req.engine.delete(className!, objectId!, req.auth);
-    return ok({});
+    if (!hasAnyTrigger(req, className!, ['beforeDelete', 'afterDelete'])) {
+      req.engine.delete(className!, objectId!, req.auth);
+      return ok({});
+    }
+    refuseInTransaction(req);
+    return (async () => {
+      const ctx = triggerContext(req);
+      const current = req.engine.getRow(className!, objectId!, req.auth);
+      if (!current) throw new ParseError(ParseCode.OBJECT_NOT_FOUND, 'Object not found.');
+      await guardTrigger(ctx, 'beforeDelete', className!, req.engine.toJson(className!, current));
+      const deleted = req.engine.delete(className!, objectId!, req.auth);
+      await afterTrigger(ctx, 'afterDelete', className!, req.engine.toJson(className!, deleted));
+      return ok({});
+    })();
   });
 }
+
+/** Whether the app's cloud code registered one of `triggers` for the class. */
+export const hasAnyTrigger = (req: DataRequest, className: string, triggers: TriggerName[]): boolean =>
+  triggers.some((t) => hasTrigger(req.registry, className, t));
+
+export const triggerContext = (req: DataRequest): TriggerContext => ({ cloud: req.apps.cloud, registry: req.registry, engine: req.engine, auth: req.auth });
 
 /** @throws ParseError 119 (with status 403) unless the request carries the master key. */
 export function requireMaster(req: DataRequest): void {

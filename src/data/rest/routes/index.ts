@@ -3,6 +3,7 @@ import { DataRouter } from '../router.js';
 import { batchRoutes } from './batch.js';
 import { classRoutes } from './classes.js';
 import { extraRoutes } from './misc.js';
+import { functionRoutes } from './functions.js';
 import { schemaRoutes } from './schemas.js';
 import { userRoutes } from './users.js';
 
@@ -17,5 +18,6 @@ export function createDataRouter(log: Logger, mountPath: () => string): DataRout
   schemaRoutes(router);
   userRoutes(router);
   extraRoutes(router);
+  functionRoutes(router, log);
   return router;
 }

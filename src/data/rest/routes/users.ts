@@ -3,6 +3,8 @@ import { isPlainObject } from '../../values.js';
 import { refuseInTransaction, type DataRouter } from '../router.js';
 import { ok, type DataRequest, type DataResponse, type RouteHandler } from '../types.js';
 import { roleRoutes } from './roles.js';
+import { afterTrigger, guardTrigger } from '../../cloud/hooks.js';
+import { triggerContext } from './classes.js';
 import { sessionRoutes } from './sessions.js';
 
 /** `/users` and `/classes/_User` name the same objects (Parse REST guide, "Users"). */
@@ -64,7 +66,13 @@ export function userRoutes(router: DataRouter): void {
   router.on('GET', '/users/me', (req) => ok(me(req.engine, req.auth)));
   router.on(['GET', 'POST'], '/login', async (req) => {
     refuseInTransaction(req);
-    return ok(await logIn(req.engine, loginPayload(req.body, req.query), req.auth));
+    const ctx = triggerContext(req);
+    const user = await logIn(req.engine, loginPayload(req.body, req.query), req.auth, (row) =>
+      guardTrigger(ctx, 'beforeLogin', '_User', req.engine.toJson('_User', row)),
+    );
+    const { sessionToken: _token, ...object } = user;
+    await afterTrigger({ ...ctx, auth: { ...req.auth } }, 'afterLogin', '_User', object);
+    return ok(user);
   });
   router.on(['GET', 'POST'], '/verifyPassword', async (req) => {
     refuseInTransaction(req);

@@ -1,0 +1,77 @@
+import type { Auth } from '../auth/context.js';
+import type { DataEngine } from '../engine.js';
+import { applyChanges } from '../objects/operations.js';
+import { protectUser } from '../objects/output.js';
+import { isPlainObject } from '../values.js';
+import type { CloudCaller, CloudRegistry, CloudRuntime, TriggerName } from './types.js';
+
+/** The caller as cloud code sees it: master flag, the user (with its session token), installation. */
+export function callerOf(engine: DataEngine, auth: Auth): CloudCaller {
+  const user = auth.user ? { ...engine.toJson('_User', auth.user), sessionToken: auth.sessionToken } : undefined;
+  return { master: auth.master, user, installationId: auth.installationId };
+}
+
+/** Whether the app's cloud code registered `trigger` for `className`. */
+export const hasTrigger = (registry: CloudRegistry, className: string, trigger: TriggerName): boolean =>
+  registry.triggers[className]?.includes(trigger) ?? false;
+
+/** Everything a trigger call needs. */
+export interface TriggerContext {
+  cloud: CloudRuntime;
+  registry: CloudRegistry;
+  engine: DataEngine;
+  auth: Auth;
+}
+
+const run = (ctx: TriggerContext, trigger: TriggerName, className: string, request: Record<string, unknown>) =>
+  ctx.cloud.run(ctx.engine.appId, 'trigger', trigger, { className, ...callerOf(ctx.engine, ctx.auth), ...request });
+
+/**
+ * Runs `beforeSave` (Parse semantics): the trigger sees the object as it would be saved and may
+ * change it or throw to refuse the save (ParseError 141, or the code it threw, e.g. 142).
+ * @returns the body to save: the request's body plus the trigger's changes.
+ */
+export async function beforeSave(ctx: TriggerContext, className: string, body: unknown, objectId?: string): Promise<unknown> {
+  if (!hasTrigger(ctx.registry, className, 'beforeSave') || !isPlainObject(body)) return body;
+  const original = objectId ? ctx.engine.storage.get(className, objectId) : undefined;
+  const originalJson = original ? ctx.engine.toJson(className, original) : undefined;
+  const { ACL, ...fields } = body;
+  const merged = applyChanges(original?.data ?? {}, Object.fromEntries(Object.entries(fields).filter(([k]) => !['objectId', 'createdAt', 'updatedAt'].includes(k))));
+  const object = { ...(originalJson ?? {}), ...merged.data, ...(ACL !== undefined ? { ACL } : {}), ...(objectId ? { objectId } : {}) };
+  const result = (await run(ctx, 'beforeSave', className, { object, original: originalJson })) as { changes?: Record<string, unknown> };
+  return { ...body, ...(result?.changes ?? {}) };
+}
+
+/** Runs an after-trigger (afterSave, afterDelete, afterLogin) and ignores its failure, as Parse does. */
+export async function afterTrigger(ctx: TriggerContext, trigger: 'afterSave' | 'afterDelete' | 'afterLogin', className: string, object: Record<string, unknown>, original?: Record<string, unknown>): Promise<void> {
+  if (!hasTrigger(ctx.registry, className, trigger)) return;
+  await run(ctx, trigger, className, { object, original }).catch(() => undefined);
+}
+
+/** Runs a before-trigger that may only refuse (beforeDelete, beforeLogin). @throws what the trigger threw. */
+export async function guardTrigger(ctx: TriggerContext, trigger: 'beforeDelete' | 'beforeLogin', className: string, object: Record<string, unknown>): Promise<void> {
+  if (!hasTrigger(ctx.registry, className, trigger)) return;
+  await run(ctx, trigger, className, { object });
+}
+
+/** Runs `beforeFind`: the trigger may change the query. @returns the query parameters to run. */
+export async function beforeFind(ctx: TriggerContext, className: string, params: Record<string, unknown>, isGet = false): Promise<Record<string, unknown>> {
+  if (!hasTrigger(ctx.registry, className, 'beforeFind')) return params;
+  const where = typeof params.where === 'string' ? JSON.parse(params.where) : params.where;
+  const query = { ...params, where: where ?? {} };
+  const result = (await run(ctx, 'beforeFind', className, { query, isGet, count: params.count === 1 || params.count === '1' || params.count === true })) as { query?: Record<string, unknown> };
+  const next = { ...params, ...(result?.query ?? {}) };
+  delete next.className;
+  return next;
+}
+
+/** Runs `afterFind`: the trigger may change or replace the results. */
+export async function afterFind(ctx: TriggerContext, className: string, objects: Record<string, unknown>[]): Promise<Record<string, unknown>[]> {
+  if (!hasTrigger(ctx.registry, className, 'afterFind')) return objects;
+  const result = (await run(ctx, 'afterFind', className, { objects })) as { objects?: Record<string, unknown>[] };
+  const out = (result?.objects ?? objects).map((o) => {
+    const { __type: _t, className: _c, ...rest } = o;
+    return rest;
+  });
+  return className === '_User' ? out.map((u) => protectUser(u, ctx.auth)) : out;
+}

@@ -1,0 +1,37 @@
+import type { Logger } from '../../log.js';
+import type { DataApps } from '../apps.js';
+import { MASTER } from '../auth/context.js';
+import type { DataEngine } from '../engine.js';
+import { ParseError } from '../errors.js';
+import type { CloudRuntime } from './types.js';
+
+/**
+ * Starts a cloud job in the background (Parse's `POST /jobs/<name>`): a `_JobStatus` object records
+ * it as `running`, then `succeeded` or `failed` with the error's message, and `finishedAt`.
+ * @returns the `_JobStatus` objectId, which Parse answers in the `X-Parse-Job-Status-Id` header.
+ */
+export function startJob(engine: DataEngine, cloud: CloudRuntime, name: string, params: Record<string, unknown>, log: Logger): string {
+  const { row } = engine.create('_JobStatus', { jobName: name, source: 'api', status: 'running', params }, MASTER);
+  const jobId = row.objectId;
+  const finish = (status: 'succeeded' | 'failed', message: string | undefined) => {
+    try {
+      engine.update('_JobStatus', jobId, { status, finishedAt: { __type: 'Date', iso: new Date().toISOString() }, ...(message === undefined ? {} : { message }) }, MASTER);
+    } catch (error) {
+      log.error({ err: error, app: engine.appId, job: name }, 'could not record the end of a job');
+    }
+  };
+  cloud.run(engine.appId, 'job', name, { params, jobId }).then(
+    (result) => finish('succeeded', result === null || result === undefined ? undefined : typeof result === 'string' ? result : JSON.stringify(result)),
+    (error: unknown) => finish('failed', error instanceof ParseError || error instanceof Error ? error.message : String(error)),
+  );
+  return jobId;
+}
+
+/** Records a running job's `request.message(...)` in its `_JobStatus`. */
+export function jobMessage(apps: DataApps, appId: string, jobId: string, message: string, log: Logger): void {
+  try {
+    apps.engine(appId)?.update('_JobStatus', jobId, { message }, MASTER);
+  } catch (error) {
+    log.warn({ err: error, app: appId, jobId }, 'could not record a job message');
+  }
+}

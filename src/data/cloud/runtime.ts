@@ -1,0 +1,251 @@
+import { fork, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
+import { homePaths } from '../../config.js';
+import { packageRoot } from '../../packageRoot.js';
+import type { Logger } from '../../log.js';
+import type { AppDirectory } from '../apps.js';
+import { ParseCode, ParseError } from '../errors.js';
+import { EMPTY_REGISTRY, type CloudRegistry, type CloudRuntime } from './types.js';
+
+/**
+ * The compiled worker: beside this module in `dist/`, or in `dist/` when this module runs from its
+ * TypeScript source (tests), which `npm test` builds first.
+ */
+const WORKER_SCRIPT = [path.join(path.dirname(fileURLToPath(import.meta.url)), 'worker.cjs'), path.join(packageRoot(), 'dist', 'src', 'data', 'cloud', 'worker.cjs')].find(
+  (f) => fs.existsSync(f),
+) ?? 'worker.cjs (run npm run build)';
+/** The folder of the `parse` package's dependencies: the worker must be allowed to read it. */
+const NODE_MODULES = path.dirname(path.dirname(createRequire(import.meta.url).resolve('parse/node')));
+
+export interface CloudRuntimeOptions {
+  home: string;
+  directory: AppDirectory;
+  /** The data API root, for the SDK inside workers (`http://localhost:4000/data`). */
+  dataApiUrl: () => string;
+  functionTimeoutMs: number;
+  jobTimeoutMs: number;
+  memoryMb: number;
+  log: Logger;
+  /** Called with each message a running job reports (`request.message`). */
+  onJobMessage?: (appId: string, jobId: string, message: string) => void;
+}
+
+interface Pending {
+  resolve: (value: unknown) => void;
+  reject: (error: unknown) => void;
+  timer: NodeJS.Timeout;
+}
+
+/** The app's cloud tree: `apps/<appId>/cloud/`, with `cloud/main.js` its entry (issue 4, item 1). */
+export const cloudTree = (home: string, appId: string) => path.join(homePaths(home).app(appId), 'cloud');
+
+const tail = (text: string, max = 600) => (text.length > max ? `…${text.slice(-max)}` : text);
+
+/** One worker process and the calls it is running. */
+class Worker {
+  readonly ready: Promise<CloudRegistry>;
+  readonly pending = new Map<number, Pending>();
+  private nextId = 1;
+  private stderr = '';
+  loadError: string | undefined;
+  /** Takes no more calls: killed, or its process ended. */
+  exited = false;
+
+  constructor(
+    readonly appId: string,
+    private readonly child: ChildProcess,
+    private readonly log: Logger,
+    onJobMessage: (jobId: string, message: string) => void,
+    private readonly onExit: (worker: Worker) => void,
+  ) {
+    child.stderr?.on('data', (chunk: Buffer) => {
+      const text = chunk.toString('utf8');
+      this.stderr = tail(this.stderr + text, 4000);
+      for (const line of text.split('\n').filter(Boolean)) log.info({ app: appId, cloud: line }, 'cloud code output');
+    });
+    child.stdout?.on('data', (chunk: Buffer) => {
+      for (const line of chunk.toString('utf8').split('\n').filter(Boolean)) log.info({ app: appId, cloud: line }, 'cloud code output');
+    });
+    this.ready = new Promise<CloudRegistry>((resolve) => {
+      child.on('message', (message: { type: string; id?: number; result?: unknown; error?: { code: number; message: string }; registry?: CloudRegistry; message_?: string; jobId?: string } & Record<string, unknown>) => {
+        if (message.type === 'ready') resolve(message.registry ?? EMPTY_REGISTRY);
+        else if (message.type === 'loadError') {
+          this.loadError = String(message.message);
+          resolve(EMPTY_REGISTRY);
+        } else if (message.type === 'jobMessage') onJobMessage(String(message.jobId), String(message.message));
+        else if (message.type === 'result' && message.id !== undefined) this.settle(message.id, message.error, message.result);
+      });
+      child.once('exit', (code, signal) => {
+        this.exited = true;
+        resolve(EMPTY_REGISTRY);
+        const reason = signal === 'SIGKILL' ? 'was stopped' : `crashed (exit ${code ?? signal})`;
+        this.loadError ??= `The cloud code worker ${reason}.${this.stderr ? ` Its last output: ${tail(this.stderr.trim(), 400)}` : ''}`;
+        this.failAll(new ParseError(ParseCode.SCRIPT_FAILED, `The cloud code worker ${reason}; it is restarted for the next call.${this.stderr ? ` Its last output: ${tail(this.stderr.trim(), 400)}` : ''}`));
+        onExit(this);
+      });
+    });
+  }
+
+  private settle(id: number, error: { code: number; message: string } | undefined, result: unknown): void {
+    const call = this.pending.get(id);
+    if (!call) return;
+    this.pending.delete(id);
+    clearTimeout(call.timer);
+    if (error) call.reject(new ParseError(error.code || ParseCode.SCRIPT_FAILED, error.message));
+    else call.resolve(result);
+  }
+
+  failAll(error: ParseError): void {
+    for (const [id, call] of this.pending) {
+      clearTimeout(call.timer);
+      call.reject(error);
+      this.pending.delete(id);
+    }
+  }
+
+  call(kind: string, name: string, request: Record<string, unknown>, timeoutMs: number): Promise<unknown> {
+    if (this.exited) return Promise.reject(new ParseError(ParseCode.SCRIPT_FAILED, 'The cloud code worker is not running.'));
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.log.warn({ app: this.appId, kind, name, timeoutMs }, 'cloud code timed out; restarting its worker');
+        this.pending.delete(id);
+        reject(new ParseError(ParseCode.SCRIPT_FAILED, `Cloud ${kind} "${name}" ran longer than ${timeoutMs} ms and was stopped; its worker was restarted.`));
+        this.kill();
+      }, timeoutMs);
+      this.pending.set(id, { resolve, reject, timer });
+      this.child.send({ id, kind, name, request });
+    });
+  }
+
+  /** Stops the process; from now on the worker takes no calls, and a new one is started for the next. */
+  kill(): void {
+    this.exited = true;
+    if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill('SIGKILL');
+  }
+}
+
+/**
+ * Runs each Backend App's `cloud/main.js` in a worker process of its own (issue 4, item 4;
+ * design.md, decision 8): started on first use, confined by Node's permission model to its own
+ * cloud folder, capped in memory, stopped and restarted when a call outruns its time limit or the
+ * process dies, and replaced without dropping calls in flight when the code is deployed again.
+ */
+export class WorkerCloudRuntime implements CloudRuntime {
+  private readonly workers = new Map<string, Worker>();
+  private readonly starting = new Map<string, Promise<Worker | undefined>>();
+  private closed = false;
+
+  constructor(private readonly options: CloudRuntimeOptions) {}
+
+  private mainFile(appId: string): string {
+    return path.join(cloudTree(this.options.home, appId), 'cloud', 'main.js');
+  }
+
+  private async start(appId: string): Promise<Worker | undefined> {
+    const keys = this.options.directory.keys(appId);
+    const mainFile = this.mainFile(appId);
+    if (this.closed || !keys || !fs.existsSync(mainFile)) return undefined;
+    const tree = fs.realpathSync(cloudTree(this.options.home, appId));
+    // The user's files are CommonJS wherever the home lies (a parent package.json may say "module").
+    const marker = path.join(tree, 'package.json');
+    if (!fs.existsSync(marker)) fs.writeFileSync(marker, '{ "type": "commonjs" }\n');
+    const child = fork(WORKER_SCRIPT, [], {
+      execArgv: [
+        '--experimental-permission',
+        `--allow-fs-read=${fs.realpathSync(WORKER_SCRIPT)}`,
+        `--allow-fs-read=${fs.realpathSync(NODE_MODULES)}${path.sep}`,
+        `--allow-fs-read=${tree}${path.sep}`,
+        `--max-old-space-size=${this.options.memoryMb}`,
+        '--disable-warning=ExperimentalWarning',
+      ],
+      env: {
+        PATH: process.env.PATH ?? '',
+        NODE_ENV: 'production',
+        BACKYARD_WORKER_CONFIG: JSON.stringify({
+          applicationId: keys.applicationId,
+          javascriptKey: keys.javascriptKey,
+          masterKey: keys.masterKey,
+          serverURL: this.options.dataApiUrl(),
+          mainFile: fs.realpathSync(mainFile),
+        }),
+      },
+      stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+      serialization: 'json',
+    });
+    const worker = new Worker(
+      appId,
+      child,
+      this.options.log,
+      (jobId, message) => this.options.onJobMessage?.(appId, jobId, message),
+      (w) => {
+        if (this.workers.get(appId) === w) this.workers.delete(appId);
+      },
+    );
+    await worker.ready;
+    if (worker.loadError) this.options.log.warn({ app: appId, error: worker.loadError }, 'cloud code failed to load');
+    return worker;
+  }
+
+  /** The app's live worker, starting one when there is none. */
+  private async worker(appId: string): Promise<Worker | undefined> {
+    const live = this.workers.get(appId);
+    if (live && !live.exited) return live;
+    let starting = this.starting.get(appId);
+    if (!starting) {
+      starting = this.start(appId).then((w) => {
+        this.starting.delete(appId);
+        if (w && this.closed) w.kill();
+        else if (w && !w.exited) this.workers.set(appId, w);
+        return w;
+      });
+      this.starting.set(appId, starting);
+    }
+    return starting;
+  }
+
+  async registry(appId: string): Promise<CloudRegistry> {
+    const worker = await this.worker(appId);
+    return worker && !worker.exited ? worker.ready : EMPTY_REGISTRY;
+  }
+
+  async run(appId: string, kind: 'function' | 'trigger' | 'job', name: string, request: Record<string, unknown>): Promise<unknown> {
+    const worker = await this.worker(appId);
+    if (!worker) throw new ParseError(ParseCode.SCRIPT_FAILED, `Invalid ${kind}: "${name}" (the app has no cloud/main.js).`);
+    if (worker.loadError) throw new ParseError(ParseCode.SCRIPT_FAILED, `The app's cloud code failed to load: ${worker.loadError}`);
+    const timeout = kind === 'job' ? this.options.jobTimeoutMs : this.options.functionTimeoutMs;
+    return worker.call(kind, name, request, timeout);
+  }
+
+  async reload(appId: string): Promise<void> {
+    const previous = this.workers.get(appId);
+    await this.starting.get(appId);
+    const next = await this.start(appId);
+    if (next && !next.exited) this.workers.set(appId, next);
+    else this.workers.delete(appId);
+    if (previous && previous !== next) retire(previous);
+  }
+
+  /** Stops every worker at once; workers still starting are stopped as soon as they are up. */
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const worker of this.workers.values()) worker.kill();
+    this.workers.clear();
+    await Promise.allSettled([...this.starting.values()]);
+  }
+}
+
+/** Stops a replaced worker once the calls it is running have finished. */
+function retire(worker: Worker): void {
+  if (worker.pending.size === 0) return worker.kill();
+  const check = setInterval(() => {
+    if (worker.pending.size === 0 || worker.exited) {
+      clearInterval(check);
+      worker.kill();
+    }
+  }, 50);
+  check.unref();
+}

@@ -1,0 +1,46 @@
+/**
+ * What the data API asks of an app's cloud code (issue 4): the names it registered, and calls
+ * into its worker. Implemented by the cloud code runtime; the data API knows nothing of processes.
+ */
+export type TriggerName =
+  | 'beforeSave'
+  | 'afterSave'
+  | 'beforeDelete'
+  | 'afterDelete'
+  | 'beforeFind'
+  | 'afterFind'
+  | 'beforeLogin'
+  | 'afterLogin';
+
+/** What an app's `cloud/main.js` registered when it was loaded. */
+export interface CloudRegistry {
+  functions: string[];
+  jobs: string[];
+  /** className → trigger names registered for it (`_User` for login triggers). */
+  triggers: Record<string, TriggerName[]>;
+}
+
+export const EMPTY_REGISTRY: CloudRegistry = { functions: [], jobs: [], triggers: {} };
+
+/** The caller as cloud code sees it (Parse's `request.user`, `request.master`, ...). */
+export interface CloudCaller {
+  master: boolean;
+  /** The user's object as the data API answers it, with `sessionToken`. */
+  user?: Record<string, unknown>;
+  installationId?: string;
+}
+
+/** The cloud code of all apps, as the data API and the deploy operation use it. */
+export interface CloudRuntime {
+  /** What the app's cloud code registered (loads its worker if needed). */
+  registry(appId: string): Promise<CloudRegistry>;
+  /**
+   * Runs a function, a trigger or a job in the app's worker.
+   * @throws ParseError 141 when the code throws, times out or its worker crashes; a ParseError the
+   *   code threw (e.g. `new Parse.Error(142, ...)`) keeps its code.
+   */
+  run(appId: string, kind: 'function' | 'trigger' | 'job', name: string, request: Record<string, unknown>): Promise<unknown>;
+  /** Loads the app's current cloud code in a new worker and retires the old one after its calls finish. */
+  reload(appId: string): Promise<void>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,206 @@
+/*
+ * The cloud code worker: one process per Backend App, started by `runtime.ts` under Node's permission
+ * model (it may read only this file, node_modules and the app's cloud folder). It loads the Parse JS
+ * SDK as the global `Parse` (also `Backend`), pointed at the app's own data API with its master key,
+ * adds Parse Server's cloud code API (`Parse.Cloud.define`, `job`, the triggers, `httpRequest`),
+ * requires the app's `cloud/main.js`, reports what it registered, then answers calls over IPC.
+ * CommonJS on purpose: the user's files are CommonJS and are loaded with `require`.
+ */
+/* eslint-disable @typescript-eslint/no-explicit-any */
+
+interface WorkerConfig {
+  applicationId: string;
+  javascriptKey: string;
+  masterKey: string;
+  serverURL: string;
+  mainFile: string;
+}
+
+type Handler = (request: any) => unknown;
+
+const config = JSON.parse(process.env.BACKYARD_WORKER_CONFIG ?? '{}') as WorkerConfig;
+delete process.env.BACKYARD_WORKER_CONFIG;
+
+const Parse: any = require('parse/node');
+Parse.initialize(config.applicationId, config.javascriptKey, config.masterKey);
+Parse.serverURL = config.serverURL;
+// A failed call from cloud code should fail at once, not be retried five times.
+Parse.CoreManager.set('REQUEST_ATTEMPT_LIMIT', 1);
+
+const functions = new Map<string, Handler>();
+const jobs = new Map<string, Handler>();
+const triggers = new Map<string, Handler>(); // `${trigger}:${className}`
+
+const TRIGGERS = ['beforeSave', 'afterSave', 'beforeDelete', 'afterDelete', 'beforeFind', 'afterFind', 'beforeLogin', 'afterLogin'] as const;
+
+/** Parse Server accepts a class name, a Parse.Object subclass or an instance for the trigger's class. */
+function classNameOf(target: unknown): string {
+  if (typeof target === 'string') return target === 'Parse.User' || target === 'User' ? '_User' : target;
+  if (typeof target === 'function' && (target as any).className) return (target as any).className;
+  if (target && typeof target === 'object' && (target as any).className) return (target as any).className;
+  throw new TypeError('A trigger needs a class name or a Parse.Object subclass.');
+}
+
+function requireHandler(name: unknown, handler: unknown, what: string): asserts handler is Handler {
+  if (typeof name !== 'string' || name === '') throw new TypeError(`Parse.Cloud.${what} needs a name.`);
+  if (typeof handler !== 'function') throw new TypeError(`Parse.Cloud.${what}("${name}") needs a function.`);
+}
+
+const cloud = Parse.Cloud ?? {};
+cloud.define = (name: string, handler: Handler) => {
+  requireHandler(name, handler, 'define');
+  functions.set(name, handler);
+};
+cloud.job = (name: string, handler: Handler) => {
+  requireHandler(name, handler, 'job');
+  jobs.set(name, handler);
+};
+for (const trigger of TRIGGERS) {
+  cloud[trigger] = (target: unknown, handler: Handler) => {
+    // beforeLogin/afterLogin take only the handler.
+    if (typeof target === 'function' && handler === undefined && (trigger === 'beforeLogin' || trigger === 'afterLogin')) {
+      triggers.set(`${trigger}:_User`, target as Handler);
+      return;
+    }
+    const className = classNameOf(target);
+    requireHandler(className, handler, trigger);
+    triggers.set(`${trigger}:${className}`, handler);
+  };
+}
+
+/** `Parse.Cloud.httpRequest` (Parse Server's API) on Node's fetch. Rejects with the response on a non-2xx status. */
+cloud.httpRequest = async (options: any) => {
+  if (!options || typeof options.url !== 'string') throw new TypeError('httpRequest needs a url.');
+  const url = new URL(options.url);
+  for (const [k, v] of Object.entries(options.params ?? {})) url.searchParams.set(k, String(v));
+  const headers: Record<string, string> = { ...(options.headers ?? {}) };
+  let body = options.body;
+  if (body !== undefined && typeof body !== 'string' && !(body instanceof Uint8Array)) {
+    const type = Object.entries(headers).find(([k]) => k.toLowerCase() === 'content-type')?.[1] ?? 'application/json';
+    headers['Content-Type'] = type;
+    body = type.includes('x-www-form-urlencoded') ? new URLSearchParams(body).toString() : JSON.stringify(body);
+  }
+  const res = await fetch(url, { method: options.method ?? 'GET', headers, body, redirect: options.followRedirects === false ? 'manual' : 'follow' });
+  const buffer = Buffer.from(await res.arrayBuffer());
+  const text = buffer.toString('utf8');
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch {
+    data = undefined;
+  }
+  const response = { status: res.status, headers: Object.fromEntries(res.headers), buffer, text, data };
+  if (res.status < 200 || res.status >= 300) throw response;
+  return response;
+};
+Parse.Cloud = cloud;
+(globalThis as any).Parse = Parse;
+(globalThis as any).Backend = Parse;
+
+const send = (message: unknown) => process.send?.(message);
+
+const log = (level: string) => (...args: unknown[]) => console.error(`[${level}]`, ...args);
+const logger = { info: log('info'), warn: log('warn'), error: log('error'), debug: log('debug') };
+
+function userOf(json: any): any {
+  return json ? Parse.Object.fromJSON({ className: '_User', ...json }) : undefined;
+}
+
+function objectOf(className: string, json: any): any {
+  return json ? Parse.Object.fromJSON({ className, ...json }, true) : undefined;
+}
+
+/** A result as Parse Server answers it: Parse objects in full JSON with `__type: "Object"`. */
+const encode = (value: unknown) => (value === undefined ? null : Parse._encode(value, false, false, []));
+
+function errorOf(error: unknown): { code: number; message: string } {
+  if (error instanceof Parse.Error) return { code: (error as any).code, message: (error as any).message };
+  if (error instanceof Error) return { code: 141, message: error.message };
+  if (typeof error === 'string') return { code: 141, message: error };
+  if (error && typeof error === 'object' && 'message' in error) return { code: Number((error as any).code) || 141, message: String((error as any).message) };
+  return { code: 141, message: JSON.stringify(error) ?? 'Script failed.' };
+}
+
+async function runFunction(name: string, r: any): Promise<unknown> {
+  const handler = functions.get(name);
+  if (!handler) throw new Parse.Error(141, `Invalid function: "${name}"`);
+  const request = { params: r.params ?? {}, user: userOf(r.user), master: r.master, installationId: r.installationId, functionName: name, log: logger, context: {} };
+  return encode(await handler(request));
+}
+
+async function runJob(name: string, r: any): Promise<unknown> {
+  const handler = jobs.get(name);
+  if (!handler) throw new Parse.Error(141, `Invalid job: "${name}"`);
+  const request = {
+    params: r.params ?? {},
+    jobName: name,
+    jobId: r.jobId,
+    log: logger,
+    message: (text: unknown) => send({ type: 'jobMessage', jobId: r.jobId, message: String(text) }),
+  };
+  return encode(await handler(request));
+}
+
+async function runTrigger(trigger: string, r: any): Promise<unknown> {
+  const handler = triggers.get(`${trigger}:${r.className}`);
+  if (!handler) return {};
+  const request: any = { triggerName: trigger, user: userOf(r.user), master: r.master, installationId: r.installationId, log: logger, context: r.context ?? {}, headers: {} };
+  switch (trigger) {
+    case 'beforeSave': {
+      // The object as it will be saved; the trigger's changes come back as a REST body.
+      const object = objectOf(r.className, r.object);
+      request.object = object;
+      request.original = objectOf(r.className, r.original);
+      await handler(request);
+      return { changes: object._getSaveJSON() };
+    }
+    case 'afterSave':
+    case 'beforeDelete':
+    case 'afterDelete':
+    case 'beforeLogin':
+    case 'afterLogin':
+      request.object = objectOf(r.className, r.object);
+      request.original = objectOf(r.className, r.original);
+      await handler(request);
+      return {};
+    case 'beforeFind': {
+      const query = Parse.Query.fromJSON(r.className, r.query ?? {});
+      request.query = query;
+      request.count = r.count === true;
+      request.isGet = r.isGet === true;
+      const returned = await handler(request);
+      const final = returned instanceof Parse.Query ? returned : query;
+      return { query: final.toJSON() };
+    }
+    case 'afterFind': {
+      request.objects = (r.objects ?? []).map((o: any) => objectOf(r.className, o));
+      const returned = await handler(request);
+      const objects = Array.isArray(returned) ? returned : request.objects;
+      return { objects: objects.map((o: any) => (o instanceof Parse.Object ? o._toFullJSON([]) : o)) };
+    }
+    default:
+      throw new Parse.Error(141, `Unknown trigger ${trigger}.`);
+  }
+}
+
+process.on('message', async (message: any) => {
+  const { id, kind, name, request } = message ?? {};
+  try {
+    const result = kind === 'function' ? await runFunction(name, request) : kind === 'job' ? await runJob(name, request) : await runTrigger(name, request);
+    send({ type: 'result', id, result });
+  } catch (error) {
+    send({ type: 'result', id, error: errorOf(error) });
+  }
+});
+
+try {
+  require(config.mainFile);
+  const registered: Record<string, string[]> = {};
+  for (const key of triggers.keys()) {
+    const [trigger, className] = key.split(':') as [string, string];
+    (registered[className] ??= []).push(trigger);
+  }
+  send({ type: 'ready', registry: { functions: [...functions.keys()], jobs: [...jobs.keys()], triggers: registered } });
+} catch (error) {
+  send({ type: 'loadError', message: error instanceof Error ? `${error.name}: ${error.message}` : String(error) });
+}

@@ -1,0 +1,29 @@
+import type { Logger } from '../../../log.js';
+import { callerOf } from '../../cloud/hooks.js';
+import { startJob } from '../../cloud/jobs.js';
+import { ParseCode, ParseError } from '../../errors.js';
+import { isPlainObject } from '../../values.js';
+import { refuseInTransaction, type DataRouter } from '../router.js';
+import { ok } from '../types.js';
+import { requireMaster } from './classes.js';
+
+/**
+ * Cloud functions and jobs (Parse REST guide, "Cloud Code"): `POST /functions/<name>` answers
+ * `{result}` (141 with the thrown message on failure); `POST /jobs/<name>` (master key) starts the
+ * job in the background and answers `{}` with its `_JobStatus` id in `X-Parse-Job-Status-Id`.
+ */
+export function functionRoutes(router: DataRouter, log: Logger): void {
+  router.on(['POST', 'GET'], '/functions/:name', async (req, { name }) => {
+    refuseInTransaction(req);
+    if (!req.registry.functions.includes(name!)) throw new ParseError(ParseCode.SCRIPT_FAILED, `Invalid function: "${name}"`);
+    const params = req.method === 'GET' ? req.query : isPlainObject(req.body) ? req.body : {};
+    const result = await req.apps.cloud.run(req.engine.appId, 'function', name!, { params, ...callerOf(req.engine, req.auth) });
+    return ok({ result });
+  });
+  router.on('POST', '/jobs/:name', (req, { name }) => {
+    requireMaster(req);
+    if (!req.registry.jobs.includes(name!)) throw new ParseError(ParseCode.SCRIPT_FAILED, `Invalid job: "${name}"`);
+    const jobId = startJob(req.engine, req.apps.cloud, name!, isPlainObject(req.body) ? req.body : {}, log);
+    return ok({}, 200, { 'x-parse-job-status-id': jobId, 'x-backend-job-status-id': jobId });
+  });
+}
