@@ -157,7 +157,9 @@ export class WorkerCloudRuntime implements CloudRuntime {
       execArgv: [
         '--experimental-permission',
         `--allow-fs-read=${fs.realpathSync(WORKER_SCRIPT)}`,
+        // Module resolution walks the links too: grant node_modules as found and as resolved.
         `--allow-fs-read=${fs.realpathSync(NODE_MODULES)}${path.sep}`,
+        `--allow-fs-read=${path.join(packageRoot(), 'node_modules')}${path.sep}`,
         `--allow-fs-read=${tree}${path.sep}`,
         `--max-old-space-size=${this.options.memoryMb}`,
         '--disable-warning=ExperimentalWarning',
