@@ -77,6 +77,10 @@ export async function dataApiBench(): Promise<void> {
     const keys = execFileSync(process.execPath, [CLI, 'app', 'keys', app.appId], { env }).toString();
     const masterKey = /^masterKey\t(.+)$/m.exec(keys)![1]!;
     const headers = { 'x-parse-application-id': app.appId, 'x-parse-rest-api-key': app.restKey, 'content-type': 'application/json' };
+    // A cloud function, written before the app's first data API call so its worker loads it.
+    const cloudMain = path.join(home, 'apps', app.appId, 'cloud', 'cloud', 'main.js');
+    fs.mkdirSync(path.dirname(cloudMain), { recursive: true });
+    fs.writeFileSync(cloudMain, "Parse.Cloud.define('echo', (request) => ({ echo: request.params.value }));\n");
     const data = `${base}/data`;
 
     // 100,000 objects through the API itself, in transactional batches.
@@ -111,6 +115,12 @@ export async function dataApiBench(): Promise<void> {
       ['count with where (1 connection)', { url: q({ category: 'c7' }, { count: '1', limit: '0' }), connections: 1, headers }, bare1],
     ];
     console.log(`bare node:http: ${bare1.rps.toFixed(0)} req/s (1 connection), ${bare16.rps.toFixed(0)} req/s (16 connections)`);
+    // Cloud functions: a round trip through the worker, against a plain GET by id at the same concurrency.
+    const getById = await load({ url: `${data}/classes/Item/${id}`, connections: 1, headers });
+    const fn = await load({ url: `${data}/functions/echo`, connections: 1, method: 'POST', headers, body: JSON.stringify({ value: 42 }) });
+    console.log(
+      `function round trip (1 connection): ${fn.rps.toFixed(0)} req/s, p50 ${fn.p50.toFixed(2)} ms; GET by id: ${getById.rps.toFixed(0)} req/s; ratio ${(fn.rps / getById.rps).toFixed(2)}×${fn.errors ? ` (${fn.errors} errors)` : ''}`,
+    );
     console.log(`${'workload'.padEnd(40)} ${'req/s'.padStart(8)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)}  vs bare`);
     for (const [name, options, baseline] of workloads) {
       const r = await load(options);

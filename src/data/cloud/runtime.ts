@@ -153,14 +153,13 @@ export class WorkerCloudRuntime implements CloudRuntime {
     // The user's files are CommonJS wherever the home lies (a parent package.json may say "module").
     const marker = path.join(tree, 'package.json');
     if (!fs.existsSync(marker)) fs.writeFileSync(marker, '{ "type": "commonjs" }\n');
+    // Module resolution walks links too: grant node_modules as found and as resolved. Node 20 aborts
+    // on a path granted twice, so each appears once.
+    const readable = new Set([fs.realpathSync(WORKER_SCRIPT), `${fs.realpathSync(NODE_MODULES)}${path.sep}`, `${path.join(packageRoot(), 'node_modules')}${path.sep}`, `${tree}${path.sep}`]);
     const child = fork(WORKER_SCRIPT, [], {
       execArgv: [
         '--experimental-permission',
-        `--allow-fs-read=${fs.realpathSync(WORKER_SCRIPT)}`,
-        // Module resolution walks the links too: grant node_modules as found and as resolved.
-        `--allow-fs-read=${fs.realpathSync(NODE_MODULES)}${path.sep}`,
-        `--allow-fs-read=${path.join(packageRoot(), 'node_modules')}${path.sep}`,
-        `--allow-fs-read=${tree}${path.sep}`,
+        ...[...readable].map((p) => `--allow-fs-read=${p}`),
         `--max-old-space-size=${this.options.memoryMb}`,
         '--disable-warning=ExperimentalWarning',
       ],
