@@ -184,10 +184,69 @@ describe('deploys', () => {
     expect((await app.call('POST', '/functions/hello', { body: {} })).body).toEqual({ result: 'Hello again!' });
   });
 
-  it('code that fails to load answers 141 saying why', async () => {
+  it('code that fails to load: the reload says why, and calls answer 141 with the reason', async () => {
     const broken = createTestApp(server, 'cloud-broken');
-    await deploy(broken, { 'cloud/main.js': "throw new Error('bad start');\n" });
+    await expect(deploy(broken, { 'cloud/main.js': "throw new Error('bad start');\n" })).rejects.toThrow(/failed to load: Error: bad start/);
     const res = await broken.call('POST', '/functions/anything', { body: {} });
-    expect(res.body.code).toBe(141);
+    expect(res.body).toMatchObject({ code: 141, error: expect.stringContaining('bad start') });
+  });
+
+  it('loads files written with import/export, and hands code that requires the SDK the same global instance', async () => {
+    const esm = createTestApp(server, 'cloud-esm');
+    await deploy(esm, {
+      'cloud/main.js': "import './functions/greet.js';\nimport './functions/same.cjs';\n",
+      'cloud/functions/greet.js': "export const greeting = 'hi';\nParse.Cloud.define('greet', () => greeting);\n",
+      'cloud/functions/same.cjs': "const sdk = require('parse/node');\nParse.Cloud.define('same', () => sdk === Parse);\n",
+    });
+    expect((await esm.call('POST', '/functions/greet', { body: {} })).body).toEqual({ result: 'hi' });
+    expect((await esm.call('POST', '/functions/same', { body: {} })).body).toEqual({ result: true });
+  });
+});
+
+describe('through MCP: deployCloudCode, then the SDK and the data API', () => {
+  it('deploys a function, a beforeSave and a job, and they run', async () => {
+    const { modernHttpClient } = await import('./helpers/mcpClients.js');
+    const client = await modernHttpClient(server.url, server.alice);
+    try {
+      const target = createTestApp(server, 'cloud-mcp');
+      const call = async (name: string, args: Record<string, unknown>) => {
+        const result = (await client.callTool({ name, arguments: args })) as { isError?: boolean; structuredContent: any; content: Array<{ text: string }> };
+        expect(result.isError ?? false, result.content[0]?.text).toBe(false);
+        return result.structuredContent;
+      };
+      const current = await call('getCloudCode', { appId: target.appId, path: 'cloud/main.js' });
+      expect(current.content).toContain('Parse.Cloud');
+      const deployed = await call('deployCloudCode', {
+        appId: target.appId,
+        changes: [
+          { path: 'cloud/functions/hello.js', operation: 'write', writeMode: 'overwrite', data: "Parse.Cloud.define('hello', (request) => `Hello, ${request.params.name}!`);\n" },
+          { path: 'cloud/triggers/todo.js', operation: 'write', writeMode: 'overwrite', data: "Parse.Cloud.beforeSave('ToDo', (request) => {\n  if (!request.object.get('title')) throw new Parse.Error(142, 'Every ToDo needs a title.');\n});\n" },
+          { path: 'cloud/jobs/count.js', operation: 'write', writeMode: 'overwrite', data: "Parse.Cloud.job('countTodos', async () => `${await new Parse.Query('ToDo').count({ useMasterKey: true })} todos`);\n" },
+          { path: 'cloud/main.js', operation: 'write', writeMode: 'append', data: "\nrequire('./functions/hello.js');\nrequire('./triggers/todo.js');\nrequire('./jobs/count.js');\n" },
+        ],
+      });
+      expect(deployed.warnings).toEqual([]);
+
+      Parse.initialize(target.appId, target.keys.javascriptKey, target.keys.masterKey);
+      (Parse as unknown as { serverURL: string }).serverURL = target.apiURL;
+      expect(await Parse.Cloud.run('hello', { name: 'MCP' })).toBe('Hello, MCP!');
+      expect((await target.call('POST', '/functions/hello', { body: { name: 'REST' } })).body).toEqual({ result: 'Hello, REST!' });
+      await expect(new Parse.Object('ToDo').save()).rejects.toMatchObject({ code: 142, message: 'Every ToDo needs a title.' });
+      await new Parse.Object('ToDo', { title: 'ok' }).save();
+
+      const [jobStart] = (await call('callBackendAPI', { appId: target.appId, requests: [{ method: 'POST', url: '/jobs/countTodos', body: {} }] })).responses;
+      expect(jobStart.code).toBe(200);
+      let status: any;
+      for (let i = 0; i < 50; i++) {
+        [status] = (await call('callBackendAPI', { appId: target.appId, requests: [{ method: 'GET', url: '/classes/_JobStatus', body: { where: { jobName: 'countTodos' } } }] })).responses;
+        if (status.body.results[0]?.status !== 'running') break;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      expect(status.body.results[0]).toMatchObject({ status: 'succeeded', message: '1 todos' });
+    } finally {
+      await client.close();
+      Parse.initialize(app.appId, app.keys.javascriptKey, app.keys.masterKey);
+      (Parse as unknown as { serverURL: string }).serverURL = app.apiURL;
+    }
   });
 });

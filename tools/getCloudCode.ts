@@ -7,7 +7,9 @@ export const getCloudCode = defineOperation({
   title: 'Read cloud code and public files',
   description: [
     'Reads a file or a folder of a Backend App\'s cloud code tree (roots cloud/ and public/). Call it before deployCloudCode so that your changes keep the existing code.',
-    'A file answers its content. A folder answers a listing in which each file is a header line with its path and size followed by its content; with recursive false, sub-folders appear as their path with a trailing /.',
+    'A file answers its content as it is. A folder (default: the whole tree, both roots) answers a listing in path order in which each file is a header line "=== <path> (<size> bytes) ===" followed by its content;',
+    'a file that is not UTF-8 text shows only its header "=== <path> (binary, <size> bytes) ===" (read alone, it answers "(binary, <size> bytes)").',
+    'With recursive true (the default) the listing includes the files of every sub-folder, and empty folders as their path with a trailing /; with recursive false, sub-folders appear only as their path with a trailing /.',
   ].join(' '),
   effect: 'read',
   openWorld: false,
@@ -23,5 +25,7 @@ export const getCloudCode = defineOperation({
   restBody: { key: 'content', text: true },
   successStatus: 200,
   errors: [400, 401, 403, 404, 500],
-  handler: null,
+  handler: ({ appId, path, recursive }, { account, services }) => ({
+    content: services.cloudCode.read(account.id, appId, path, recursive ?? true),
+  }),
 });

@@ -3,6 +3,7 @@ import { homePaths, type Config } from '../config.js';
 import type { Logger } from '../log.js';
 import { AccountService } from './accounts/service.js';
 import { BackendAppService } from './backendapps/service.js';
+import { CloudCodeService } from './backendapps/cloudCode/service.js';
 import { bundledGuides } from './guides/bundled.js';
 import type { Services } from './services.js';
 import { openDatabase, type Db } from './store/db.js';
@@ -33,7 +34,9 @@ export interface Platform {
 export function openPlatform(config: Config, log: Logger): Platform {
   const db = openDatabase(homePaths(config.home).platformDb);
   const urls = new PublicUrls(config.publicUrl, config.hostingDomain);
-  const backendApps = new BackendAppService(db, config.home, urls);
+  // A new app's folder gets its starting cloud code tree (issue 4, item 1).
+  const backendApps = new BackendAppService(db, config.home, urls, (appId, folder) => cloudCode.initialise(appId, folder));
+  const cloudCode = new CloudCodeService({ home: config.home, apps: backendApps, urls, reload: (appId) => cloud.reload(appId) });
   const dataRouter = createDataRouter(log, () => new URL(urls.dataApi).pathname);
   const cloud = new WorkerCloudRuntime({
     home: config.home,
@@ -53,6 +56,7 @@ export function openPlatform(config: Config, log: Logger): Platform {
     backendApps,
     dataApi: new DataApiService(dataApps, dataRouter, () => urls.dataApi, log),
     cloud,
+    cloudCode,
   };
   log.debug({ home: path.resolve(config.home) }, 'platform opened');
   return {

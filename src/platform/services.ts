@@ -1,5 +1,6 @@
 import type { AccountService } from './accounts/service.js';
 import type { BackendAppService } from './backendapps/service.js';
+import type { CloudCodeService } from './backendapps/cloudCode/service.js';
 import type { GuideService } from './guides/service.js';
 import type { PublicUrls } from './urls.js';
 import type { DataApiService } from '../data/service.js';
@@ -18,4 +19,6 @@ export interface Services {
   dataApi: DataApiService;
   /** Each Backend App's cloud code worker (issue 4). */
   cloud: CloudRuntime;
+  /** Each Backend App's cloud code files: deployCloudCode and getCloudCode (issue 4). */
+  cloudCode: CloudCodeService;
 }

@@ -150,15 +150,17 @@ export class WorkerCloudRuntime implements CloudRuntime {
     const mainFile = this.mainFile(appId);
     if (this.closed || !keys || !fs.existsSync(mainFile)) return undefined;
     const tree = fs.realpathSync(cloudTree(this.options.home, appId));
-    // The user's files are CommonJS wherever the home lies (a parent package.json may say "module").
+    // A package scope of the app's own, so that a package.json above the home (one saying "module")
+    // does not decide how the app's files load; without "type", Node detects ESM syntax per file.
     const marker = path.join(tree, 'package.json');
-    if (!fs.existsSync(marker)) fs.writeFileSync(marker, '{ "type": "commonjs" }\n');
+    if (!fs.existsSync(marker) || fs.readFileSync(marker, 'utf8').includes('"type"')) fs.writeFileSync(marker, '{}\n');
     // Module resolution walks links too: grant node_modules as found and as resolved. Node 20 aborts
     // on a path granted twice, so each appears once.
     const readable = new Set([fs.realpathSync(WORKER_SCRIPT), `${fs.realpathSync(NODE_MODULES)}${path.sep}`, `${path.join(packageRoot(), 'node_modules')}${path.sep}`, `${tree}${path.sep}`]);
     const child = fork(WORKER_SCRIPT, [], {
       execArgv: [
         '--experimental-permission',
+        '--experimental-detect-module',
         ...[...readable].map((p) => `--allow-fs-read=${p}`),
         `--max-old-space-size=${this.options.memoryMb}`,
         '--disable-warning=ExperimentalWarning',
@@ -221,6 +223,7 @@ export class WorkerCloudRuntime implements CloudRuntime {
     return worker.call(kind, name, request, timeout);
   }
 
+  /** @throws Error with the load error when the new code fails to load (it is live all the same, answering 141). */
   async reload(appId: string): Promise<void> {
     const previous = this.workers.get(appId);
     await this.starting.get(appId);
@@ -228,6 +231,7 @@ export class WorkerCloudRuntime implements CloudRuntime {
     if (next && !next.exited) this.workers.set(appId, next);
     else this.workers.delete(appId);
     if (previous && previous !== next) retire(previous);
+    if (next?.loadError) throw new Error(`cloud/main.js failed to load: ${next.loadError}`);
   }
 
   /** Stops every worker at once; workers still starting are stopped as soon as they are up. */

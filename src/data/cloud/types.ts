@@ -40,7 +40,10 @@ export interface CloudRuntime {
    *   code threw (e.g. `new Parse.Error(142, ...)`) keeps its code.
    */
   run(appId: string, kind: 'function' | 'trigger' | 'job', name: string, request: Record<string, unknown>): Promise<unknown>;
-  /** Loads the app's current cloud code in a new worker and retires the old one after its calls finish. */
+  /**
+   * Loads the app's current cloud code in a new worker and retires the old one after its calls finish.
+   * @throws Error naming the load error when the new code fails to load (its calls then answer 141).
+   */
   reload(appId: string): Promise<void>;
   close(): Promise<void>;
 }

@@ -193,14 +193,24 @@ process.on('message', async (message: any) => {
   }
 });
 
-try {
-  require(config.mainFile);
-  const registered: Record<string, string[]> = {};
-  for (const key of triggers.keys()) {
-    const [trigger, className] = key.split(':') as [string, string];
-    (registered[className] ??= []).push(trigger);
-  }
-  send({ type: 'ready', registry: { functions: [...functions.keys()], jobs: [...jobs.keys()], triggers: registered } });
-} catch (error) {
-  send({ type: 'loadError', message: error instanceof Error ? `${error.name}: ${error.message}` : String(error) });
-}
+// Cloud files that require the SDK although it is a global (the deploy warns) get this same instance.
+const Module = require('node:module');
+const resolveFilename = Module._resolveFilename;
+const sdkPath = require.resolve('parse/node');
+Module._resolveFilename = function (request: string, ...rest: unknown[]) {
+  if (request === 'parse' || request === 'parse/node' || request === 'parse/node.js') return sdkPath;
+  return resolveFilename.call(this, request, ...rest);
+};
+
+// import() loads CommonJS and, with --experimental-detect-module, files written with import/export.
+import(require('node:url').pathToFileURL(config.mainFile).href).then(
+  () => {
+    const registered: Record<string, string[]> = {};
+    for (const key of triggers.keys()) {
+      const [trigger, className] = key.split(':') as [string, string];
+      (registered[className] ??= []).push(trigger);
+    }
+    send({ type: 'ready', registry: { functions: [...functions.keys()], jobs: [...jobs.keys()], triggers: registered } });
+  },
+  (error: unknown) => send({ type: 'loadError', message: error instanceof Error ? `${error.name}: ${error.message}` : String(error) }),
+);

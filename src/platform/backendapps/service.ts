@@ -108,6 +108,18 @@ export class BackendAppService {
       created_at: nowIso(),
     };
     const folder = homePaths(this.home).app(row.app_id);
+    const existed = fs.existsSync(folder);
+    try {
+      this.insertWithFolder(row, folder, accountId, appName);
+    } catch (error) {
+      // Nothing half-written: a folder this call made goes with the record that was rolled back.
+      if (!existed) fs.rmSync(folder, { recursive: true, force: true });
+      throw error;
+    }
+    return this.toFull(row);
+  }
+
+  private insertWithFolder(row: AppRow, folder: string, accountId: string, appName: string): void {
     this.db
       .transaction(() => {
         const taken = this.db
@@ -130,7 +142,6 @@ export class BackendAppService {
         this.initialiseFolder(row.app_id, folder);
       })
       .immediate();
-    return this.toFull(row);
   }
 
   /** The account's apps in creation order, optionally only the one named exactly `appName`. */
