@@ -5,18 +5,10 @@ import type { Db } from '../store/db.js';
 import { nowIso } from '../store/db.js';
 import { randomSecret } from '../ids.js';
 import type { PublicUrls } from '../urls.js';
+import type { AppKeys } from '../../data/apps.js';
 
 /** Every key of a Backend App (spec, Interface B, "Authentication": the eight key kinds). */
-export interface BackendAppKeys {
-  applicationId: string;
-  restKey: string;
-  javascriptKey: string;
-  clientKey: string;
-  dotnetKey: string;
-  webhookKey: string;
-  fileKey: string;
-  masterKey: string;
-}
+export type BackendAppKeys = AppKeys;
 
 /** The list form of a Backend App (spec, "BackendApp": only `appId` and `appName`). */
 export interface BackendAppSummary {
