@@ -1,5 +1,6 @@
 import { dataApiBench } from './data-api.js';
 import { managementBench } from './management.js';
+import { devenvsBench } from './devenvs.js';
 
 // `npm run bench`: every benchmark, each printing ratios against a baseline measured in the same run.
 const only = process.argv[2];
@@ -10,4 +11,8 @@ if (!only || only === 'management') {
 if (!only || only === 'data-api') {
   console.log('\n## data API (Backyard and a bare node:http server as child processes, loaded with autocannon)');
   await dataApiBench();
+}
+if (!only || only === 'devenvs') {
+  console.log('\n## development environments (Docker engine, MCP over HTTP in process, against a bare dockerode exec)');
+  await devenvsBench();
 }

@@ -5,7 +5,10 @@ import { createLogger } from './log.js';
 import { runStdioMcp } from './mcp/stdio.js';
 import { openPlatform, type Platform } from './platform/platform.js';
 import { startHttpServer } from './server/http.js';
+import { dockerClient, engineFailure } from './platform/devenvs/engine.js';
+import { BUSYBOX_PATH, OFFLINE_IMAGE, buildOfflineImage } from './platform/devenvs/offlineImage.js';
 import { packageVersion } from './version.js';
+import { parseRepoSlug } from './platform/repohost/names.js';
 
 const program = new Command();
 program
@@ -21,6 +24,8 @@ const settings = (extra: ConfigOverrides = {}) => loadConfig({ home: program.opt
 function withPlatform(body: (platform: Platform) => void): void {
   const config = settings();
   const platform = openPlatform(config, createLogger(config.logLevel));
+  // No listener here: URLs written by these commands (an imported app's starting page) use the configured port.
+  platform.services.urls.bindDefault(`http://localhost:${config.port}`);
   try {
     body(platform);
   } finally {
@@ -110,6 +115,82 @@ account
     ),
   );
 
+account
+  .command('link <login>')
+  .description('link a GitHub account (user or organisation) to a Backyard account, for repository access tokens')
+  .requiredOption('--github <githubLogin>', 'the GitHub login the account may mint tokens for')
+  .action(
+    run((login: string, opts: { github: string }) =>
+      withPlatform((platform) => {
+        const found = platform.services.accounts.findByLogin(login);
+        if (!found) throw new Error(`No account has the login "${login}".`);
+        platform.services.repoHost.githubLinks.link(found.id, opts.github);
+        if (!platform.services.repoHost.github) {
+          process.stderr.write('Note: no GitHub App is configured (BACKYARD_GITHUB_APP_ID and a private key); the link takes effect once one is.\n');
+        }
+      }),
+    ),
+  );
+account
+  .command('unlink <login>')
+  .description('remove a GitHub account link')
+  .requiredOption('--github <githubLogin>', 'the linked GitHub login')
+  .action(
+    run((login: string, opts: { github: string }) =>
+      withPlatform((platform) => {
+        const found = platform.services.accounts.findByLogin(login);
+        if (!found) throw new Error(`No account has the login "${login}".`);
+        if (!platform.services.repoHost.githubLinks.unlink(found.id, opts.github)) {
+          throw new Error(`The GitHub account "${opts.github}" is not linked to "${login}".`);
+        }
+      }),
+    ),
+  );
+account
+  .command('links <login>')
+  .description('list the GitHub accounts linked to an account')
+  .action(
+    run((login: string) =>
+      withPlatform((platform) => {
+        const found = platform.services.accounts.findByLogin(login);
+        if (!found) throw new Error(`No account has the login "${login}".`);
+        for (const github of platform.services.repoHost.githubLinks.list(found.id)) process.stdout.write(`github\t${github}\n`);
+      }),
+    ),
+  );
+
+const repo = program.command('repo').description('repositories of the built-in git host');
+repo
+  .command('create <owner/repo>')
+  .description('create a bare repository (default branch main) and print its address')
+  .action(
+    run(async (slug: string) => {
+      const parsed = parseRepoSlug(slug);
+      if (!parsed) throw new Error(`"${slug}" is not <owner>/<repo>: the owner is an account login, the name 1 to 100 letters, digits, dots, dashes or underscores.`);
+      const config = settings();
+      const platform = openPlatform(config, createLogger(config.logLevel));
+      platform.services.urls.bindDefault(`http://localhost:${config.port}`);
+      try {
+        const { created, repository } = await platform.services.repoHost.builtin.create(parsed.owner, parsed.repo);
+        if (!created) throw new Error(`The repository ${repository.owner}/${repository.repo} already exists.`);
+        process.stdout.write(`${platform.services.repoHost.publicUrl(repository.owner, repository.repo)}\n`);
+      } finally {
+        platform.close();
+      }
+    }),
+  );
+repo
+  .command('list [owner]')
+  .description('list repositories with their addresses')
+  .action(
+    run((owner: string | undefined) =>
+      withPlatform((platform) => {
+        const host = platform.services.repoHost;
+        for (const r of host.builtin.list(owner)) process.stdout.write(`${r.owner}/${r.repo}\t${host.publicUrl(r.owner, r.repo)}\n`);
+      }),
+    ),
+  );
+
 const app = program.command('app').description('Backend Apps');
 app
   .command('keys <appId>')
@@ -155,6 +236,29 @@ app
         process.stdout.write(`${created.appId}\n`);
       }),
     ),
+  );
+
+const image = program.command('image').description('development environment images');
+image
+  .command('build-offline')
+  .description(`build ${OFFLINE_IMAGE} from Debian's busybox-static (${BUSYBOX_PATH}), for machines with no image registry`)
+  .option('--busybox <file>', 'a statically linked busybox', BUSYBOX_PATH)
+  .option('--tag <image>', 'image reference to build', OFFLINE_IMAGE)
+  .action(
+    run(async (opts: { busybox: string; tag: string }) => {
+      const config = settings();
+      try {
+        const built = await buildOfflineImage(dockerClient(config.dockerHost), {
+          busybox: opts.busybox,
+          image: opts.tag,
+          onProgress: (line) => process.stderr.write(`${line}\n`),
+        });
+        process.stdout.write(`${built.image}\t${built.id}\t${built.applets} applets\n`);
+        process.stderr.write(`Use it with BACKYARD_DEVENV_IMAGE=${built.image}\n`);
+      } catch (error) {
+        throw engineFailure(error, `import the image ${opts.tag}`, config.dockerHost);
+      }
+    }),
   );
 
 await program.parseAsync(process.argv);

@@ -1,3 +1,5 @@
+import { createPrivateKey } from 'node:crypto';
+import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
@@ -21,6 +23,19 @@ import { LOGIN_PATTERN } from './platform/accounts/login.js';
  * - `BACKYARD_FUNCTION_TIMEOUT_MS` how long a cloud function or trigger may run (default 30000)
  * - `BACKYARD_JOB_TIMEOUT_MS` how long a cloud job may run (default 900000)
  * - `BACKYARD_CLOUD_MEMORY_MB` heap cap of each app's cloud code worker (default 256)
+ * - `DOCKER_HOST`          the Docker engine (default: the local socket, as the docker CLI does)
+ * - `BACKYARD_DEVENV_IMAGE` image of development environments (default `alpine:3.20`; offline:
+ *   `backyard/devenv:offline`, built by `backyard image build-offline`)
+ * - `BACKYARD_EXEC_WAIT_MS` how long executeCommand waits for a command to exit before answering
+ *   `running` (default 15000: design.md, decision 9)
+ * - `BACKYARD_DEVENV_MEMORY_MB`, `BACKYARD_DEVENV_CPUS`, `BACKYARD_DEVENV_PIDS` limits of each
+ *   development environment container (defaults 1024 MiB, 1 CPU, 512 processes)
+ * - `BACKYARD_DEVENV_NETWORK` Docker network of development environments (default `bridge`; `none` cuts them off)
+ * - `BACKYARD_GITHUB_APP_ID` the GitHub App whose installations give repository access tokens (design.md,
+ *   decision 10); with `BACKYARD_GITHUB_PRIVATE_KEY` (the PEM text) or `BACKYARD_GITHUB_PRIVATE_KEY_FILE`
+ *   (a path to it). Unset: only the built-in git host answers.
+ * - `BACKYARD_GITHUB_API_URL` GitHub's REST API (default `https://api.github.com`; GitHub Enterprise
+ *   Server: `https://<host>/api/v3`)
  */
 export interface Config {
   /** Absolute path of the state folder. */
@@ -40,6 +55,32 @@ export interface Config {
   functionTimeoutMs: number;
   jobTimeoutMs: number;
   cloudMemoryMb: number;
+  /** `DOCKER_HOST` as the docker CLI reads it (`unix:///…`, `tcp://host:port`); undefined: the default socket. */
+  dockerHost: string | undefined;
+  /** Image reference of development environment containers. */
+  devenvImage: string;
+  /** Milliseconds executeCommand waits for the command to exit before answering `running`. */
+  execWaitMs: number;
+  /** Memory limit of each development environment in MiB (no swap beyond it). */
+  devenvMemoryMb: number;
+  /** CPU limit of each development environment, in CPUs (fractions allowed). */
+  devenvCpus: number;
+  /** Process (pids) limit of each development environment. */
+  devenvPids: number;
+  /** Docker network mode of development environments: `bridge`, `none`, `host` is refused, or a network name. */
+  devenvNetwork: string;
+  /** The GitHub App of the repository host, when configured (both its id and its private key). */
+  github: GitHubAppConfig | undefined;
+}
+
+/** A GitHub App's credentials and the API it talks to. */
+export interface GitHubAppConfig {
+  /** The App ID (or Client ID), the `iss` of the app's JWTs. */
+  appId: string;
+  /** The app's private key as PKCS#8 PEM (GitHub hands out PKCS#1; it is converted on load). */
+  privateKey: string;
+  /** REST API root without a trailing slash, e.g. `https://api.github.com`. */
+  apiUrl: string;
 }
 
 /** Flags from the command line; each overrides its environment variable. */
@@ -74,6 +115,23 @@ const configSchema = z.object({
   functionTimeoutMs: z.coerce.number({ message: 'must be a number' }).int().min(100, 'must be at least 100').max(3_600_000, 'must be at most 3600000'),
   jobTimeoutMs: z.coerce.number({ message: 'must be a number' }).int().min(100, 'must be at least 100').max(86_400_000, 'must be at most 86400000'),
   cloudMemoryMb: z.coerce.number({ message: 'must be a number' }).int().min(32, 'must be at least 32').max(16_384, 'must be at most 16384'),
+  dockerHost: z
+    .string()
+    .regex(/^(unix|npipe|tcp|http|https|ssh):\/\/./, 'must be like unix:///var/run/docker.sock or tcp://host:2375')
+    .optional(),
+  devenvImage: z.string().regex(/^[a-z0-9][a-z0-9._\/:@-]{0,254}$/i, 'must be an image reference such as alpine:3.20'),
+  execWaitMs: z.coerce.number({ message: 'must be a number' }).int().min(0, 'must be at least 0').max(600_000, 'must be at most 600000'),
+  devenvMemoryMb: z.coerce.number({ message: 'must be a number' }).int().min(16, 'must be at least 16').max(1_048_576, 'must be at most 1048576'),
+  devenvCpus: z.coerce.number({ message: 'must be a number' }).min(0.01, 'must be at least 0.01').max(1024, 'must be at most 1024'),
+  devenvPids: z.coerce.number({ message: 'must be a number' }).int().min(16, 'must be at least 16').max(1_000_000, 'must be at most 1000000'),
+  devenvNetwork: z
+    .string()
+    .regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/, 'must be a Docker network name such as bridge or none')
+    .refine((n) => n !== 'host' && !n.startsWith('container:'), 'must not share the host\'s network (host is refused)'),
+  githubAppId: z.string().regex(/^[A-Za-z0-9._-]{1,100}$/, 'must be the GitHub App\'s App ID, such as 123456').optional(),
+  githubApiUrl: z
+    .url({ protocol: /^https?$/, message: 'must be an http or https URL such as https://api.github.com' })
+    .transform((u) => u.replace(/\/+$/, '')),
 });
 
 /** Names of the variables behind each config key, used in error messages. */
@@ -89,6 +147,15 @@ const variableOf: Record<string, string> = {
   functionTimeoutMs: 'BACKYARD_FUNCTION_TIMEOUT_MS',
   jobTimeoutMs: 'BACKYARD_JOB_TIMEOUT_MS',
   cloudMemoryMb: 'BACKYARD_CLOUD_MEMORY_MB',
+  dockerHost: 'DOCKER_HOST',
+  devenvImage: 'BACKYARD_DEVENV_IMAGE',
+  execWaitMs: 'BACKYARD_EXEC_WAIT_MS',
+  devenvMemoryMb: 'BACKYARD_DEVENV_MEMORY_MB',
+  devenvCpus: 'BACKYARD_DEVENV_CPUS',
+  devenvPids: 'BACKYARD_DEVENV_PIDS',
+  devenvNetwork: 'BACKYARD_DEVENV_NETWORK',
+  githubAppId: 'BACKYARD_GITHUB_APP_ID',
+  githubApiUrl: 'BACKYARD_GITHUB_API_URL',
 };
 
 /** Thrown for a configuration value that does not validate; the message names the variable. */
@@ -119,6 +186,15 @@ export function loadConfig(overrides: ConfigOverrides = {}, env: NodeJS.ProcessE
     functionTimeoutMs: nonEmpty(env.BACKYARD_FUNCTION_TIMEOUT_MS) ?? 30_000,
     jobTimeoutMs: nonEmpty(env.BACKYARD_JOB_TIMEOUT_MS) ?? 900_000,
     cloudMemoryMb: nonEmpty(env.BACKYARD_CLOUD_MEMORY_MB) ?? 256,
+    dockerHost: nonEmpty(env.DOCKER_HOST),
+    devenvImage: nonEmpty(env.BACKYARD_DEVENV_IMAGE) ?? 'alpine:3.20',
+    execWaitMs: nonEmpty(env.BACKYARD_EXEC_WAIT_MS) ?? 15_000,
+    devenvMemoryMb: nonEmpty(env.BACKYARD_DEVENV_MEMORY_MB) ?? 1024,
+    devenvCpus: nonEmpty(env.BACKYARD_DEVENV_CPUS) ?? 1,
+    devenvPids: nonEmpty(env.BACKYARD_DEVENV_PIDS) ?? 512,
+    devenvNetwork: nonEmpty(env.BACKYARD_DEVENV_NETWORK) ?? 'bridge',
+    githubAppId: nonEmpty(env.BACKYARD_GITHUB_APP_ID),
+    githubApiUrl: nonEmpty(env.BACKYARD_GITHUB_API_URL) ?? 'https://api.github.com',
   };
   const parsed = configSchema.safeParse(raw);
   if (!parsed.success) {
@@ -126,7 +202,52 @@ export function loadConfig(overrides: ConfigOverrides = {}, env: NodeJS.ProcessE
     const key = String(issue.path[0] ?? '');
     throw new ConfigError(`Invalid configuration: ${variableOf[key] ?? key} ${issue.message}.`);
   }
-  return { ...parsed.data, publicUrl: parsed.data.publicUrl, hostingDomain: parsed.data.hostingDomain };
+  const { githubAppId, githubApiUrl, ...settings } = parsed.data;
+  return {
+    ...settings,
+    publicUrl: parsed.data.publicUrl,
+    hostingDomain: parsed.data.hostingDomain,
+    dockerHost: parsed.data.dockerHost,
+    github: githubAppConfig(githubAppId, githubApiUrl, env),
+  };
+}
+
+/**
+ * The GitHub App settings: none when neither the app id nor a key is set; a ConfigError when only
+ * one half is, or when the key is not a readable RSA private key.
+ */
+function githubAppConfig(appId: string | undefined, apiUrl: string, env: NodeJS.ProcessEnv): GitHubAppConfig | undefined {
+  const inline = nonEmpty(env.BACKYARD_GITHUB_PRIVATE_KEY);
+  const file = nonEmpty(env.BACKYARD_GITHUB_PRIVATE_KEY_FILE);
+  if (appId === undefined && inline === undefined && file === undefined) return undefined;
+  if (appId === undefined) {
+    throw new ConfigError('Invalid configuration: BACKYARD_GITHUB_APP_ID must be set when a GitHub App private key is given.');
+  }
+  if (inline !== undefined && file !== undefined) {
+    throw new ConfigError('Invalid configuration: set BACKYARD_GITHUB_PRIVATE_KEY or BACKYARD_GITHUB_PRIVATE_KEY_FILE, not both.');
+  }
+  let pem: string;
+  if (inline !== undefined) {
+    // A PEM put on one line (as .env files often hold it) carries its newlines as "\n".
+    pem = inline.replace(/\\n/g, '\n');
+  } else if (file !== undefined) {
+    try {
+      pem = fs.readFileSync(path.resolve(file), 'utf8');
+    } catch (error) {
+      throw new ConfigError(`Invalid configuration: BACKYARD_GITHUB_PRIVATE_KEY_FILE cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'}).`);
+    }
+  } else {
+    throw new ConfigError('Invalid configuration: BACKYARD_GITHUB_APP_ID needs the app\'s private key in BACKYARD_GITHUB_PRIVATE_KEY or BACKYARD_GITHUB_PRIVATE_KEY_FILE.');
+  }
+  let privateKey: string;
+  try {
+    const key = createPrivateKey(pem);
+    if (key.asymmetricKeyType !== 'rsa') throw new Error('not RSA');
+    privateKey = key.export({ type: 'pkcs8', format: 'pem' }).toString();
+  } catch {
+    throw new ConfigError('Invalid configuration: the GitHub App private key must be the RSA private key (PEM) downloaded from the app\'s settings.');
+  }
+  return { appId, privateKey, apiUrl };
 }
 
 /** Folder and file layout under `BACKYARD_HOME` (design.md, "State"). */

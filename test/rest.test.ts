@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { operations } from '../tools/index.js';
+import { allOperations, operations } from '../tools/index.js';
 import { api, startTestServer, type TestServer } from './helpers/server.js';
 
 let server: TestServer;
@@ -184,6 +184,9 @@ describe('unknown routes', () => {
   });
 
   it('operations whose service is not built yet are not routed', async () => {
-    expectError(await api(server, 'POST', '/development-environments', { token: server.alice, body: { chatTitle: 'x' } }), 404, /No operation/);
+    const unbuilt = allOperations.find((op) => op.handler === null);
+    if (!unbuilt) return; // every operation is built: nothing left to check here
+    const url = unbuilt.path.replace(/\{(\w+)\}/g, 'x');
+    expectError(await api(server, unbuilt.method, url, { token: server.alice, body: unbuilt.method === 'GET' ? undefined : {} }), 404, /No operation/);
   });
 });

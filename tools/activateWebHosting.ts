@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { notFound } from '../src/errors.js';
 import { defineOperation } from './operation.js';
 import { idParam } from './schemas.js';
 
@@ -15,5 +16,11 @@ export const activateWebHosting = defineOperation({
   output: z.object({ publicWebHostingURL: z.string() }),
   successStatus: 200,
   errors: [400, 401, 404, 500],
-  handler: null,
+  handler: ({ appId }, { account, services }) => {
+    const publicWebHostingURL = services.backendApps.activateHosting(account.id, appId);
+    if (publicWebHostingURL === undefined) {
+      throw notFound(`This account has no Backend App with the application id "${appId}". Find the ids with getBackendApps.`);
+    }
+    return { publicWebHostingURL };
+  },
 });

@@ -6,9 +6,9 @@ export const createDevelopmentEnvironment = defineOperation({
   name: 'createDevelopmentEnvironment',
   title: 'Create a development environment',
   description: [
-    'Creates an Alpine Linux container of your own in which you can run shell commands (executeCommand) to help the person with IT tasks: install packages with apk, clone a repository, build, test.',
+    'Creates a Linux container of your own (Alpine Linux with apk, unless the Backyard operator chose another image) in which you can run shell commands (executeCommand) to help the person with IT tasks: install packages, clone a repository, build, test.',
     'Call getDevelopmentEnvironments with the same chatTitle first and reuse the environment when one exists; create one per chat.',
-    'Files under /workspace survive restarts of the container.',
+    'Files under /workspace survive restarts and re-creation of the container; the container has memory, CPU and process limits and no access to the host\'s files.',
   ].join(' '),
   effect: 'create',
   openWorld: false,
@@ -20,5 +20,5 @@ export const createDevelopmentEnvironment = defineOperation({
   output: developmentEnvironment,
   successStatus: 201,
   errors: [400, 401, 500],
-  handler: null, // the development environment issue builds its service
+  handler: ({ chatTitle }, { account, services }) => services.devenvs.create(account.id, chatTitle),
 });

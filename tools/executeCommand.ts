@@ -7,9 +7,10 @@ export const executeCommand = defineOperation({
   title: 'Run a shell command',
   description: [
     'Runs `sh -c <command>` in a development environment (create one with createDevelopmentEnvironment first).',
-    'The call answers when the command exits or after about 15 seconds, whichever is first: status "exited" with exitCode, or status "running" with the output so far.',
-    'For a running command, call inspectCommandExecution to follow it, or interactWithCommandExecution to type into it or stop it.',
-    'Prefer non-interactive flags (apk add --no-cache, git clone --depth 1). Work under /workspace, which persists.',
+    'The call answers when the command exits or after a wait (15 seconds unless the operator changed it), whichever is first: status "exited" with exitCode, or status "running" with the output so far; stdout and stderr keep their last 1 MiB each.',
+    'For a running command, call inspectCommandExecution to follow it, or interactWithCommandExecution to type into it or stop it. Several commands may run at once.',
+    'Each command starts in /workspace (which persists) in a shell of its own: cd and export do not carry over, so chain steps with &&.',
+    'Prefer non-interactive flags (apk add --no-cache, git clone --depth 1).',
   ].join(' '),
   effect: 'mutate',
   openWorld: true,
@@ -22,5 +23,7 @@ export const executeCommand = defineOperation({
   output: commandExecution,
   successStatus: 201,
   errors: [400, 401, 404, 500],
-  handler: null,
+  // No abort signal: the REST front end's fires as soon as a request body has been read, and the wait is short anyway.
+  handler: ({ developmentEnvironmentId, command }, { account, services }) =>
+    services.devenvs.execute(account.id, developmentEnvironmentId, command),
 });

@@ -19,5 +19,7 @@ export const getDevelopmentEnvironments = defineOperation({
   restBody: { key: 'developmentEnvironments' },
   successStatus: 200,
   errors: [401, 500],
-  handler: null,
+  handler: ({ chatTitle }, { account, services }) => ({
+    developmentEnvironments: services.devenvs.list(account.id, chatTitle),
+  }),
 });

@@ -18,5 +18,6 @@ export const inspectCommandExecution = defineOperation({
   output: commandExecution,
   successStatus: 200,
   errors: [401, 404, 500],
-  handler: null,
+  handler: ({ developmentEnvironmentId, commandExecutionId }, { account, services }) =>
+    services.devenvs.inspect(account.id, developmentEnvironmentId, commandExecutionId),
 });

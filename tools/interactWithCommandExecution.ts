@@ -6,8 +6,8 @@ export const interactWithCommandExecution = defineOperation({
   name: 'interactWithCommandExecution',
   title: 'Type into or stop a running command',
   description: [
-    'Sends stdin to a command that is still running (a newline is added when the text does not end with one), and/or ends it with exit: true (SIGTERM, then SIGKILL after a grace period).',
-    'Answers the execution once its output settles. Use it to answer a prompt (y/n, a password the person gave you) or to stop a server or a hung command.',
+    'Sends stdin to a command that is still running (a newline is added when the text does not end with one), and/or ends it with exit: true (SIGTERM to its processes, then SIGKILL after 5 seconds; the exit code is then usually 143).',
+    'Answers the execution once it has exited or its output settles: half a second of quiet after its answer, 2 seconds when it writes nothing, 5 seconds at most. Use it to answer a prompt (y/n, a password the person gave you) or to stop a server or a hung command.',
     'A command that has already exited answers 400; use inspectCommandExecution to read its result.',
   ].join(' '),
   effect: 'mutate',
@@ -23,5 +23,6 @@ export const interactWithCommandExecution = defineOperation({
   output: commandExecution,
   successStatus: 200,
   errors: [400, 401, 404, 500],
-  handler: null,
+  handler: ({ developmentEnvironmentId, commandExecutionId, stdin, exit }, { account, services }) =>
+    services.devenvs.interact(account.id, developmentEnvironmentId, commandExecutionId, { stdin, exit }),
 });

@@ -70,7 +70,10 @@ export function managementApi(platform: Platform, ops: readonly AnyOperation[]) 
               types,
             );
             const controller = new AbortController();
-            request.raw.once('close', () => controller.abort());
+            // The request stream closes once its body is read; only a response closed before it finished means the caller left.
+            reply.raw.once('close', () => {
+              if (!reply.raw.writableFinished) controller.abort();
+            });
             const output = await invokeOperation(op, input, { account, services, signal: controller.signal });
             if (!op.restBody) return reply.code(op.successStatus).send(output);
             const body = output[op.restBody.key];

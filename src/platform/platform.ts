@@ -14,6 +14,8 @@ import type { DataRouter } from '../data/rest/router.js';
 import { DataApiService } from '../data/service.js';
 import { WorkerCloudRuntime } from '../data/cloud/runtime.js';
 import { jobMessage } from '../data/cloud/jobs.js';
+import { DevEnvService, devEnvSettings } from './devenvs/service.js';
+import { RepoHostService } from './repohost/service.js';
 
 /** The running domain: the platform store and the services over it, without any front end. */
 export interface Platform {
@@ -49,14 +51,17 @@ export function openPlatform(config: Config, log: Logger): Platform {
     onJobMessage: (appId, jobId, message) => jobMessage(dataApps, appId, jobId, message, log),
   });
   const dataApps = new DataApps(config.home, backendApps, () => urls.dataApi, cloud);
+  const accounts = new AccountService(db);
   const services: Services = {
     urls,
-    accounts: new AccountService(db),
+    accounts,
     guides: bundledGuides(),
     backendApps,
     dataApi: new DataApiService(dataApps, dataRouter, () => urls.dataApi, log),
     cloud,
     cloudCode,
+    devenvs: new DevEnvService(db, devEnvSettings(config), log),
+    repoHost: new RepoHostService({ db, root: homePaths(config.home).git, accounts, urls, log, github: config.github }),
   };
   log.debug({ home: path.resolve(config.home) }, 'platform opened');
   return {
@@ -67,6 +72,7 @@ export function openPlatform(config: Config, log: Logger): Platform {
     dataRouter,
     close: () => {
       void cloud.close();
+      services.devenvs.close();
       dataApps.closeAll();
       if (db.open) db.close();
     },

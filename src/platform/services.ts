@@ -5,6 +5,8 @@ import type { GuideService } from './guides/service.js';
 import type { PublicUrls } from './urls.js';
 import type { DataApiService } from '../data/service.js';
 import type { CloudRuntime } from '../data/cloud/types.js';
+import type { DevEnvService } from './devenvs/service.js';
+import type { RepoHostService } from './repohost/service.js';
 
 /**
  * The domain services the operation handlers call (style.md, example 10: services are interfaces,
@@ -21,4 +23,8 @@ export interface Services {
   cloud: CloudRuntime;
   /** Each Backend App's cloud code files: deployCloudCode and getCloudCode (issue 4). */
   cloudCode: CloudCodeService;
+  /** Development environments and command executions on Docker (issue 5). */
+  devenvs: DevEnvService;
+  /** The built-in git host, repository access tokens and the GitHub App (issue 6). */
+  repoHost: RepoHostService;
 }

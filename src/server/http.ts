@@ -9,8 +9,10 @@ import { mcpHttp } from '../mcp/http.js';
 import { operations } from '../../tools/index.js';
 import { dashboard } from './dashboard.js';
 import { sdkScript } from './sdk.js';
+import { hostedSites } from './hosting.js';
 import { dataApi } from '../data/rest/plugin.js';
 import { publicRoutes } from '../data/rest/routes/public.js';
+import { gitHost } from './git.js';
 
 /** What `backyard mcp` reads to find a Backyard already serving the same home. */
 export interface ServerFile {
@@ -59,12 +61,15 @@ export async function startHttpServer(platform: Platform, options: { port: numbe
     );
     done();
   });
+  // Hosted sites by Host header (`<sub>.localhost:4000`), before any route; other hosts pass through.
+  app.addHook('onRequest', hostedSites(platform));
   app.get('/healthz', async () => ({ service: 'backyard', instanceId }));
   await app.register(managementApi(platform, operations), { prefix: '/v1' });
   await app.register(mcpHttp(platform, operations));
   await app.register(dashboard(platform));
   await app.register(sdkScript());
   await app.register(dataApi(services.dataApi.apps, platform.dataRouter, () => services.urls.dataApi, publicRoutes(services.dataApi.apps)), { prefix: '/data' });
+  await app.register(gitHost(platform), { prefix: '/git' });
 
   await app.listen({ port: options.port, host: options.host });
   const address = app.server.address();

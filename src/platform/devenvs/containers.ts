@@ -1,0 +1,198 @@
+import type Docker from 'dockerode';
+import type { Logger } from '../../log.js';
+import { ENGINE_TIMEOUTS, engineCall, engineStatus, type DockerClient } from './engine.js';
+import type { ImageProvider } from './image.js';
+import { containerName, environmentFilter, environmentLabels, volumeName } from './labels.js';
+
+/** Container settings of development environments (Config: BACKYARD_DEVENV_*). */
+export interface ContainerSettings {
+  /** Absolute `BACKYARD_HOME`, written into a label. */
+  home: string;
+  dockerHost: string | undefined;
+  image: string;
+  memoryMb: number;
+  cpus: number;
+  pids: number;
+  network: string;
+}
+
+/**
+ * The capabilities a development environment keeps; every other one is dropped (design.md,
+ * "Security stance"). Enough for a root user to install packages (file ownership and modes) and run
+ * servers on low ports; no raw sockets, device nodes, chroot, audit or capability changes.
+ */
+export const KEPT_CAPABILITIES = ['CHOWN', 'DAC_OVERRIDE', 'FOWNER', 'FSETID', 'KILL', 'SETGID', 'SETUID', 'NET_BIND_SERVICE'] as const;
+
+/** Where the environment's named volume is mounted, and the working folder of every command. */
+export const WORKSPACE = '/workspace';
+
+/**
+ * The Engine API body that creates an environment's container (issue 5, item 3): one long-lived
+ * container with an init process, labels for account and environment, `/workspace` on a named volume,
+ * not privileged, capabilities dropped, no new privileges, no host mounts, memory (without extra swap),
+ * CPU and process limits, and the configured network.
+ */
+export function containerSpec(settings: ContainerSettings, accountId: string, environmentId: string): Docker.ContainerCreateOptions {
+  const memory = settings.memoryMb * 1024 * 1024;
+  return {
+    name: containerName(environmentId),
+    Image: settings.image,
+    // The long-lived main process; commands run beside it as execs. The init process forwards signals and reaps.
+    Cmd: ['sleep', 'infinity'],
+    WorkingDir: WORKSPACE,
+    Labels: environmentLabels(settings.home, accountId, environmentId),
+    HostConfig: {
+      Init: true,
+      Privileged: false,
+      CapDrop: ['ALL'],
+      CapAdd: [...KEPT_CAPABILITIES],
+      SecurityOpt: ['no-new-privileges'],
+      Memory: memory,
+      MemorySwap: memory,
+      NanoCpus: Math.round(settings.cpus * 1e9),
+      PidsLimit: settings.pids,
+      NetworkMode: settings.network,
+      Mounts: [{ Type: 'volume', Source: volumeName(environmentId), Target: WORKSPACE }],
+      RestartPolicy: { Name: 'unless-stopped' },
+    },
+  };
+}
+
+/**
+ * Finds, creates and starts the containers of development environments, by labels (style.md,
+ * example 12). Remembers the container of each environment it has seen running, so that a command
+ * costs no lookup; `forget` drops that when the engine says the container stopped or is gone.
+ */
+export class EnvironmentContainers {
+  private known = new Map<string, Docker.Container>();
+  private pending = new Map<string, Promise<Docker.Container>>();
+
+  constructor(
+    private readonly docker: DockerClient,
+    private readonly settings: ContainerSettings,
+    private readonly images: ImageProvider,
+    private readonly log: Logger,
+  ) {}
+
+  /**
+   * Creates and starts the container (and its volume) of a new environment.
+   * @throws ManagementError(unavailable) when the engine is unreachable, the image cannot be had or
+   *   the engine refuses; nothing is left behind then.
+   */
+  async create(accountId: string, environmentId: string): Promise<void> {
+    await this.images.ensure(this.settings.image);
+    try {
+      const container = await this.createContainer(accountId, environmentId);
+      await this.start(container);
+      this.known.set(environmentId, container);
+    } catch (error) {
+      await this.remove(accountId, environmentId);
+      throw error;
+    }
+  }
+
+  /**
+   * The running container of an environment: started again if it stopped, created again (on the same
+   * volume) if it was removed.
+   * @throws ManagementError(unavailable) when the engine is unreachable or refuses.
+   */
+  async running(accountId: string, environmentId: string): Promise<Docker.Container> {
+    const known = this.known.get(environmentId);
+    if (known) return known;
+    let pending = this.pending.get(environmentId);
+    if (!pending) {
+      pending = this.findOrCreate(accountId, environmentId).finally(() => this.pending.delete(environmentId));
+      this.pending.set(environmentId, pending);
+    }
+    return pending;
+  }
+
+  /**
+   * The environment's container if it is running, with when it started; never starts or creates one.
+   * @throws ManagementError(unavailable) when the engine is unreachable or refuses.
+   */
+  async ifRunning(accountId: string, environmentId: string): Promise<{ container: Docker.Container; startedAt: number } | undefined> {
+    const dockerHost = this.settings.dockerHost;
+    const found = await engineCall(dockerHost, 'look up the development environment', ENGINE_TIMEOUTS.request, (abortSignal) =>
+      this.docker.listContainers({ filters: environmentFilter(accountId, environmentId), abortSignal }),
+    );
+    if (!found[0]) return undefined;
+    const container = this.docker.getContainer(found[0].Id);
+    const info = await engineCall(dockerHost, 'inspect the development environment', ENGINE_TIMEOUTS.request, (abortSignal) =>
+      container.inspect({ abortSignal }),
+    );
+    return info.State.Running ? { container, startedAt: Date.parse(info.State.StartedAt) } : undefined;
+  }
+
+  /** Forgets the remembered container (it stopped or is gone); the next `running` looks it up again. */
+  forget(environmentId: string): void {
+    this.known.delete(environmentId);
+  }
+
+  /** Kills and starts the environment's container again: the last resort to end a runaway command. */
+  async restart(accountId: string, environmentId: string): Promise<void> {
+    const container = await this.running(accountId, environmentId);
+    this.forget(environmentId);
+    await engineCall(this.settings.dockerHost, 'restart the development environment', ENGINE_TIMEOUTS.lifecycle, (abortSignal) =>
+      container.restart({ t: 0, abortSignal }),
+    );
+    this.log.warn({ environmentId }, 'development environment container restarted to end a command');
+  }
+
+  private async findOrCreate(accountId: string, environmentId: string): Promise<Docker.Container> {
+    const dockerHost = this.settings.dockerHost;
+    const found = await engineCall(dockerHost, 'look up the development environment', ENGINE_TIMEOUTS.request, (abortSignal) =>
+      this.docker.listContainers({ all: true, filters: environmentFilter(accountId, environmentId), abortSignal }),
+    );
+    let container: Docker.Container;
+    const info = found[0];
+    if (info) {
+      container = this.docker.getContainer(info.Id);
+      if (info.State === 'paused') {
+        await engineCall(dockerHost, 'unpause the development environment', ENGINE_TIMEOUTS.lifecycle, (abortSignal) => container.unpause({ abortSignal }));
+      } else if (info.State !== 'running') {
+        await this.start(container);
+      }
+    } else {
+      this.log.info({ environmentId }, 'development environment container missing: creating it again on its volume');
+      await this.images.ensure(this.settings.image);
+      container = await this.createContainer(accountId, environmentId);
+      await this.start(container);
+    }
+    this.known.set(environmentId, container);
+    return container;
+  }
+
+  private async createContainer(accountId: string, environmentId: string): Promise<Docker.Container> {
+    const dockerHost = this.settings.dockerHost;
+    const labels = environmentLabels(this.settings.home, accountId, environmentId);
+    await engineCall(dockerHost, 'create the workspace volume', ENGINE_TIMEOUTS.lifecycle, (abortSignal) =>
+      this.docker.createVolume({ Name: volumeName(environmentId), Labels: labels, abortSignal }),
+    );
+    return engineCall(dockerHost, 'create the development environment container', ENGINE_TIMEOUTS.lifecycle, (abortSignal) =>
+      this.docker.createContainer({ ...containerSpec(this.settings, accountId, environmentId), abortSignal }),
+    );
+  }
+
+  private async start(container: Docker.Container): Promise<void> {
+    await engineCall(this.settings.dockerHost, 'start the development environment container', ENGINE_TIMEOUTS.lifecycle, async (abortSignal) => {
+      try {
+        await container.start({ abortSignal });
+      } catch (error) {
+        if (engineStatus(error) !== 304) throw error; // 304: already started
+      }
+    });
+  }
+
+  /** Removes an environment's container and volume, ignoring what is already gone (clean-up after a failed create). */
+  private async remove(accountId: string, environmentId: string): Promise<void> {
+    this.forget(environmentId);
+    try {
+      const found = await this.docker.listContainers({ all: true, filters: environmentFilter(accountId, environmentId) });
+      for (const c of found) await this.docker.getContainer(c.Id).remove({ force: true, v: false });
+      await this.docker.getVolume(volumeName(environmentId)).remove();
+    } catch (error) {
+      this.log.warn({ err: error, environmentId }, 'could not clean up after a failed development environment creation');
+    }
+  }
+}

@@ -1,0 +1,276 @@
+import { EventEmitter } from 'node:events';
+import { PassThrough, type Duplex } from 'node:stream';
+import type Docker from 'dockerode';
+import { ENGINE_TIMEOUTS, engineCall, type DockerClient } from './engine.js';
+import { TailBuffer } from './output.js';
+import type { CommandExecution } from './store.js';
+
+/**
+ * One command running in a development environment container through the Engine API's exec:
+ * `sh -c <command>` with stdin attached, stdout and stderr demultiplexed into tails of 1 MiB, the exit
+ * code read from `exec.inspect()` once the output has ended (style.md, example 12, after
+ * testcontainers-node's exec handling).
+ *
+ * The command runs under a small wrapper shell: the exec's process is a session and process group
+ * leader (runc starts it with setsid), so its pid is the group id of everything the command starts;
+ * the wrapper writes it to `PID_DIR/<id>.pid` so that `groupScript` can signal the whole group from a
+ * second exec, without relying on the engine sharing Backyard's host.
+ */
+
+/** Where the wrapper records each execution's process group id, inside the container. */
+export const PID_DIR = '/tmp/.backyard-exec';
+
+/** The environment variable that carries the execution id into the command. */
+export const EXECUTION_ENV = 'BACKYARD_EXECUTION_ID';
+
+/**
+ * The argv of the exec: records the shell's pid (= its process group id) in `PID_DIR`, removing the
+ * files of executions whose process is gone, then replaces itself with `sh -c <command>`, so the exit
+ * status and signals are the command's own. Only shell builtins run before the command in the usual case.
+ */
+export const wrappedCommand = (command: string): string[] => [
+  'sh',
+  '-c',
+  [
+    `d=${PID_DIR}`,
+    '{ [ -d $d ] || mkdir -p $d',
+    'for f in $d/*.pid; do [ -f "$f" ] || continue; read p < "$f"; kill -0 "$p" || rm -f "$f"; done',
+    `echo $$ > $d/$${EXECUTION_ENV}.pid; } 2>/dev/null`,
+    'exec sh -c "$1"',
+  ].join('; '),
+  'sh',
+  command,
+];
+
+/**
+ * A shell script for a second exec that acts on an execution's process group: sends it SIGTERM or
+ * SIGKILL, or (`alive`) only tests whether any process of it is left. Exits 0 when the group exists
+ * (and was signalled), 1 when it is gone. Shell builtins only, no fork: it still runs when a fork bomb
+ * or a runaway command holds every process slot of the container (an exec joins the container's
+ * cgroup without forking inside it, so the pids limit does not stop it).
+ */
+export const groupScript = (executionId: string, action: 'TERM' | 'KILL' | 'alive'): string =>
+  [
+    `read p < ${PID_DIR}/${executionId}.pid 2>/dev/null || exit 1`,
+    '[ -n "$p" ] || exit 1',
+    `kill -${action === 'alive' ? '0' : action} -"$p" 2>/dev/null || exit 1`,
+    'exit 0',
+  ].join('\n');
+
+/** How long the exit code may take to show in `exec.inspect()` after the output ended. */
+const EXIT_CODE_TIMEOUT_MS = 10_000;
+
+export interface LiveExecutionEvents {
+  output: [];
+  exited: [];
+}
+
+/**
+ * A running exec and what it has written so far. Emits `output` on every chunk and `exited` once,
+ * when the exit code is known.
+ */
+export class LiveExecution extends EventEmitter<LiveExecutionEvents> {
+  readonly stdout = new TailBuffer();
+  readonly stderr = new TailBuffer();
+  status: 'running' | 'exited' = 'running';
+  exitCode: number | undefined;
+  /** `Date.now()` of the last output chunk, or of the start. */
+  lastOutputAt = Date.now();
+  /** Output chunks received so far, on both streams. */
+  chunks = 0;
+  /** Resolves once `status` is `exited`. */
+  readonly finished: Promise<void>;
+  private markFinished!: () => void;
+
+  private constructor(
+    readonly id: string,
+    private readonly exec: Docker.Exec,
+    private readonly stream: Duplex,
+  ) {
+    super();
+    this.finished = new Promise((resolve) => (this.markFinished = resolve));
+  }
+
+  /**
+   * Starts `sh -c <command>` in `container` as execution `id`, in `/workspace`.
+   * @throws ManagementError(unavailable) when the engine is unreachable or refuses (e.g. the container
+   *   is not running: `engineStatus` 409, or gone: 404; the caller may restart it and try again).
+   */
+  static async start(docker: DockerClient, dockerHost: string | undefined, container: Docker.Container, id: string, command: string): Promise<LiveExecution> {
+    const exec = await engineCall(dockerHost, 'start the command', ENGINE_TIMEOUTS.request, (abortSignal) =>
+      container.exec({
+        Cmd: wrappedCommand(command),
+        Env: [`${EXECUTION_ENV}=${id}`],
+        WorkingDir: '/workspace',
+        AttachStdin: true,
+        AttachStdout: true,
+        AttachStderr: true,
+        Tty: false,
+        abortSignal,
+      }),
+    );
+    const stream = (await engineCall(dockerHost, 'start the command', ENGINE_TIMEOUTS.request, () =>
+      exec.start({ hijack: true, stdin: true }),
+    )) as Duplex;
+    const live = new LiveExecution(id, exec, stream);
+    live.follow(docker, dockerHost);
+    return live;
+  }
+
+  private follow(docker: DockerClient, dockerHost: string | undefined): void {
+    const sink = (tail: TailBuffer) => {
+      const s = new PassThrough();
+      s.on('data', (chunk: Buffer) => {
+        tail.append(chunk);
+        this.lastOutputAt = Date.now();
+        this.chunks++;
+        this.emit('output');
+      });
+      return s;
+    };
+    docker.modem.demuxStream(this.stream, sink(this.stdout), sink(this.stderr));
+    // A write after the command closed its stdin fails with EPIPE; that is not an error of the execution.
+    this.stream.on('error', () => undefined);
+    let ended = false;
+    const onEnd = () => {
+      if (ended) return;
+      ended = true;
+      void this.readExitCode(dockerHost).then((code) => {
+        this.exitCode = code;
+        this.status = 'exited';
+        this.stream.destroy();
+        this.markFinished();
+        this.emit('exited');
+      });
+    };
+    this.stream.once('end', onEnd);
+    this.stream.once('close', onEnd);
+  }
+
+  /** Polls `exec.inspect()` until the engine reports the exit code; -1 when it cannot be had. */
+  private async readExitCode(dockerHost: string | undefined): Promise<number> {
+    const deadline = Date.now() + EXIT_CODE_TIMEOUT_MS;
+    while (Date.now() < deadline) {
+      try {
+        const info = await engineCall(dockerHost, 'read the exit code', ENGINE_TIMEOUTS.request, (abortSignal) => this.exec.inspect({ abortSignal }));
+        if (!info.Running && info.ExitCode !== null) return info.ExitCode;
+      } catch {
+        // The container is gone or the engine stopped: the code is lost.
+        return -1;
+      }
+      await new Promise((r) => setTimeout(r, 25));
+    }
+    return -1;
+  }
+
+  /** Writes `text` to the command's standard input (ignored once the command has exited). */
+  writeStdin(text: string): void {
+    if (this.status === 'running' && this.stream.writable) this.stream.write(text);
+  }
+
+  /** Stops following the exec (Backyard is closing); the command itself is not touched. */
+  detach(): void {
+    this.removeAllListeners();
+    this.stream.destroy();
+  }
+
+  /**
+   * Resolves true once exited, or false after `ms` milliseconds or when `signal` aborts.
+   */
+  async waitForExit(ms: number, signal?: AbortSignal): Promise<boolean> {
+    if (this.status === 'exited') return true;
+    return new Promise<boolean>((resolve) => {
+      const done = (value: boolean) => {
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', onAbort);
+        resolve(value);
+      };
+      const onAbort = () => done(false);
+      const timer = setTimeout(() => done(false), ms);
+      signal?.addEventListener('abort', onAbort, { once: true });
+      void this.finished.then(() => done(true));
+    });
+  }
+
+  /**
+   * The wait after writing to stdin: resolves once the command has answered and then been quiet for
+   * `timing.quietMs`, or has exited, or `signal` aborts. A command that writes nothing within
+   * `timing.firstOutputMs` of `since` is taken as silent; and `timing.capMs` after `since` ends the wait
+   * for a command that keeps writing. All in milliseconds.
+   */
+  async waitForSettle(timing: { quietMs: number; firstOutputMs: number; capMs: number }, since = Date.now(), signal?: AbortSignal): Promise<void> {
+    const deadline = since + timing.capMs;
+    const chunksBefore = this.chunks;
+    while (this.status === 'running' && !signal?.aborted) {
+      const now = Date.now();
+      if (now >= deadline) return;
+      const answered = this.chunks > chunksBefore;
+      const until = answered ? this.lastOutputAt + timing.quietMs : since + timing.firstOutputMs;
+      if (now >= until) return;
+      await this.waitForChange(Math.min(until, deadline) - now, signal);
+    }
+  }
+
+  /** Resolves on the next output chunk or exit, or after `ms`, or when `signal` aborts. */
+  private waitForChange(ms: number, signal?: AbortSignal): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.off('output', done);
+        this.off('exited', done);
+        signal?.removeEventListener('abort', done);
+        resolve();
+      };
+      const timer = setTimeout(done, Math.max(1, ms));
+      this.once('output', done);
+      this.once('exited', done);
+      signal?.addEventListener('abort', done, { once: true });
+    });
+  }
+
+  /** The Interface A view of this execution right now. */
+  snapshot(): CommandExecution {
+    const final = this.status === 'exited';
+    return {
+      id: this.id,
+      stdout: this.stdout.render(final),
+      stderr: this.stderr.render(final),
+      status: this.status,
+      ...(final && this.exitCode !== undefined ? { exitCode: this.exitCode } : {}),
+    };
+  }
+}
+
+/**
+ * Runs `script` with `sh -c` in `container` and waits for it (at most `timeoutMs`), without stdin:
+ * the second exec that signals a command's process group.
+ * @returns its exit code.
+ * @throws ManagementError(unavailable) when the engine is unreachable or cannot start the exec (for
+ *   example when the container's process limit is exhausted).
+ */
+export async function runScript(
+  docker: DockerClient,
+  dockerHost: string | undefined,
+  container: Docker.Container,
+  script: string,
+  timeoutMs: number,
+): Promise<number> {
+  return engineCall(dockerHost, 'signal the command', timeoutMs, async (abortSignal) => {
+    const exec = await container.exec({ Cmd: ['sh', '-c', script], AttachStdout: true, AttachStderr: true, abortSignal });
+    const stream = (await exec.start({ hijack: true, stdin: false })) as Duplex;
+    const drain = new PassThrough();
+    drain.resume();
+    docker.modem.demuxStream(stream, drain, drain);
+    await new Promise<void>((resolve) => {
+      stream.once('end', resolve);
+      stream.once('close', resolve);
+      stream.once('error', () => resolve());
+    });
+    for (let i = 0; i < 100; i++) {
+      const info = await exec.inspect({ abortSignal });
+      if (!info.Running && info.ExitCode !== null) return info.ExitCode;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    return -1;
+  });
+}

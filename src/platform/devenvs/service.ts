@@ -1,0 +1,363 @@
+import path from 'node:path';
+import type Docker from 'dockerode';
+import type { Config } from '../../config.js';
+import { invalid, notFound, unavailable } from '../../errors.js';
+import type { Logger } from '../../log.js';
+import { newId } from '../ids.js';
+import { nowIso, type Db } from '../store/db.js';
+import { EnvironmentContainers, type ContainerSettings } from './containers.js';
+import { ENGINE_TIMEOUTS, dockerClient, engineStatus, type DockerClient } from './engine.js';
+import { LiveExecution, groupScript, runScript } from './executions.js';
+import { ImageProvider } from './image.js';
+import { HEARTBEAT_MS, newOwner, ownerGone } from './owners.js';
+import {
+  DevEnvStore,
+  environmentOf,
+  executionOf,
+  type CommandExecution,
+  type DevelopmentEnvironment,
+  type EnvironmentRow,
+  type ExecutionRow,
+} from './store.js';
+
+export type { CommandExecution, DevelopmentEnvironment } from './store.js';
+
+/** Settings of the development environment service (Config: BACKYARD_DEVENV_*, BACKYARD_EXEC_WAIT_MS, DOCKER_HOST). */
+export interface DevEnvSettings extends ContainerSettings {
+  /** How long executeCommand waits for the command to exit, in milliseconds (design.md, decision 9). */
+  execWaitMs: number;
+}
+
+/** chatTitle: 1 to 200 characters (issue 5, item 3). */
+export const CHAT_TITLE_MAX = 200;
+
+/** Timing of interactWithCommandExecution, in milliseconds. */
+export const INTERACTION = {
+  /** After stdin, answer once the command's answer has been followed by this much quiet... */
+  quietMs: 500,
+  /** ...or when it has written nothing this long after the input... */
+  firstOutputMs: 2_000,
+  /** ...and this long after the input at most. */
+  capMs: 5_000,
+  /** exit: SIGTERM, then SIGKILL after this grace period. */
+  graceMs: 5_000,
+  /** How long the signalled command may take to be reported exited after the SIGKILL. */
+  afterKillMs: 10_000,
+} as const;
+
+/** How often running executions' output is written to platform.db while they run, in milliseconds. */
+const FLUSH_MS = 250;
+
+/** exitCode of an execution whose real exit code was lost to a restart of Backyard. */
+export const UNKNOWN_EXIT_CODE = -1;
+
+/** Appended to the stderr of an execution whose Backyard stopped or died while it ran (issue 5, item 6). */
+const INTERRUPTED_NOTE =
+  '[backyard: Backyard stopped or restarted while this command was running, so the command was ended; its later output and its exit code are unknown (-1). Run it again if it is still needed.]\n';
+
+/**
+ * Development environments and command executions (Interface A operations 2 to 6): domain rules,
+ * records in `platform.db`, containers and execs on the Docker engine. Knows nothing of HTTP or MCP.
+ *
+ * Every method takes the caller's account id: another account's environments and executions behave
+ * as unknown ids (design.md, decision 2).
+ */
+export class DevEnvService {
+  private readonly store: DevEnvStore;
+  private readonly containers: EnvironmentContainers;
+  private readonly live = new Map<string, { execution: LiveExecution; environmentId: string; accountId: string; recorded: Promise<void> }>();
+  /** Identifies this process as the owner of the executions it runs: `<host>/<pid>/<random>`. */
+  private readonly owner = newOwner();
+  private heartbeatTimer: NodeJS.Timeout | undefined;
+  private closed = false;
+
+  constructor(
+    db: Db,
+    private readonly settings: DevEnvSettings,
+    private readonly log: Logger,
+    private readonly docker: DockerClient = dockerClient(settings.dockerHost),
+  ) {
+    this.store = new DevEnvStore(db);
+    this.containers = new EnvironmentContainers(docker, settings, new ImageProvider(docker, settings.dockerHost, log), log);
+    // Executions left running by a Backyard that is gone read as exited (issue 5, item 6).
+    for (const row of this.store.runningExecutions()) this.reconcile(row);
+  }
+
+  /**
+   * Creates an environment for `chatTitle`: its record, volume and running container.
+   * @returns `{id, chatTitle, createdAt}`.
+   * @throws ManagementError(invalid) for a blank or too long title; (unavailable) when Docker is not
+   *   reachable, the image cannot be had, or the engine refuses.
+   */
+  async create(accountId: string, chatTitle: string): Promise<DevelopmentEnvironment> {
+    if (chatTitle.trim() === '') throw invalid('chatTitle must not be empty or blank: use the title of the current chat.');
+    if (chatTitle.length > CHAT_TITLE_MAX) throw invalid(`chatTitle must be at most ${CHAT_TITLE_MAX} characters long (it has ${chatTitle.length}).`);
+    const row: EnvironmentRow = { id: newId(), account_id: accountId, chat_title: chatTitle, created_at: nowIso() };
+    await this.containers.create(accountId, row.id);
+    this.store.insertEnvironment(row);
+    return environmentOf(row);
+  }
+
+  /** The account's environments, oldest first; only those titled exactly `chatTitle` when given. */
+  list(accountId: string, chatTitle?: string): DevelopmentEnvironment[] {
+    return this.store.environments(accountId, chatTitle).map(environmentOf);
+  }
+
+  /**
+   * Runs `sh -c <command>` in the environment and answers when it exits or after `execWaitMs`
+   * (or when `signal` aborts), whichever is first; the command goes on running after a `running` answer.
+   * @throws ManagementError(notFound) for an unknown environment; (invalid) for an empty command;
+   *   (unavailable) when Docker is not reachable or refuses.
+   */
+  async execute(accountId: string, environmentId: string, command: string, signal?: AbortSignal): Promise<CommandExecution> {
+    this.requireEnvironment(accountId, environmentId);
+    if (command === '') throw invalid('command must not be empty: give a shell command line, run with sh -c.');
+    if (this.closed) throw unavailable('Backyard is stopping; run the command again once it is back.');
+    const id = newId();
+    const execution = await this.startExec(accountId, environmentId, id, command);
+    const createdAt = nowIso();
+    this.store.insertExecution({ id, environment_id: environmentId, command, owner: this.owner, created_at: createdAt });
+    const recorded = this.track(execution);
+    this.live.set(id, { execution, environmentId, accountId, recorded });
+    await Promise.race([recorded, execution.waitForExit(this.settings.execWaitMs, signal).then((exited) => (exited ? recorded : undefined))]);
+    return execution.snapshot();
+  }
+
+  /**
+   * Writes `stdin` (a newline added when missing) to a running execution and waits for its output to
+   * settle; then, with `exit`, ends it: SIGTERM to its process group, SIGKILL after a grace period.
+   * @throws ManagementError(notFound) for unknown ids; (invalid) when the execution has already
+   *   exited; (unavailable) when Docker is not reachable or the command could not be ended.
+   */
+  async interact(
+    accountId: string,
+    environmentId: string,
+    executionId: string,
+    action: { stdin?: string; exit?: boolean },
+    signal?: AbortSignal,
+  ): Promise<CommandExecution> {
+    const row = this.requireExecution(accountId, environmentId, executionId);
+    const entry = this.live.get(executionId);
+    if (row.status === 'exited' || entry?.execution.status === 'exited') {
+      const code = entry?.execution.exitCode ?? row.exit_code;
+      throw invalid(
+        `The command execution "${executionId}" has already exited (exit code ${code}): it takes no more input and cannot be stopped. ` +
+          'Call inspectCommandExecution to read its output, or executeCommand to run a command again.',
+      );
+    }
+    if (!entry) {
+      throw unavailable(
+        `The command execution "${executionId}" is run by another Backyard process on this home (${row.owner}); only that process can send it input or stop it. Use that server, or wait for it to finish.`,
+      );
+    }
+    const { execution } = entry;
+    if (action.stdin !== undefined) {
+      const since = Date.now();
+      execution.writeStdin(action.stdin.endsWith('\n') ? action.stdin : `${action.stdin}\n`);
+      await execution.waitForSettle(INTERACTION, since, signal);
+    }
+    if (action.exit) await this.end(entry);
+    if (action.stdin === undefined && !action.exit) await execution.waitForSettle(INTERACTION, Date.now(), signal);
+    if (execution.status === 'exited') await entry.recorded;
+    return execution.snapshot();
+  }
+
+  /**
+   * The execution's current state: status, exitCode once exited, output so far.
+   * @throws ManagementError(notFound) for unknown ids.
+   */
+  inspect(accountId: string, environmentId: string, executionId: string): CommandExecution {
+    const row = this.requireExecution(accountId, environmentId, executionId);
+    const entry = this.live.get(executionId);
+    return entry ? entry.execution.snapshot() : executionOf(row);
+  }
+
+  /**
+   * Stops following executions. Each one still running keeps its output so far and is ended inside the
+   * container (SIGTERM, then SIGKILL) without waiting; its row stays `running` until the next reader or
+   * the next Backyard on this home sees that its owner is gone, marks it exited with a note, and ends
+   * what may be left of it. Call once, before the database closes.
+   */
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    clearInterval(this.heartbeatTimer);
+    for (const [id, { execution, environmentId, accountId }] of this.live) {
+      execution.detach();
+      const s = execution.snapshot();
+      if (execution.status === 'running') {
+        this.store.writeOutput(id, s.stdout, s.stderr, nowIso());
+        void this.containers
+          .running(accountId, environmentId)
+          .then((container) => this.terminate(container, id))
+          .catch(() => undefined);
+      } else {
+        this.store.writeExited(id, execution.exitCode ?? UNKNOWN_EXIT_CODE, s.stdout, s.stderr, nowIso());
+      }
+    }
+    this.live.clear();
+  }
+
+  private requireEnvironment(accountId: string, environmentId: string): EnvironmentRow {
+    const env = this.store.environment(accountId, environmentId);
+    if (!env) {
+      throw notFound(
+        `No development environment has the id "${environmentId}" in this account. Call getDevelopmentEnvironments to list yours, or createDevelopmentEnvironment to make one.`,
+      );
+    }
+    return env;
+  }
+
+  private requireExecution(accountId: string, environmentId: string, executionId: string): ExecutionRow {
+    this.requireEnvironment(accountId, environmentId);
+    const row = this.store.execution(environmentId, executionId);
+    if (!row) {
+      throw notFound(
+        `No command execution has the id "${executionId}" in the development environment "${environmentId}". Use the id that executeCommand answered.`,
+      );
+    }
+    return this.reconcile(row);
+  }
+
+  /** Starts the exec, starting or recreating the container once when the engine says it is not running or gone. */
+  private async startExec(accountId: string, environmentId: string, id: string, command: string): Promise<LiveExecution> {
+    for (let attempt = 0; ; attempt++) {
+      const container = await this.containers.running(accountId, environmentId);
+      try {
+        return await LiveExecution.start(this.docker, this.settings.dockerHost, container, id, command);
+      } catch (error) {
+        if (attempt > 0 || !isContainerGone(error)) throw error;
+        this.containers.forget(environmentId);
+      }
+    }
+  }
+
+  /** Streams the execution's output into platform.db while it runs; resolves once its final state is written. */
+  private track(execution: LiveExecution): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    const flush = () => {
+      timer = undefined;
+      if (this.closed || execution.status !== 'running') return;
+      try {
+        this.store.writeOutput(execution.id, execution.stdout.render(), execution.stderr.render(), nowIso());
+      } catch (error) {
+        this.log.error({ err: error, executionId: execution.id }, 'could not store the output of a command execution');
+      }
+    };
+    execution.on('output', () => {
+      timer ??= setTimeout(flush, FLUSH_MS);
+    });
+    this.heartbeatTimer ??= setInterval(() => this.heartbeat(), HEARTBEAT_MS).unref();
+    return execution.finished
+      .then(() => {
+        clearTimeout(timer);
+        if (this.closed) return;
+        const s = execution.snapshot();
+        this.store.writeExited(execution.id, execution.exitCode ?? UNKNOWN_EXIT_CODE, s.stdout, s.stderr, nowIso());
+      })
+      .catch((error: unknown) => this.log.error({ err: error, executionId: execution.id }, 'could not record the end of a command execution'))
+      .finally(() => this.live.delete(execution.id));
+  }
+
+  private heartbeat(): void {
+    if (this.closed) return;
+    if (this.live.size === 0) {
+      clearInterval(this.heartbeatTimer);
+      this.heartbeatTimer = undefined;
+      return;
+    }
+    this.store.heartbeat(this.owner, nowIso());
+  }
+
+  /**
+   * Ends a running execution that this process follows: SIGTERM to its process group, SIGKILL after
+   * the grace period; when no signal can be delivered or the command outlives SIGKILL, the container
+   * is restarted as a last resort (the volume and the environment stay).
+   * @throws ManagementError(unavailable) when even that does not end it.
+   */
+  private async end(entry: { execution: LiveExecution; environmentId: string; accountId: string }): Promise<void> {
+    const { execution, environmentId, accountId } = entry;
+    try {
+      const container = await this.containers.running(accountId, environmentId);
+      if (await this.group(container, execution.id, 'TERM')) {
+        if (await execution.waitForExit(INTERACTION.graceMs)) return;
+        await this.group(container, execution.id, 'KILL');
+        if (await execution.waitForExit(INTERACTION.afterKillMs)) return;
+      } else if (await execution.waitForExit(2_000)) {
+        return; // it had just exited
+      }
+      this.log.warn({ executionId: execution.id }, 'a command could not be ended by signals; restarting its environment');
+    } catch (error) {
+      this.log.warn({ err: error, executionId: execution.id }, 'could not signal a command; restarting its environment');
+    }
+    await this.containers.restart(accountId, environmentId);
+    if (!(await execution.waitForExit(INTERACTION.afterKillMs))) {
+      throw unavailable(`The command execution "${execution.id}" could not be ended. Check the Docker engine (docker info) and try again.`);
+    }
+  }
+
+  /**
+   * Ends an execution's process group that no exec stream is followed for (Backyard stopping, or an
+   * orphan of a Backyard that died): SIGTERM, then SIGKILL if any of it is left after the grace period.
+   */
+  private async terminate(container: Docker.Container, executionId: string): Promise<void> {
+    if (!(await this.group(container, executionId, 'TERM'))) return;
+    const deadline = Date.now() + INTERACTION.graceMs;
+    while (Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 250).unref());
+      if (!(await this.group(container, executionId, 'alive'))) return;
+    }
+    await this.group(container, executionId, 'KILL');
+  }
+
+  /** Runs `groupScript` in the container: true when the execution's process group exists. */
+  private async group(container: Docker.Container, executionId: string, action: 'TERM' | 'KILL' | 'alive'): Promise<boolean> {
+    const code = await runScript(this.docker, this.settings.dockerHost, container, groupScript(executionId, action), ENGINE_TIMEOUTS.request);
+    return code === 0;
+  }
+
+  /**
+   * A row marked running whose owner is gone (this process's earlier self, a process that died, or one
+   * silent for too long) is marked exited with a note; the current row is returned.
+   */
+  private reconcile(row: ExecutionRow): ExecutionRow {
+    if (row.status !== 'running' || this.live.has(row.id) || !ownerGone(row.owner, row.heartbeat_at, this.owner)) return row;
+    if (this.store.writeInterrupted(row.id, UNKNOWN_EXIT_CODE, INTERRUPTED_NOTE, nowIso())) {
+      this.log.info({ executionId: row.id, owner: row.owner }, 'command execution interrupted by a restart marked exited');
+      void this.reapOrphan(row).catch((error: unknown) => this.log.debug({ err: error, executionId: row.id }, 'could not end an orphaned command'));
+    }
+    return this.store.execution(row.environment_id, row.id) ?? row;
+  }
+
+  /**
+   * Ends what is left of a command whose Backyard died while it ran, unless its container started
+   * since (then its processes are gone already, and its recorded process group id may have been reused).
+   */
+  private async reapOrphan(row: ExecutionRow): Promise<void> {
+    const env = this.store.environmentById(row.environment_id);
+    if (!env) return;
+    const running = await this.containers.ifRunning(env.account_id, env.id);
+    if (!running || running.startedAt >= Date.parse(row.created_at)) return;
+    await this.terminate(running.container, row.id);
+  }
+}
+
+/** The engine's answer when an exec targets a container that stopped (409) or was removed (404). */
+const isContainerGone = (error: unknown): boolean => {
+  const status = engineStatus(error) ?? engineStatus((error as { cause?: unknown }).cause);
+  if (status === 404 || status === 409) return true;
+  const message = error instanceof Error ? error.message : '';
+  return /is not running|No such container|is paused|is restarting/i.test(message);
+};
+
+/** The service's settings from Backyard's configuration. */
+export const devEnvSettings = (config: Config): DevEnvSettings => ({
+  home: path.resolve(config.home),
+  dockerHost: config.dockerHost,
+  image: config.devenvImage,
+  memoryMb: config.devenvMemoryMb,
+  cpus: config.devenvCpus,
+  pids: config.devenvPids,
+  network: config.devenvNetwork,
+  execWaitMs: config.execWaitMs,
+});

@@ -1,0 +1,167 @@
+import fs from 'node:fs';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import path from 'node:path';
+import type { onRequestHookHandler } from 'fastify';
+import send from 'send';
+import { homePaths } from '../config.js';
+import type { Platform } from '../platform/platform.js';
+
+/** The hosted folder of an app, inside its cloud code tree (design.md, "State"). */
+export const hostedFolder = (home: string, appId: string): string => path.join(homePaths(home).app(appId), 'cloud', 'public');
+
+/** `..` as a whole path segment, with either slash (as `send` tests it). */
+const UP_PATH = /(?:^|[\\/])\.\.(?:[\\/]|$)/;
+
+const REASONS: Record<number, string> = {
+  400: 'Bad Request',
+  403: 'Forbidden',
+  404: 'Not Found',
+  405: 'Method Not Allowed',
+  500: 'Internal Server Error',
+};
+
+/**
+ * The subdomain a `Host` header names under the hosting domain, or undefined when the header names
+ * something else: `site.localhost:4000` → `site` with parent `localhost`. Any port; compared
+ * case-insensitively; a trailing dot is ignored. The bare parent and the server's own public host
+ * (when it happens to lie under the parent, e.g. `api.example.com` under `example.com`) give undefined,
+ * so those requests go on to the normal routes.
+ */
+export function hostedSubdomain(host: string | undefined, hostingParent: string, publicHostname: string): string | undefined {
+  if (!host || host.startsWith('[')) return undefined; // no header, or an IPv6 literal
+  const colon = host.lastIndexOf(':');
+  let hostname = (colon < 0 ? host : host.slice(0, colon)).toLowerCase();
+  if (hostname.endsWith('.')) hostname = hostname.slice(0, -1);
+  const suffix = `.${hostingParent.toLowerCase()}`;
+  if (hostname.length <= suffix.length || !hostname.endsWith(suffix)) return undefined;
+  if (hostname === publicHostname.toLowerCase()) return undefined;
+  return hostname.slice(0, -suffix.length);
+}
+
+/** Escapes text for an HTML page. */
+const HTML_ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
+const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => HTML_ESCAPES[c]!);
+
+/** Answers a small HTML page for a failure; HEAD gets the headers only. */
+function errorPage(req: IncomingMessage, res: ServerResponse, status: number, message: string, headers: Record<string, string> = {}): void {
+  if (res.headersSent) {
+    res.destroy();
+    return;
+  }
+  const title = `${status} ${REASONS[status] ?? 'Error'}`;
+  const body = `<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><title>${title}</title></head><body><h1>${title}</h1><p>${escapeHtml(message)}</p></body></html>\n`;
+  for (const name of res.getHeaderNames()) res.removeHeader(name);
+  res.statusCode = status;
+  res.setHeader('Content-Type', 'text/html; charset=utf-8');
+  res.setHeader('Content-Length', Buffer.byteLength(body));
+  res.setHeader('Content-Security-Policy', "default-src 'none'");
+  res.setHeader('X-Content-Type-Options', 'nosniff');
+  res.setHeader('Cache-Control', 'no-cache');
+  for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
+  res.end(req.method === 'HEAD' ? undefined : body);
+}
+
+/** Whether `file` exists only inside `realRoot` once symbolic links are followed (a missing file passes: nothing to serve). */
+async function staysInside(file: string, realRoot: string): Promise<boolean> {
+  try {
+    const real = await fs.promises.realpath(file);
+    return real === realRoot || real.startsWith(realRoot + path.sep);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    return code === 'ENOENT' || code === 'ENOTDIR';
+  }
+}
+
+/**
+ * Serves one request from `root` with `send` (content types, `index.html` for folders, ETag and
+ * Last-Modified with 304, HEAD), after refusing what `send` does not check: symbolic links that
+ * lead out of the folder.
+ */
+async function serveFolder(req: IncomingMessage, res: ServerResponse, root: string): Promise<void> {
+  const url = req.url ?? '/';
+  if (!url.startsWith('/')) return errorPage(req, res, 400, 'The request target must be a path.');
+  const end = url.search(/[?#]/);
+  const pathname = end < 0 ? url : url.slice(0, end);
+  let decoded: string;
+  try {
+    decoded = decodeURIComponent(pathname);
+  } catch {
+    return errorPage(req, res, 400, 'The path is not valid percent-encoding.');
+  }
+  if (decoded.includes('\0')) return errorPage(req, res, 400, 'The path holds a NUL character.');
+  if (UP_PATH.test(decoded)) return errorPage(req, res, 403, 'Paths may not leave the site\'s folder.');
+
+  let realRoot: string;
+  try {
+    realRoot = await fs.promises.realpath(root);
+  } catch {
+    return errorPage(req, res, 404, 'This site has no files yet: deploy them under public/ with deployCloudCode.');
+  }
+  const candidate = path.join(root, decoded);
+  let inside = await staysInside(candidate, realRoot);
+  if (inside) {
+    const stat = await fs.promises.stat(candidate).catch(() => undefined);
+    if (stat?.isDirectory()) inside = await staysInside(path.join(candidate, 'index.html'), realRoot);
+  }
+  if (!inside) return errorPage(req, res, 403, 'Paths may not leave the site\'s folder.');
+
+  // `no-cache`: browsers revalidate every time (ETag / Last-Modified → 304), so a redeploy shows at once.
+  res.setHeader('Cache-Control', 'no-cache');
+  res.setHeader('X-Content-Type-Options', 'nosniff');
+  send(req, pathname, { root, index: ['index.html'], dotfiles: 'deny', cacheControl: false, etag: true, lastModified: true })
+    .on('error', (err: { status?: number; statusCode?: number }) => {
+      const status = err.status ?? err.statusCode ?? 500;
+      const message =
+        status === 404 ? `There is no ${pathname} on this site.` : status === 403 ? 'This path may not be served.' : REASONS[status] ?? 'The file could not be read.';
+      errorPage(req, res, status >= 400 && status < 600 ? status : 500, message);
+    })
+    .pipe(res);
+}
+
+/**
+ * An `onRequest` hook that serves hosted sites by `Host` header (design.md, URL table:
+ * `http://<sub>.localhost:4000/`). A request for `<sub>.<hosting domain>` (any port) is taken out of
+ * Fastify's routing (`reply.hijack()`) and answered from the app's `cloud/public/` folder: GET and HEAD
+ * only (405 otherwise), 404 for an unknown subdomain or a missing file, 400/403 for paths that try
+ * to leave the folder. Every other request (the bare domain, `localhost:4000`, other hosts) goes on
+ * untouched after one string comparison. Fastify's `onResponse` hooks still run for served requests.
+ * Register it before the routes so that every route and the 404 handler inherit it.
+ */
+export function hostedSites(platform: Platform): onRequestHookHandler {
+  const { services, config, log } = platform;
+  // Known once the listener is bound (the base URL may depend on the port); fixed from then on.
+  let domains: { parent: string; publicHostname: string } | undefined;
+  const currentDomains = () => {
+    if (domains) return domains;
+    let base: string;
+    try {
+      base = services.urls.base;
+    } catch {
+      return undefined; // not listening yet (e.g. inject before listen): no hosted sites
+    }
+    domains = { parent: services.urls.hostingParent, publicHostname: new URL(base).hostname };
+    return domains;
+  };
+
+  return function hostedSitesHook(request, reply, done) {
+    const d = currentDomains();
+    const sub = d && hostedSubdomain(request.headers.host, d.parent, d.publicHostname);
+    if (sub === undefined) return done();
+    reply.hijack();
+    const { raw: req } = request;
+    const res = reply.raw;
+    const serve = async () => {
+      if (req.method !== 'GET' && req.method !== 'HEAD') {
+        return errorPage(req, res, 405, 'Hosted sites answer GET and HEAD only.', { Allow: 'GET, HEAD' });
+      }
+      const appId = services.backendApps.hostedApp(sub);
+      if (appId === undefined) return errorPage(req, res, 404, `No site is hosted at ${sub}.${d!.parent}.`);
+      return serveFolder(req, res, hostedFolder(config.home, appId));
+    };
+    serve().catch((err: unknown) => {
+      log.error({ err, host: request.headers.host, url: req.url }, 'hosted site failure');
+      errorPage(req, res, 500, 'The file could not be served.');
+    });
+    done();
+  };
+}

@@ -1,0 +1,171 @@
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../src/config.js';
+import { KEPT_CAPABILITIES, containerSpec } from '../src/platform/devenvs/containers.js';
+import { engineFailure, isUnreachable, notReachableText } from '../src/platform/devenvs/engine.js';
+import { groupScript, wrappedCommand } from '../src/platform/devenvs/executions.js';
+import { LABEL_ACCOUNT, LABEL_ENVIRONMENT, LABEL_HOME } from '../src/platform/devenvs/labels.js';
+import { BUSYBOX_PATH, isStaticElf, offlineRootTar } from '../src/platform/devenvs/offlineImage.js';
+import { TailBuffer, completeUtf8Length, cutMarker } from '../src/platform/devenvs/output.js';
+import { ManagementError } from '../src/errors.js';
+import os from 'node:os';
+import { STALE_MS, newOwner, ownerGone } from '../src/platform/devenvs/owners.js';
+import tar from 'tar-stream';
+
+/** Parts of development environments that need no Docker engine. */
+describe('output tails (1 MiB per stream)', () => {
+  it('keeps everything under the limit, without a marker', () => {
+    const t = new TailBuffer(10);
+    t.append(Buffer.from('hello '));
+    t.append(Buffer.from('you'));
+    expect(t.render()).toBe('hello you');
+    expect(t.dropped).toBe(0);
+  });
+
+  it('keeps the last bytes and counts what it dropped, across chunk boundaries', () => {
+    const t = new TailBuffer(10);
+    for (const part of ['0123456789', 'abc', 'defghijklmnop']) t.append(Buffer.from(part));
+    expect(t.render()).toBe(cutMarker(16) + 'ghijklmnop');
+    expect(t.total).toBe(26);
+    const big = new TailBuffer(4);
+    big.append(Buffer.from('0123456789'));
+    expect(big.render()).toBe(cutMarker(6) + '6789');
+  });
+
+  it('never splits a UTF-8 character: a cut one is dropped, an incomplete last one waits', () => {
+    const t = new TailBuffer(4);
+    t.append(Buffer.from('aé€')); // 1 + 2 + 3 bytes: the cut falls inside é
+    expect(t.render()).toBe(cutMarker(3) + '€');
+    const open = new TailBuffer(100);
+    const euro = Buffer.from('€');
+    open.append(Buffer.concat([Buffer.from('x'), euro.subarray(0, 2)]));
+    expect(open.render()).toBe('x');
+    expect(open.render(true)).toBe('x\uFFFD');
+    open.append(euro.subarray(2));
+    expect(open.render()).toBe('x€');
+    expect(completeUtf8Length(Buffer.from('ab'))).toBe(2);
+    expect(completeUtf8Length(Buffer.from([0x61, 0xf0, 0x9f, 0x98]))).toBe(1);
+  });
+});
+
+describe('configuration of development environments', () => {
+  it('has the documented defaults', () => {
+    const c = loadConfig({ home: '/tmp/x' }, {});
+    expect(c).toMatchObject({
+      devenvImage: 'alpine:3.20',
+      execWaitMs: 15000,
+      devenvMemoryMb: 1024,
+      devenvCpus: 1,
+      devenvPids: 512,
+      devenvNetwork: 'bridge',
+      dockerHost: undefined,
+    });
+  });
+
+  it('reads the variables and names a bad one', () => {
+    const c = loadConfig({ home: '/tmp/x' }, { BACKYARD_DEVENV_IMAGE: 'backyard/devenv:offline', BACKYARD_EXEC_WAIT_MS: '500', BACKYARD_DEVENV_CPUS: '0.5', DOCKER_HOST: 'tcp://127.0.0.1:2375' });
+    expect(c).toMatchObject({ devenvImage: 'backyard/devenv:offline', execWaitMs: 500, devenvCpus: 0.5, dockerHost: 'tcp://127.0.0.1:2375' });
+    expect(() => loadConfig({ home: '/tmp/x' }, { BACKYARD_DEVENV_NETWORK: 'host' })).toThrow(/BACKYARD_DEVENV_NETWORK must not share the host/);
+    expect(() => loadConfig({ home: '/tmp/x' }, { BACKYARD_EXEC_WAIT_MS: 'soon' })).toThrow(ConfigError);
+    expect(() => loadConfig({ home: '/tmp/x' }, { DOCKER_HOST: '/var/run/docker.sock' })).toThrow(/DOCKER_HOST must be like/);
+  });
+});
+
+describe('container and exec specifications', () => {
+  const settings = { home: '/h', dockerHost: undefined, image: 'img', memoryMb: 64, cpus: 0.5, pids: 100, network: 'none' };
+
+  it('creates an unprivileged, labelled, limited container with only a named volume', () => {
+    const spec = containerSpec(settings, 'acc', 'env1');
+    expect(spec.Labels).toMatchObject({ [LABEL_ACCOUNT]: 'acc', [LABEL_ENVIRONMENT]: 'env1', [LABEL_HOME]: '/h' });
+    expect(spec.HostConfig).toMatchObject({
+      Init: true,
+      Privileged: false,
+      CapDrop: ['ALL'],
+      CapAdd: [...KEPT_CAPABILITIES],
+      SecurityOpt: ['no-new-privileges'],
+      Memory: 64 * 1024 * 1024,
+      MemorySwap: 64 * 1024 * 1024,
+      NanoCpus: 5e8,
+      PidsLimit: 100,
+      NetworkMode: 'none',
+      Mounts: [{ Type: 'volume', Source: 'backyard-devenv-env1-workspace', Target: '/workspace' }],
+    });
+    expect(spec.HostConfig?.Binds).toBeUndefined();
+  });
+
+  it('runs the command as sh -c <command>, passed as an argument, never pasted into a script', () => {
+    const argv = wrappedCommand('echo "$1"; it\'s');
+    expect(argv.at(-1)).toBe('echo "$1"; it\'s');
+    expect(argv[2]).toMatch(/exec sh -c "\$1"$/);
+    expect(groupScript('abc', 'TERM')).toContain('kill -TERM -"$p"');
+    expect(groupScript('abc', 'alive')).toContain('kill -0 -"$p"');
+  });
+});
+
+describe('engine errors', () => {
+  it('turns an unreachable engine into a 500 text that says how to start one', () => {
+    const error = Object.assign(new Error('connect ENOENT /x.sock'), { code: 'ENOENT' });
+    expect(isUnreachable(error)).toBe(true);
+    const mapped = engineFailure(error, 'do it', 'unix:///x.sock') as ManagementError;
+    expect(mapped).toBeInstanceOf(ManagementError);
+    expect(mapped.kind).toBe('unavailable');
+    expect(mapped.message).toBe(notReachableText('unix:///x.sock', error));
+    expect(mapped.message).toMatch(/^Docker is not reachable at unix:\/\/\/x.sock \(ENOENT\).*Start the Docker engine/);
+  });
+
+  it('names what the engine refused and why', () => {
+    const refused = Object.assign(new Error('HTTP 409'), { statusCode: 409, json: { message: 'Container abc is not running' } });
+    expect((engineFailure(refused, 'start the command', undefined) as Error).message).toMatch(
+      /^The Docker engine could not start the command: Container abc is not running\./,
+    );
+  });
+});
+
+describe('the offline image', () => {
+  it('tells a static program from a dynamic one', () => {
+    expect(isStaticElf(process.execPath)).toBe(false);
+    if (fs.existsSync(BUSYBOX_PATH) && spawnSync('ldd', [BUSYBOX_PATH]).status !== 0) expect(isStaticElf(BUSYBOX_PATH)).toBe(true);
+  });
+
+  it('packs busybox, its applet links, /bin/sh, /tmp (1777) and /workspace', async () => {
+    const pack = offlineRootTar(Buffer.from('#!fake'), ['bin/ls', 'usr/bin/wget', 'sbin/ip']);
+    const entries = new Map<string, tar.Headers>();
+    const extract = tar.extract();
+    extract.on('entry', (header, stream, next) => {
+      entries.set(header.name, header);
+      stream.resume();
+      stream.on('end', next);
+    });
+    await new Promise((resolve, reject) => {
+      extract.on('finish', resolve);
+      extract.on('error', reject);
+      pack.pipe(extract);
+    });
+    expect(entries.get('bin/busybox')).toMatchObject({ type: 'file', mode: 0o755 });
+    for (const link of ['bin/sh', 'bin/ls', 'usr/bin/wget', 'sbin/ip']) expect(entries.get(link)).toMatchObject({ type: 'symlink', linkname: '/bin/busybox' });
+    expect(entries.get('tmp/')).toMatchObject({ type: 'directory', mode: 0o1777 });
+    expect(entries.get('workspace/')).toMatchObject({ type: 'directory' });
+    expect(entries.has('etc/passwd')).toBe(true);
+  });
+});
+
+describe('owners of running executions', () => {
+  const now = Date.now();
+  const fresh = new Date(now).toISOString();
+  const old = new Date(now - STALE_MS - 1).toISOString();
+
+  it('are gone when it is this service, this process, or a process of this host that exited', () => {
+    const me = newOwner();
+    expect(ownerGone(me, fresh, me, now)).toBe(true);
+    expect(ownerGone(`${os.hostname()}/${process.pid}/earlier`, fresh, me, now)).toBe(true);
+    expect(ownerGone(`${os.hostname()}/999999999/x`, fresh, me, now)).toBe(true);
+  });
+
+  it('are alive while their process runs or another host keeps the heartbeat fresh', () => {
+    const me = newOwner();
+    expect(ownerGone(`${os.hostname()}/${process.ppid}/x`, fresh, me, now)).toBe(false);
+    expect(ownerGone('elsewhere/1/x', fresh, me, now)).toBe(false);
+    expect(ownerGone('elsewhere/1/x', old, me, now)).toBe(true);
+  });
+});
