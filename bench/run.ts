@@ -1,6 +1,7 @@
 import { dataApiBench } from './data-api.js';
 import { managementBench } from './management.js';
 import { devenvsBench } from './devenvs.js';
+import { webAppsBench } from './webapps.js';
 
 // `npm run bench`: every benchmark, each printing ratios against a baseline measured in the same run.
 const only = process.argv[2];
@@ -15,4 +16,8 @@ if (!only || only === 'data-api') {
 if (!only || only === 'devenvs') {
   console.log('\n## development environments (Docker engine, MCP over HTTP in process, against a bare dockerode exec)');
   await devenvsBench();
+}
+if (!only || only === 'webapps') {
+  console.log('\n## Web Apps (backyard serve as a child process and the Docker engine, against a bare docker build + run and a direct connection)');
+  await webAppsBench();
 }

@@ -4,7 +4,8 @@ import { loadConfig, type ConfigOverrides } from './config.js';
 import { createLogger } from './log.js';
 import { runStdioMcp } from './mcp/stdio.js';
 import { openPlatform, type Platform } from './platform/platform.js';
-import { startHttpServer } from './server/http.js';
+import { findRunningServer, startHttpServer } from './server/http.js';
+import { SIGN_IN_LINK_TTL_MS, signInLink } from './server/dashboard/sessions.js';
 import { dockerClient, engineFailure } from './platform/devenvs/engine.js';
 import { BUSYBOX_PATH, OFFLINE_IMAGE, buildOfflineImage } from './platform/devenvs/offlineImage.js';
 import { packageVersion } from './version.js';
@@ -77,6 +78,26 @@ program
       const config = settings();
       await runStdioMcp(config, createLogger(config.logLevel));
       process.exit(0);
+    }),
+  );
+
+program
+  .command('dashboard')
+  .description('print a one-time link that signs BACKYARD_ACCOUNT (default "local") in to the web dashboard')
+  .action(
+    run(async () => {
+      const config = settings();
+      const running = await findRunningServer(config.home);
+      withPlatform((platform) => {
+        const base = running?.url ?? config.publicUrl ?? `http://localhost:${config.port}`;
+        process.stdout.write(`${signInLink(platform.db, platform.services.accounts, config.account, base)}\n`);
+        const minutes = SIGN_IN_LINK_TTL_MS / 60_000;
+        process.stderr.write(
+          running
+            ? `Open the link within ${minutes} minutes; it works once.\n`
+            : `No Backyard is serving this home yet: start it with \`backyard serve\`, then open the link within ${minutes} minutes; it works once.\n`,
+        );
+      });
     }),
   );
 

@@ -36,6 +36,12 @@ import { LOGIN_PATTERN } from './platform/accounts/login.js';
  *   (a path to it). Unset: only the built-in git host answers.
  * - `BACKYARD_GITHUB_API_URL` GitHub's REST API (default `https://api.github.com`; GitHub Enterprise
  *   Server: `https://<host>/api/v3`)
+ * - `BACKYARD_WEBAPP_MEMORY_MB`, `BACKYARD_WEBAPP_CPUS` limits of each Web App container (defaults 512 MiB, 1 CPU)
+ * - `BACKYARD_WEBAPP_HEALTH_TIMEOUT_MS` how long a new container has to answer its health check with 2xx or
+ *   3xx before its deployment fails (default 60000)
+ * - `BACKYARD_WEBAPP_BUILD_TIMEOUT_MS` how long cloning and building a Web App's image may take (default 900000)
+ * - `BACKYARD_WEBAPP_POLL_MS` how often the branch head of GitHub Web Apps with autoDeploy is checked
+ *   (default 60000; the built-in git host deploys at once on push)
  */
 export interface Config {
   /** Absolute path of the state folder. */
@@ -71,6 +77,17 @@ export interface Config {
   devenvNetwork: string;
   /** The GitHub App of the repository host, when configured (both its id and its private key). */
   github: GitHubAppConfig | undefined;
+  // ---- Web Apps (issue 6) ----
+  /** Memory limit of each Web App container in MiB (no swap beyond it). */
+  webappMemoryMb: number;
+  /** CPU limit of each Web App container, in CPUs (fractions allowed). */
+  webappCpus: number;
+  /** Milliseconds a new container has to pass its health check. */
+  webappHealthTimeoutMs: number;
+  /** Milliseconds cloning and building one deployment may take. */
+  webappBuildTimeoutMs: number;
+  /** Milliseconds between two checks of the branch head of GitHub Web Apps with autoDeploy. */
+  webappPollMs: number;
 }
 
 /** A GitHub App's credentials and the API it talks to. */
@@ -132,6 +149,11 @@ const configSchema = z.object({
   githubApiUrl: z
     .url({ protocol: /^https?$/, message: 'must be an http or https URL such as https://api.github.com' })
     .transform((u) => u.replace(/\/+$/, '')),
+  webappMemoryMb: z.coerce.number({ message: 'must be a number' }).int().min(16, 'must be at least 16').max(1_048_576, 'must be at most 1048576'),
+  webappCpus: z.coerce.number({ message: 'must be a number' }).min(0.01, 'must be at least 0.01').max(1024, 'must be at most 1024'),
+  webappHealthTimeoutMs: z.coerce.number({ message: 'must be a number' }).int().min(500, 'must be at least 500').max(3_600_000, 'must be at most 3600000'),
+  webappBuildTimeoutMs: z.coerce.number({ message: 'must be a number' }).int().min(1000, 'must be at least 1000').max(86_400_000, 'must be at most 86400000'),
+  webappPollMs: z.coerce.number({ message: 'must be a number' }).int().min(1000, 'must be at least 1000').max(86_400_000, 'must be at most 86400000'),
 });
 
 /** Names of the variables behind each config key, used in error messages. */
@@ -156,6 +178,11 @@ const variableOf: Record<string, string> = {
   devenvNetwork: 'BACKYARD_DEVENV_NETWORK',
   githubAppId: 'BACKYARD_GITHUB_APP_ID',
   githubApiUrl: 'BACKYARD_GITHUB_API_URL',
+  webappMemoryMb: 'BACKYARD_WEBAPP_MEMORY_MB',
+  webappCpus: 'BACKYARD_WEBAPP_CPUS',
+  webappHealthTimeoutMs: 'BACKYARD_WEBAPP_HEALTH_TIMEOUT_MS',
+  webappBuildTimeoutMs: 'BACKYARD_WEBAPP_BUILD_TIMEOUT_MS',
+  webappPollMs: 'BACKYARD_WEBAPP_POLL_MS',
 };
 
 /** Thrown for a configuration value that does not validate; the message names the variable. */
@@ -195,6 +222,11 @@ export function loadConfig(overrides: ConfigOverrides = {}, env: NodeJS.ProcessE
     devenvNetwork: nonEmpty(env.BACKYARD_DEVENV_NETWORK) ?? 'bridge',
     githubAppId: nonEmpty(env.BACKYARD_GITHUB_APP_ID),
     githubApiUrl: nonEmpty(env.BACKYARD_GITHUB_API_URL) ?? 'https://api.github.com',
+    webappMemoryMb: nonEmpty(env.BACKYARD_WEBAPP_MEMORY_MB) ?? 512,
+    webappCpus: nonEmpty(env.BACKYARD_WEBAPP_CPUS) ?? 1,
+    webappHealthTimeoutMs: nonEmpty(env.BACKYARD_WEBAPP_HEALTH_TIMEOUT_MS) ?? 60_000,
+    webappBuildTimeoutMs: nonEmpty(env.BACKYARD_WEBAPP_BUILD_TIMEOUT_MS) ?? 900_000,
+    webappPollMs: nonEmpty(env.BACKYARD_WEBAPP_POLL_MS) ?? 60_000,
   };
   const parsed = configSchema.safeParse(raw);
   if (!parsed.success) {
@@ -256,6 +288,8 @@ export const homePaths = (home: string) => ({
   apps: path.join(home, 'apps'),
   app: (appId: string) => path.join(home, 'apps', appId),
   git: path.join(home, 'git'),
+  /** Web App deployments clone their branch here, one folder each, removed after the build. */
+  webappWork: path.join(home, 'webapps', 'work'),
   /** Written by a running server so that `backyard mcp` can find and forward to it. */
   serverFile: path.join(home, 'run', 'server.json'),
 });

@@ -28,5 +28,5 @@ export const createWebApp = defineOperation({
   output: webApp,
   successStatus: 201,
   errors: [400, 401, 500],
-  handler: null,
+  handler: (input, { account, services }) => services.webApps.create(account, input),
 });

@@ -28,5 +28,5 @@ export const getDeployment = defineOperation({
   output: deployment.extend({ buildLogs: z.array(logRow), containersLogs: z.array(logRow) }),
   successStatus: 200,
   errors: [401, 404, 500],
-  handler: null,
+  handler: ({ appId, deploymentId, ...logs }, { account, services }) => services.webApps.deployment(account.id, appId, deploymentId, logs),
 });

@@ -15,5 +15,5 @@ export const getWebApp = defineOperation({
   output: webApp,
   successStatus: 200,
   errors: [401, 404, 500],
-  handler: null,
+  handler: ({ appId }, { account, services }) => services.webApps.get(account.id, appId),
 });

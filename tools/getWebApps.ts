@@ -19,5 +19,5 @@ export const getWebApps = defineOperation({
   restBody: { key: 'webApps' },
   successStatus: 200,
   errors: [401, 500],
-  handler: null,
+  handler: ({ appName }, { account, services }) => ({ webApps: services.webApps.list(account.id, appName) }),
 });

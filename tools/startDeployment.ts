@@ -15,5 +15,5 @@ export const startDeployment = defineOperation({
   output: deployment,
   successStatus: 201,
   errors: [400, 401, 404, 500],
-  handler: null,
+  handler: ({ appId }, { account, services }) => services.webApps.deploy(account, appId),
 });

@@ -26,5 +26,5 @@ export const updateWebApp = defineOperation({
   output: webApp,
   successStatus: 200,
   errors: [400, 401, 404, 500],
-  handler: null,
+  handler: ({ appId, ...settings }, { account, services }) => services.webApps.update(account, appId, settings),
 });

@@ -16,6 +16,7 @@ import { WorkerCloudRuntime } from '../data/cloud/runtime.js';
 import { jobMessage } from '../data/cloud/jobs.js';
 import { DevEnvService, devEnvSettings } from './devenvs/service.js';
 import { RepoHostService } from './repohost/service.js';
+import { WebAppService, webAppSettings } from './webapps/service.js';
 
 /** The running domain: the platform store and the services over it, without any front end. */
 export interface Platform {
@@ -52,6 +53,7 @@ export function openPlatform(config: Config, log: Logger): Platform {
   });
   const dataApps = new DataApps(config.home, backendApps, () => urls.dataApi, cloud);
   const accounts = new AccountService(db);
+  const repoHost = new RepoHostService({ db, root: homePaths(config.home).git, accounts, urls, log, github: config.github });
   const services: Services = {
     urls,
     accounts,
@@ -61,7 +63,8 @@ export function openPlatform(config: Config, log: Logger): Platform {
     cloud,
     cloudCode,
     devenvs: new DevEnvService(db, devEnvSettings(config), log),
-    repoHost: new RepoHostService({ db, root: homePaths(config.home).git, accounts, urls, log, github: config.github }),
+    repoHost,
+    webApps: new WebAppService({ db, settings: webAppSettings(config), repoHost, urls, log }),
   };
   log.debug({ home: path.resolve(config.home) }, 'platform opened');
   return {
@@ -73,6 +76,7 @@ export function openPlatform(config: Config, log: Logger): Platform {
     close: () => {
       void cloud.close();
       services.devenvs.close();
+      services.webApps.close();
       dataApps.closeAll();
       if (db.open) db.close();
     },

@@ -7,6 +7,7 @@ import type { DataApiService } from '../data/service.js';
 import type { CloudRuntime } from '../data/cloud/types.js';
 import type { DevEnvService } from './devenvs/service.js';
 import type { RepoHostService } from './repohost/service.js';
+import type { WebAppService } from './webapps/service.js';
 
 /**
  * The domain services the operation handlers call (style.md, example 10: services are interfaces,
@@ -27,4 +28,6 @@ export interface Services {
   devenvs: DevEnvService;
   /** The built-in git host, repository access tokens and the GitHub App (issue 6). */
   repoHost: RepoHostService;
+  /** Web Apps: deployments on Docker and the reverse proxy behind their appURL (issue 6). */
+  webApps: WebAppService;
 }

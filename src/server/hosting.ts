@@ -147,6 +147,11 @@ export function hostedSites(platform: Platform): onRequestHookHandler {
     const d = currentDomains();
     const sub = d && hostedSubdomain(request.headers.host, d.parent, d.publicHostname);
     if (sub === undefined) return done();
+    // ---- Web Apps (issue 6): a Web App's subdomain is a reverse proxy to its active container.
+    // The proxy answers (502/503 pages included); `done` is not called, as Fastify asks of a hook that replies.
+    const webApp = services.webApps.proxy.route(sub);
+    if (webApp) return services.webApps.proxy.forward(request, reply, webApp);
+    // ---- end of Web Apps
     reply.hijack();
     const { raw: req } = request;
     const res = reply.raw;

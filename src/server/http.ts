@@ -7,7 +7,7 @@ import type { Platform } from '../platform/platform.js';
 import { managementApi } from '../api/rest.js';
 import { mcpHttp } from '../mcp/http.js';
 import { operations } from '../../tools/index.js';
-import { dashboard } from './dashboard.js';
+import { dashboard } from './dashboard/index.js';
 import { sdkScript } from './sdk.js';
 import { hostedSites } from './hosting.js';
 import { dataApi } from '../data/rest/plugin.js';
@@ -63,10 +63,12 @@ export async function startHttpServer(platform: Platform, options: { port: numbe
   });
   // Hosted sites by Host header (`<sub>.localhost:4000`), before any route; other hosts pass through.
   app.addHook('onRequest', hostedSites(platform));
+  // Web Apps' reverse proxy (`reply.from`), used by the hosted-sites hook for Web App subdomains.
+  await services.webApps.proxy.register(app);
   app.get('/healthz', async () => ({ service: 'backyard', instanceId }));
   await app.register(managementApi(platform, operations), { prefix: '/v1' });
   await app.register(mcpHttp(platform, operations));
-  await app.register(dashboard(platform));
+  await app.register(dashboard(platform), { prefix: '/dashboard' });
   await app.register(sdkScript());
   await app.register(dataApi(services.dataApi.apps, platform.dataRouter, () => services.urls.dataApi, publicRoutes(services.dataApi.apps)), { prefix: '/data' });
   await app.register(gitHost(platform), { prefix: '/git' });
@@ -77,6 +79,8 @@ export async function startHttpServer(platform: Platform, options: { port: numbe
   const loopbackHost = ['0.0.0.0', '::', '127.0.0.1', '::1', 'localhost'].includes(options.host) ? 'localhost' : options.host;
   services.urls.bindDefault(`http://${loopbackHost}:${port}`);
   const url = services.urls.base;
+  // Finds active Web App containers again and starts auto-deploy polling (issue 6).
+  services.webApps.start();
 
   const serverFile = homePaths(platform.config.home).serverFile;
   fs.mkdirSync(path.dirname(serverFile), { recursive: true });

@@ -176,9 +176,10 @@ export class BackendAppService {
             .replace(/^-+|-+$/g, '')
             .slice(0, 40)
             .replace(/-+$/, '') || 'app';
-        const taken = this.db.prepare('SELECT 1 FROM backend_apps WHERE hosting_subdomain = ?');
+        // One subdomain namespace with Web Apps (issue 6; migration 5 guards it too).
+        const taken = this.db.prepare('SELECT 1 FROM backend_apps WHERE hosting_subdomain = ? UNION ALL SELECT 1 FROM web_apps WHERE subdomain = ?');
         let sub = base;
-        for (let n = 2; taken.get(sub); n++) sub = `${base}-${n}`;
+        for (let n = 2; taken.get(sub, sub); n++) sub = `${base}-${n}`;
         this.db.prepare('UPDATE backend_apps SET hosting_subdomain = ? WHERE app_id = ?').run(sub, appId);
         return this.urls.hosting(sub);
       })

@@ -97,4 +97,88 @@ export const migrations: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 5,
+    name: 'web apps, deployments and their log rows; one subdomain namespace for hosting',
+    sql: `
+      CREATE TABLE web_apps (
+        id                      TEXT PRIMARY KEY,
+        account_id              TEXT NOT NULL REFERENCES accounts(id),
+        app_name                TEXT NOT NULL,
+        subdomain               TEXT NOT NULL UNIQUE,
+        repository_owner_login  TEXT NOT NULL,
+        repository_name         TEXT NOT NULL,
+        branch_name             TEXT NOT NULL,
+        root_dir_path           TEXT NOT NULL,
+        environment_variables   TEXT NOT NULL DEFAULT '[]',
+        port                    INTEGER,
+        health_check_path       TEXT NOT NULL,
+        auto_deploy             INTEGER NOT NULL,
+        last_deployment_id      TEXT,
+        active_deployment_id    TEXT,
+        last_seen_sha           TEXT NOT NULL DEFAULT '',
+        created_at              TEXT NOT NULL,
+        UNIQUE (account_id, app_name)
+      );
+      CREATE INDEX web_apps_repository ON web_apps(repository_owner_login COLLATE NOCASE, repository_name, branch_name);
+      CREATE TABLE deployments (
+        id              TEXT PRIMARY KEY,
+        web_app_id      TEXT NOT NULL REFERENCES web_apps(id),
+        status          TEXT NOT NULL CHECK (status IN ('queued', 'building', 'starting', 'active', 'failed', 'superseded')),
+        commit_sha      TEXT NOT NULL DEFAULT '',
+        error           TEXT NOT NULL DEFAULT '',
+        trigger         TEXT NOT NULL,
+        image_id        TEXT,
+        container_port  INTEGER,
+        host_port       INTEGER,
+        owner           TEXT NOT NULL,
+        heartbeat_at    TEXT NOT NULL,
+        created_at      TEXT NOT NULL,
+        finished_at     TEXT
+      );
+      CREATE INDEX deployments_web_app ON deployments(web_app_id, created_at);
+      CREATE INDEX deployments_unfinished ON deployments(status) WHERE status IN ('queued', 'building', 'starting');
+      CREATE TABLE deployment_logs (
+        id             INTEGER PRIMARY KEY AUTOINCREMENT,
+        deployment_id  TEXT NOT NULL REFERENCES deployments(id),
+        kind           TEXT NOT NULL CHECK (kind IN ('build', 'container')),
+        source         TEXT NOT NULL,
+        message        TEXT NOT NULL,
+        time           TEXT NOT NULL
+      );
+      CREATE INDEX deployment_logs_deployment ON deployment_logs(deployment_id, kind, id);
+      -- Hosted Backend Apps and Web Apps share one subdomain namespace: a name is never both.
+      CREATE TRIGGER web_apps_subdomain_insert BEFORE INSERT ON web_apps
+        WHEN EXISTS (SELECT 1 FROM backend_apps WHERE hosting_subdomain = NEW.subdomain)
+        BEGIN SELECT RAISE(ABORT, 'subdomain already hosts a Backend App'); END;
+      CREATE TRIGGER web_apps_subdomain_update BEFORE UPDATE OF subdomain ON web_apps
+        WHEN EXISTS (SELECT 1 FROM backend_apps WHERE hosting_subdomain = NEW.subdomain)
+        BEGIN SELECT RAISE(ABORT, 'subdomain already hosts a Backend App'); END;
+      CREATE TRIGGER backend_apps_subdomain_insert BEFORE INSERT ON backend_apps
+        WHEN NEW.hosting_subdomain IS NOT NULL AND EXISTS (SELECT 1 FROM web_apps WHERE subdomain = NEW.hosting_subdomain)
+        BEGIN SELECT RAISE(ABORT, 'subdomain already serves a Web App'); END;
+      CREATE TRIGGER backend_apps_subdomain_update BEFORE UPDATE OF hosting_subdomain ON backend_apps
+        WHEN NEW.hosting_subdomain IS NOT NULL AND EXISTS (SELECT 1 FROM web_apps WHERE subdomain = NEW.hosting_subdomain)
+        BEGIN SELECT RAISE(ABORT, 'subdomain already serves a Web App'); END;
+    `,
+  },
+  {
+    version: 6,
+    name: 'dashboard sessions and one-time sign-in links',
+    sql: `
+      CREATE TABLE dashboard_sessions (
+        token_hash  BLOB PRIMARY KEY,
+        account_id  TEXT NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+        created_at  TEXT NOT NULL,
+        expires_at  TEXT NOT NULL
+      );
+      CREATE INDEX dashboard_sessions_expiry ON dashboard_sessions(expires_at);
+      CREATE TABLE dashboard_sign_in_links (
+        code_hash   BLOB PRIMARY KEY,
+        account_id  TEXT NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+        created_at  TEXT NOT NULL,
+        expires_at  TEXT NOT NULL
+      );
+    `,
+  },
 ];

@@ -1,0 +1,289 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import type { Readable } from 'node:stream';
+import type { Logger } from '../../log.js';
+import { nowIso } from '../store/db.js';
+import { HEARTBEAT_MS } from '../devenvs/owners.js';
+import type { ImageBuilder } from './builder.js';
+import { buildContext } from './context.js';
+import { DeployError, engineReason } from './engine.js';
+import { waitHealthy } from './health.js';
+import { containerName, deploymentLabels, imageTag } from './labels.js';
+import { DEFAULT_PORT, dockerfilePath } from './names.js';
+import type { ContainerRunner } from './runner.js';
+import { SourceError, type RepositorySources } from './source.js';
+import { variablesOf, type WebAppRow, type WebAppStore } from './store.js';
+
+/** Settings of the pipeline (Config: BACKYARD_WEBAPP_*). */
+export interface PipelineSettings {
+  /** Absolute `BACKYARD_HOME`, written into labels. */
+  home: string;
+  /** Where deployments clone their branch (`BACKYARD_HOME/webapps/work`). */
+  workRoot: string;
+  dockerHost: string | undefined;
+  buildTimeoutMs: number;
+  healthTimeoutMs: number;
+}
+
+export interface PipelineDeps {
+  store: WebAppStore;
+  sources: RepositorySources;
+  builder: ImageBuilder;
+  runner: ContainerRunner;
+  settings: PipelineSettings;
+  log: Logger;
+  /** This process as the owner of the deployments it runs (devenvs/owners.ts). */
+  owner: string;
+  /** Resolves once no proxied request to the deployment is in flight, or after `maxMs`. */
+  drain: (deploymentId: string, maxMs: number) => Promise<void>;
+}
+
+/** Steps of a deployment, as its `error` names them. */
+const STEP = { clone: 'Cloning the repository', build: 'Building the image', start: 'Starting the container' } as const;
+type Step = keyof typeof STEP;
+
+/** Where a running deployment is, for its failure. */
+interface RunState {
+  step: Step;
+  containerId: string | undefined;
+}
+
+/** How long a superseded container keeps serving requests already in flight, and its SIGTERM grace. */
+const DRAIN_MS = 10_000;
+const STOP_GRACE_S = 10;
+/** At most this many rows of a container's output are kept once it is removed. */
+const KEPT_CONTAINER_ROWS = 1000;
+
+/** The text of a deployment ended by a stop or restart of Backyard (issue 6, "Restart"). */
+export const interruptedText = (status: string): string =>
+  `Backyard stopped or restarted while this deployment was ${status}, so it was abandoned. Nothing is wrong with the app: start a new deployment with startDeployment.`;
+
+/**
+ * Runs deployments (issue 6, item 4): `queued → building` (shallow clone of the branch head into a
+ * work folder, `commitSHA` recorded, the `rootDirPath` folder sent as the build context, build rows
+ * stored as they come) `→ starting` (the container runs with the app's variables, its port published
+ * on loopback, until the health check passes) `→ active` (the traffic switches to it in one
+ * transaction, then the container it replaced drains, stops and becomes `superseded`), or `failed`
+ * with the step and the reason. One deployment at a time per Web App, in order; a queued deployment
+ * with a newer one behind it is `superseded` without being built.
+ */
+export class DeploymentPipeline {
+  private readonly chains = new Map<string, Promise<void>>();
+  private readonly background = new Set<Promise<unknown>>();
+  private readonly controller = new AbortController();
+  private heartbeatTimer: NodeJS.Timeout | undefined;
+  private runs = 0;
+  private closed = false;
+
+  constructor(private readonly deps: PipelineDeps) {}
+
+  /** Queues a deployment (already stored as `queued`) behind the app's earlier ones. */
+  enqueue(webAppId: string, deploymentId: string): void {
+    if (this.closed) return;
+    const previous = this.chains.get(webAppId) ?? Promise.resolve();
+    const next = previous.then(() => this.run(deploymentId));
+    this.chains.set(webAppId, next);
+    void next.then(() => {
+      if (this.chains.get(webAppId) === next) this.chains.delete(webAppId);
+    });
+  }
+
+  /** Resolves when every queued deployment and every retirement has finished (tests, benchmarks). */
+  async idle(): Promise<void> {
+    while (this.chains.size > 0 || this.background.size > 0) {
+      await Promise.allSettled([...this.chains.values(), ...this.background]);
+    }
+  }
+
+  /**
+   * Stops: builds and health checks in progress are abandoned, and this process's unfinished
+   * deployments read `failed` with a reason saying Backyard stopped. Call once, before the database closes.
+   */
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.controller.abort();
+    clearInterval(this.heartbeatTimer);
+    const now = nowIso();
+    for (const row of this.deps.store.unfinished()) {
+      if (row.owner === this.deps.owner) this.deps.store.finish(row.id, 'failed', interruptedText(row.status), now);
+    }
+  }
+
+  /** One deployment, from `queued` to `active` or `failed`. */
+  private async run(id: string): Promise<void> {
+    const { store, log } = this.deps;
+    const row = store.deploymentById(id);
+    if (this.closed || !row || row.status !== 'queued') return;
+    const app = store.appById(row.web_app_id);
+    const account = app && store.account(app.account_id);
+    if (!app || !account) return;
+    if (store.hasNewer(app.id, id)) {
+      store.finish(id, 'superseded', '', nowIso());
+      return;
+    }
+    this.beginRun();
+    const work = path.join(this.deps.settings.workRoot, id);
+    const started = Date.now();
+    /** Milliseconds since the start at the end of each step, for the log. */
+    const marks: Record<string, number> = {};
+    const run: RunState = { step: 'clone', containerId: undefined };
+    try {
+      store.setStatus(id, 'building', nowIso());
+      fs.rmSync(work, { recursive: true, force: true });
+      const ref = { owner: app.repository_owner_login, repo: app.repository_name, branch: app.branch_name };
+      const commit = await this.deps.sources.checkout(account, ref, work, { timeoutMs: this.deps.settings.buildTimeoutMs, signal: this.controller.signal });
+      store.setCommit(id, commit.sha);
+      marks.cloned = Date.now() - started;
+
+      run.step = 'build';
+      const tag = imageTag(this.deps.settings.home, app.subdomain, id);
+      const imageId = await this.build(id, app, work, commit, tag, this.deps.settings.buildTimeoutMs - (Date.now() - started));
+      marks.built = Date.now() - started;
+      fs.rmSync(work, { recursive: true, force: true });
+
+      run.step = 'start';
+      if (this.closed || !store.setStatus(id, 'starting', nowIso())) throw new DeployError(interruptedText('building'));
+      await this.start(id, app, imageId, tag, run);
+      const { switched, previous } = store.activate(app.id, id, nowIso());
+      if (!switched) throw new DeployError(interruptedText('starting'));
+      log.info({ webAppId: app.id, deploymentId: id, commit: commit.sha, ...marks, ms: Date.now() - started }, 'deployment active');
+      if (previous) this.track(this.retire(previous, app.subdomain));
+    } catch (error) {
+      await this.fail(id, app, run, error);
+    } finally {
+      fs.rmSync(work, { recursive: true, force: true });
+      this.endRun();
+    }
+  }
+
+  /** Step 2: the `rootDirPath` folder of the clone as the build context; build rows stored as they come. @returns the image id. */
+  private async build(id: string, app: WebAppRow, work: string, commit: { sha: string; time: number }, tag: string, remainingMs: number): Promise<string> {
+    const contextDir = this.contextFolder(work, app.root_dir_path, commit.sha);
+    const context = buildContext(contextDir, { mtime: new Date(commit.time * 1000), skipGit: app.root_dir_path === '.' }) as unknown as Readable;
+    const imageId = await this.deps.builder.build(context, {
+      tag,
+      timeoutMs: Math.max(1000, remainingMs),
+      signal: this.controller.signal,
+      onLog: (logRow) => {
+        if (!this.closed) this.deps.store.insertLog(id, 'build', logRow);
+      },
+    });
+    this.deps.store.setImage(id, imageId);
+    return imageId;
+  }
+
+  /** Step 3: the container runs (its id noted in `run`) and passes its health check; its loopback port is recorded. */
+  private async start(id: string, app: WebAppRow, imageId: string, tag: string, run: RunState): Promise<void> {
+    const { store, runner } = this.deps;
+    const port = app.port ?? (await this.deps.builder.exposedPort(imageId)) ?? DEFAULT_PORT;
+    store.setPorts(id, port, null);
+    const containerId = await runner.run({
+      name: containerName(app.subdomain, id),
+      image: tag,
+      port,
+      env: variablesOf(app).map((v) => `${v.key}=${v.value}`),
+      labels: deploymentLabels(this.deps.settings.home, app.account_id, app.id, id),
+    });
+    run.containerId = containerId;
+    const hostPort = await waitHealthy({
+      path: app.health_check_path,
+      port,
+      timeoutMs: this.deps.settings.healthTimeoutMs,
+      state: () => runner.state(containerId, port),
+      signal: this.controller.signal,
+    });
+    if (this.closed) throw new DeployError(interruptedText('starting'));
+    store.setPorts(id, port, hostPort);
+  }
+
+  /** A deployment that failed at `run.step`: its container's output kept, then `failed` with the step and the reason, then its container and image go. */
+  private async fail(id: string, app: WebAppRow, run: RunState, error: unknown): Promise<void> {
+    const { store, log } = this.deps;
+    const known = error instanceof DeployError || error instanceof SourceError;
+    const reason = known ? error.message : engineReason(error, STEP[run.step].toLowerCase(), this.deps.settings.dockerHost);
+    if (!known) log.error({ err: error, deploymentId: id }, 'deployment failed unexpectedly');
+    // Kept before the failure shows, so whoever reads `failed` can read why.
+    if (run.containerId) await this.keepLogs(id, run.containerId);
+    if (!this.closed) {
+      store.finish(id, 'failed', `${STEP[run.step]} failed: ${upperFirst(reason)}`, nowIso());
+      log.info({ webAppId: app.id, deploymentId: id, step: run.step }, 'deployment failed');
+    }
+    await this.discard(id, app.subdomain, run.containerId);
+  }
+
+  /**
+   * The folder to send as the build context: `rootDirPath` inside the clone, which must stay inside it
+   * once links are followed and must hold the Dockerfile.
+   */
+  private contextFolder(work: string, rootDir: string, sha: string): string {
+    const folder = rootDir === '.' ? work : path.join(work, rootDir);
+    let real: string;
+    try {
+      real = fs.realpathSync(folder);
+    } catch {
+      throw new DeployError(`the folder ${rootDir} does not exist in commit ${sha.slice(0, 12)}. Set rootDirPath to the folder that holds the Dockerfile.`);
+    }
+    const realWork = fs.realpathSync(work);
+    if (real !== realWork && !real.startsWith(realWork + path.sep)) throw new DeployError(`rootDirPath ${rootDir} leads out of the repository through a symbolic link.`);
+    if (!fs.existsSync(path.join(folder, 'Dockerfile'))) {
+      throw new DeployError(`there is no Dockerfile at ${dockerfilePath(rootDir)} in commit ${sha.slice(0, 12)}. Push one there, or set rootDirPath to the folder that holds it.`);
+    }
+    return folder;
+  }
+
+  /** A failed deployment's container (its output already kept) and image go. */
+  private async discard(id: string, subdomain: string, containerId: string | undefined): Promise<void> {
+    try {
+      if (containerId) await this.deps.runner.remove(containerId);
+      await this.deps.builder.remove(imageTag(this.deps.settings.home, subdomain, id));
+    } catch (error) {
+      this.deps.log.warn({ err: error, deploymentId: id }, 'could not clean up after a failed deployment');
+    }
+  }
+
+  /** The deployment replaced by a new active one: drains, stops, keeps its output, goes away with its image. */
+  private async retire(previousId: string, subdomain: string): Promise<void> {
+    const { runner, log } = this.deps;
+    try {
+      await this.deps.drain(previousId, DRAIN_MS);
+      const containerId = await runner.find(previousId);
+      if (containerId) {
+        await runner.stop(containerId, STOP_GRACE_S);
+        await this.keepLogs(previousId, containerId);
+        await runner.remove(containerId);
+      }
+      await this.deps.builder.remove(imageTag(this.deps.settings.home, subdomain, previousId));
+      log.debug({ deploymentId: previousId }, 'superseded container removed');
+    } catch (error) {
+      log.warn({ err: error, deploymentId: previousId }, 'could not remove a superseded container');
+    }
+  }
+
+  private async keepLogs(id: string, containerId: string): Promise<void> {
+    const rows = await this.deps.runner.logs(containerId, KEPT_CONTAINER_ROWS).catch(() => []);
+    if (!this.closed && rows.length > 0) this.deps.store.insertLogs(id, 'container', rows);
+  }
+
+  private track(task: Promise<unknown>): void {
+    const tracked = task.catch((error: unknown) => this.deps.log.debug({ err: error }, 'background clean-up failed'));
+    this.background.add(tracked);
+    void tracked.finally(() => this.background.delete(tracked));
+  }
+
+  private beginRun(): void {
+    this.runs++;
+    this.heartbeatTimer ??= setInterval(() => {
+      if (!this.closed) this.deps.store.heartbeat(this.deps.owner, nowIso());
+    }, HEARTBEAT_MS).unref();
+  }
+
+  private endRun(): void {
+    if (--this.runs === 0) {
+      clearInterval(this.heartbeatTimer);
+      this.heartbeatTimer = undefined;
+    }
+  }
+}
+
+const upperFirst = (text: string) => text.charAt(0).toUpperCase() + text.slice(1);

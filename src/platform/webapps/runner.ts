@@ -1,0 +1,173 @@
+import type Docker from 'dockerode';
+import { KEPT_CAPABILITIES } from '../devenvs/containers.js';
+import { engineStatus, type DockerClient } from '../devenvs/engine.js';
+import { engineStep } from './engine.js';
+import { parseContainerLogs } from './logs.js';
+import { LABEL_DEPLOYMENT, deploymentFilter, webAppHomeFilter } from './labels.js';
+import type { LogRow } from './store.js';
+
+/** Limits of Web App containers (Config: BACKYARD_WEBAPP_MEMORY_MB, BACKYARD_WEBAPP_CPUS). */
+export interface RunnerSettings {
+  dockerHost: string | undefined;
+  memoryMb: number;
+  cpus: number;
+}
+
+/** What one deployment's container runs. */
+export interface RunSpec {
+  name: string;
+  image: string;
+  /** The port the app listens on inside the container. */
+  port: number;
+  /** `KEY=value` pairs: never logged. */
+  env: string[];
+  labels: Record<string, string>;
+}
+
+/** A deployment's container as the engine sees it. */
+export interface ContainerState {
+  id: string;
+  running: boolean;
+  restarting: boolean;
+  restartCount: number;
+  exitCode: number;
+  oomKilled: boolean;
+  /** The loopback port the container port is published on, while it runs. */
+  hostPort: number | undefined;
+}
+
+/** Time-outs of single engine requests, in milliseconds. */
+const REQUEST_MS = 30_000;
+const LIFECYCLE_MS = 60_000;
+/** Process limit of a Web App container. */
+const PIDS = 1024;
+
+/**
+ * The Engine API body of a deployment's container (issue 6, item 4): the image with the Web App's
+ * environment variables, the port published on 127.0.0.1 only (a free port chosen by the engine),
+ * memory (no extra swap) and CPU limits, restart policy `unless-stopped` (so it comes back with the
+ * engine), labels; not privileged, capabilities dropped, no new privileges, no host mounts
+ * (design.md, "Security stance").
+ */
+export function runSpec(settings: RunnerSettings, spec: RunSpec): Docker.ContainerCreateOptions {
+  const memory = settings.memoryMb * 1024 * 1024;
+  const port = `${spec.port}/tcp`;
+  return {
+    name: spec.name,
+    Image: spec.image,
+    Env: spec.env,
+    Labels: spec.labels,
+    ExposedPorts: { [port]: {} },
+    HostConfig: {
+      PortBindings: { [port]: [{ HostIp: '127.0.0.1', HostPort: '' }] },
+      Init: true,
+      Privileged: false,
+      CapDrop: ['ALL'],
+      CapAdd: [...KEPT_CAPABILITIES],
+      SecurityOpt: ['no-new-privileges'],
+      Memory: memory,
+      MemorySwap: memory,
+      NanoCpus: Math.round(settings.cpus * 1e9),
+      PidsLimit: PIDS,
+      RestartPolicy: { Name: 'unless-stopped' },
+    },
+  };
+}
+
+/**
+ * Runs, finds (by label), reads and retires deployment containers on the Docker engine.
+ * Every call has a time-out and fails with a DeployError whose text says what failed.
+ */
+export class ContainerRunner {
+  constructor(
+    private readonly docker: DockerClient,
+    private readonly settings: RunnerSettings,
+  ) {}
+
+  /** Creates and starts the container. @returns its id. */
+  async run(spec: RunSpec): Promise<string> {
+    const host = this.settings.dockerHost;
+    const container = await engineStep(host, 'create the container', LIFECYCLE_MS, (abortSignal) =>
+      this.docker.createContainer({ ...runSpec(this.settings, spec), abortSignal } as Docker.ContainerCreateOptions),
+    );
+    await engineStep(host, 'start the container', LIFECYCLE_MS, (abortSignal) => container.start({ abortSignal }));
+    return container.id;
+  }
+
+  /** The container's state and published port. @throws DeployError when it is gone or the engine fails. */
+  async state(containerId: string, port: number): Promise<ContainerState> {
+    const info = await engineStep(this.settings.dockerHost, 'inspect the container', REQUEST_MS, (abortSignal) =>
+      this.docker.getContainer(containerId).inspect({ abortSignal } as object),
+    );
+    const binding = info.NetworkSettings?.Ports?.[`${port}/tcp`]?.find((b) => b.HostIp === '127.0.0.1') ?? info.NetworkSettings?.Ports?.[`${port}/tcp`]?.[0];
+    const hostPort = binding?.HostPort ? Number(binding.HostPort) : undefined;
+    return {
+      id: info.Id,
+      running: info.State.Running && !info.State.Restarting,
+      restarting: info.State.Restarting,
+      restartCount: info.RestartCount ?? 0,
+      exitCode: info.State.ExitCode,
+      oomKilled: info.State.OOMKilled,
+      hostPort,
+    };
+  }
+
+  /** The id of a deployment's container, found by its label; undefined when there is none. */
+  async find(deploymentId: string): Promise<string | undefined> {
+    const found = await engineStep(this.settings.dockerHost, 'look up the container', REQUEST_MS, (abortSignal) =>
+      this.docker.listContainers({ all: true, filters: deploymentFilter(deploymentId), abortSignal } as object),
+    );
+    return found[0]?.Id;
+  }
+
+  /** Every Web App container of the Backyard home `home`, running or not, with its deployment id. */
+  async listHome(home: string): Promise<Array<{ id: string; deploymentId: string }>> {
+    const found = await engineStep(this.settings.dockerHost, 'list the Web App containers', REQUEST_MS, (abortSignal) =>
+      this.docker.listContainers({ all: true, filters: webAppHomeFilter(home), abortSignal } as object),
+    );
+    return found.map((c) => ({ id: c.Id, deploymentId: c.Labels?.[LABEL_DEPLOYMENT] ?? '' })).filter((c) => c.deploymentId !== '');
+  }
+
+  /** Starts a stopped container again (found by label after a restart). */
+  async start(containerId: string): Promise<void> {
+    await engineStep(this.settings.dockerHost, 'start the container', LIFECYCLE_MS, async (abortSignal) => {
+      try {
+        await this.docker.getContainer(containerId).start({ abortSignal });
+      } catch (error) {
+        if (engineStatus(error) !== 304) throw error; // 304: already running
+      }
+    });
+  }
+
+  /** The last `tail` rows of the container's output, in time order. */
+  async logs(containerId: string, tail: number): Promise<LogRow[]> {
+    const buffer: unknown = await engineStep(this.settings.dockerHost, 'read the container logs', REQUEST_MS, (abortSignal) =>
+      this.docker.getContainer(containerId).logs({ stdout: true, stderr: true, timestamps: true, tail, follow: false, abortSignal }) as Promise<unknown>,
+    );
+    return parseContainerLogs(Buffer.isBuffer(buffer) ? buffer : Buffer.from(String(buffer)));
+  }
+
+  /** Stops a container (SIGTERM, then SIGKILL after `graceSeconds`), ignoring one already stopped or gone. */
+  async stop(containerId: string, graceSeconds: number): Promise<void> {
+    await engineStep(this.settings.dockerHost, 'stop the container', LIFECYCLE_MS + graceSeconds * 1000, async (abortSignal) => {
+      try {
+        await this.docker.getContainer(containerId).stop({ t: graceSeconds, abortSignal });
+      } catch (error) {
+        const status = engineStatus(error);
+        if (status !== 304 && status !== 404) throw error;
+      }
+    });
+  }
+
+  /** Removes a container by force, ignoring one that is gone. */
+  async remove(containerId: string): Promise<void> {
+    await engineStep(this.settings.dockerHost, 'remove the container', LIFECYCLE_MS, async (abortSignal) => {
+      try {
+        await this.docker.getContainer(containerId).remove({ force: true, abortSignal });
+      } catch (error) {
+        const status = engineStatus(error);
+        if (status !== 404 && status !== 409) throw error; // 409: removal already in progress
+      }
+    });
+  }
+}

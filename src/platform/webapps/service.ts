@@ -1,0 +1,466 @@
+import path from 'node:path';
+import type { Config } from '../../config.js';
+import { homePaths } from '../../config.js';
+import { invalid, notFound } from '../../errors.js';
+import type { Logger } from '../../log.js';
+import type { Account } from '../accounts/service.js';
+import { dockerClient, type DockerClient } from '../devenvs/engine.js';
+import { newOwner, ownerGone } from '../devenvs/owners.js';
+import { newId } from '../ids.js';
+import type { RepoHostService } from '../repohost/service.js';
+import { nowIso, type Db } from '../store/db.js';
+import type { PublicUrls } from '../urls.js';
+import { AutoDeploy } from './autodeploy.js';
+import { ImageBuilder } from './builder.js';
+import { imageTag } from './labels.js';
+import {
+  DEFAULT_HEALTH_CHECK_PATH,
+  DEFAULT_PORT,
+  checkAppName,
+  checkBranchName,
+  checkHealthCheckPath,
+  checkVariables,
+  mergeVariables,
+  normaliseRootDir,
+  sameVariables,
+  subdomainCandidates,
+  type EnvironmentVariable,
+} from './names.js';
+import { DeploymentPipeline, interruptedText, type PipelineSettings } from './pipeline.js';
+import { WebAppProxy } from './proxy.js';
+import { ContainerRunner, type RunnerSettings } from './runner.js';
+import { RepositorySources } from './source.js';
+import { UNFINISHED, WebAppStore, variablesOf, type DeploymentRow, type DeploymentTrigger, type LogRow, type SettingsUpdate, type WebAppRow } from './store.js';
+
+/** Interface A `Deployment` (spec, "Resources and their fields"; design.md, decision 11). */
+export interface Deployment {
+  id: string;
+  commitSHA: string;
+  createdAt: string;
+  status: DeploymentRow['status'];
+  error: string;
+}
+
+/** Interface A `WebApp`: environment variable values are never part of it, only their keys. */
+export interface WebApp {
+  appId: string;
+  appName: string;
+  dashboardURL: string;
+  appURL: string;
+  repositoryOwnerLogin: string;
+  repositoryName: string;
+  branchName: string;
+  rootDirPath: string;
+  environmentVariablesKeys: string[];
+  port: number;
+  healthCheckPath: string;
+  autoDeploy: boolean;
+  status: 'deploying' | 'running' | 'failed' | 'stopped';
+  error: string;
+  lastDeployment?: Deployment;
+  activeDeployment?: Deployment;
+}
+
+/** The body of createWebApp (spec, "createWebApp body"). */
+export interface CreateWebAppInput {
+  appName: string;
+  repositoryOwnerLogin: string;
+  repositoryName: string;
+  branchName?: string;
+  rootDirPath?: string;
+  environmentVariables?: EnvironmentVariable[];
+  port?: number;
+  healthCheckPath?: string;
+  autoDeploy?: boolean;
+}
+
+/** The body of updateWebApp (spec, "updateWebApp body"): only what changes. */
+export interface UpdateWebAppInput {
+  branchName?: string;
+  rootDirPath?: string;
+  removeEnvironmentVariablesKeys?: string[];
+  setEnvironmentVariables?: EnvironmentVariable[];
+  port?: number;
+  healthCheckPath?: string;
+  autoDeploy?: boolean;
+}
+
+/** getDeployment's query (spec, operation 20; limits default to 15 rows). */
+export interface LogOptions {
+  includeBuildLogs?: boolean;
+  buildLogsLimit?: number;
+  includeContainersLogs?: boolean;
+  containersLogsLimit?: number;
+}
+
+export const DEFAULT_LOGS_LIMIT = 15;
+
+/** Settings of the Web App service (Config: BACKYARD_WEBAPP_*, DOCKER_HOST). */
+export interface WebAppSettings extends PipelineSettings, RunnerSettings {
+  pollMs: number;
+}
+
+/** The service's settings from Backyard's configuration. */
+export const webAppSettings = (config: Config): WebAppSettings => ({
+  home: path.resolve(config.home),
+  workRoot: homePaths(path.resolve(config.home)).webappWork,
+  dockerHost: config.dockerHost,
+  buildTimeoutMs: config.webappBuildTimeoutMs,
+  healthTimeoutMs: config.webappHealthTimeoutMs,
+  memoryMb: config.webappMemoryMb,
+  cpus: config.webappCpus,
+  pollMs: config.webappPollMs,
+});
+
+export interface WebAppServiceOptions {
+  db: Db;
+  settings: WebAppSettings;
+  repoHost: RepoHostService;
+  urls: PublicUrls;
+  log: Logger;
+  docker?: DockerClient;
+}
+
+const deploymentOf = (row: DeploymentRow): Deployment => ({
+  id: row.id,
+  commitSHA: row.commit_sha,
+  createdAt: row.created_at,
+  status: row.status,
+  error: row.error,
+});
+
+/**
+ * Web Apps and their deployments (Interface A operations 15 to 20; issue 6, items 3 to 5): domain
+ * rules, records in `platform.db`, the deployment pipeline on Docker, auto-deploy, and the reverse
+ * proxy behind `appURL`. Knows nothing of REST or MCP.
+ *
+ * Every method takes the caller's account: another account's Web Apps behave as unknown ids
+ * (design.md, decision 2).
+ */
+export class WebAppService {
+  readonly proxy: WebAppProxy;
+  private readonly store: WebAppStore;
+  private readonly sources: RepositorySources;
+  private readonly runner: ContainerRunner;
+  private readonly builder: ImageBuilder;
+  private readonly pipeline: DeploymentPipeline;
+  private readonly autoDeploy: AutoDeploy;
+  /** Identifies this process as the owner of the deployments it runs. */
+  private readonly owner = newOwner();
+  private readonly settings: WebAppSettings;
+  private readonly urls: PublicUrls;
+  private readonly log: Logger;
+  private closed = false;
+
+  constructor(options: WebAppServiceOptions) {
+    const docker = options.docker ?? dockerClient(options.settings.dockerHost);
+    this.settings = options.settings;
+    this.urls = options.urls;
+    this.log = options.log;
+    this.store = new WebAppStore(options.db);
+    this.sources = new RepositorySources(options.repoHost);
+    this.runner = new ContainerRunner(docker, options.settings);
+    this.builder = new ImageBuilder(docker, options.settings.dockerHost);
+    this.proxy = new WebAppProxy({ route: (sub) => this.store.route(sub), relocate: (id) => this.relocate(id) }, options.log);
+    this.pipeline = new DeploymentPipeline({
+      store: this.store,
+      sources: this.sources,
+      builder: this.builder,
+      runner: this.runner,
+      settings: options.settings,
+      log: options.log,
+      owner: this.owner,
+      drain: (id, maxMs) => this.proxy.drain(id, maxMs),
+    });
+    this.autoDeploy = new AutoDeploy(this.store, options.repoHost, this.sources, (app, trigger) => this.queue(app, trigger), options.log);
+    this.reconcile();
+  }
+
+  // ---- Operations ----
+
+  /**
+   * createWebApp (operation 15): checks the settings and the repository, stores the app (variables
+   * kept, never returned), gives it a subdomain and queues its first deployment.
+   * @returns the Web App, `deploying`, with the queued deployment as `lastDeployment`.
+   * @throws ManagementError(invalid) for a bad name or setting, a name already used in the account,
+   *   or a missing repository, branch or Dockerfile (the text says which).
+   */
+  async create(account: Account, input: CreateWebAppInput): Promise<WebApp> {
+    checkAppName(input.appName);
+    if (input.branchName !== undefined) checkBranchName(input.branchName);
+    const rootDir = normaliseRootDir(input.rootDirPath ?? '.');
+    const healthCheckPath = input.healthCheckPath ?? DEFAULT_HEALTH_CHECK_PATH;
+    checkHealthCheckPath(healthCheckPath);
+    const variables = input.environmentVariables ?? [];
+    checkVariables(variables, 'environmentVariables');
+    this.requireFreeName(account.id, input.appName);
+    const head = await this.sources.check(account, input.repositoryOwnerLogin, input.repositoryName, input.branchName, rootDir);
+
+    const id = newId();
+    const deploymentId = newId();
+    this.store.db
+      .transaction(() => {
+        this.requireFreeName(account.id, input.appName);
+        let subdomain = '';
+        for (const candidate of subdomainCandidates(input.appName)) {
+          if (!this.store.subdomainTaken(candidate)) {
+            subdomain = candidate;
+            break;
+          }
+        }
+        const now = nowIso();
+        this.store.insertApp({
+          id,
+          account_id: account.id,
+          app_name: input.appName,
+          subdomain,
+          repository_owner_login: input.repositoryOwnerLogin,
+          repository_name: input.repositoryName,
+          branch_name: head.branch,
+          root_dir_path: rootDir,
+          environment_variables: JSON.stringify(variables),
+          port: input.port ?? null,
+          health_check_path: healthCheckPath,
+          auto_deploy: input.autoDeploy ? 1 : 0,
+          last_seen_sha: head.sha,
+          created_at: now,
+        });
+        this.store.insertDeployment({ id: deploymentId, web_app_id: id, trigger: 'create', owner: this.owner, created_at: now });
+      })
+      .immediate();
+    this.log.info({ webAppId: id, appName: input.appName, repository: `${input.repositoryOwnerLogin}/${input.repositoryName}`, branch: head.branch }, 'web app created');
+    this.pipeline.enqueue(id, deploymentId);
+    return this.view(this.store.appById(id)!);
+  }
+
+  /** getWebApps (operation 16): the account's Web Apps, oldest first; only the one named exactly `appName` when given. */
+  list(accountId: string, appName?: string): Array<{ appId: string; appName: string }> {
+    return this.store.apps(accountId, appName).map((r) => ({ appId: r.id, appName: r.app_name }));
+  }
+
+  /**
+   * getWebApp (operation 17). `status` is `stopped` when the active deployment's container is not
+   * running (the engine is asked).
+   * @throws ManagementError(notFound) for an unknown id or another account's app.
+   */
+  async get(accountId: string, appId: string): Promise<WebApp> {
+    const app = this.requireApp(accountId, appId);
+    const view = this.view(app);
+    if (view.status === 'running' && app.active_deployment_id && !(await this.containerRuns(app.active_deployment_id))) {
+      return { ...view, status: 'stopped', error: 'The active deployment\'s container is not running (stopped outside Backyard, or the Docker engine is not reachable). Start a new deployment with startDeployment.' };
+    }
+    return view;
+  }
+
+  /**
+   * updateWebApp (operation 18): changes only the settings sent. When the result differs in what the
+   * container gets (branch, folder, variables, port, health check), a new deployment is queued;
+   * `autoDeploy` alone changes no container.
+   * @throws ManagementError(notFound) for an unknown app; (invalid) for a bad setting or a missing branch or Dockerfile.
+   */
+  async update(account: Account, appId: string, input: UpdateWebAppInput): Promise<WebApp> {
+    const app = this.requireApp(account.id, appId);
+    if (input.branchName !== undefined) checkBranchName(input.branchName);
+    const rootDir = input.rootDirPath === undefined ? undefined : normaliseRootDir(input.rootDirPath);
+    if (input.healthCheckPath !== undefined) checkHealthCheckPath(input.healthCheckPath);
+    const current = variablesOf(app);
+    const variables =
+      input.setEnvironmentVariables === undefined && input.removeEnvironmentVariablesKeys === undefined
+        ? undefined
+        : mergeVariables(current, input.setEnvironmentVariables ?? [], input.removeEnvironmentVariablesKeys ?? []);
+
+    const update: SettingsUpdate = {};
+    if (input.branchName !== undefined && input.branchName !== app.branch_name) update.branch_name = input.branchName;
+    if (rootDir !== undefined && rootDir !== app.root_dir_path) update.root_dir_path = rootDir;
+    if (input.port !== undefined && input.port !== app.port) update.port = input.port;
+    if (input.healthCheckPath !== undefined && input.healthCheckPath !== app.health_check_path) update.health_check_path = input.healthCheckPath;
+    if (variables !== undefined && !sameVariables(current, variables)) update.variables = variables;
+    const redeploy = Object.keys(update).length > 0;
+    if (input.autoDeploy !== undefined && (input.autoDeploy ? 1 : 0) !== app.auto_deploy) update.auto_deploy = input.autoDeploy ? 1 : 0;
+
+    if (update.branch_name !== undefined || update.root_dir_path !== undefined) {
+      const head = await this.sources.check(account, app.repository_owner_login, app.repository_name, update.branch_name ?? app.branch_name, update.root_dir_path ?? app.root_dir_path);
+      this.store.setLastSeen(app.id, head.sha);
+    }
+    this.store.updateSettings(app.id, update);
+    if (redeploy) this.queue(this.store.appById(app.id)!, 'update');
+    return this.view(this.store.appById(app.id)!);
+  }
+
+  /**
+   * startDeployment (operation 19): queues a deployment of the branch head.
+   * @throws ManagementError(notFound) for an unknown app; (invalid) when the repository, branch or Dockerfile is gone.
+   */
+  async deploy(account: Account, appId: string): Promise<Deployment> {
+    const app = this.requireApp(account.id, appId);
+    await this.sources.check(account, app.repository_owner_login, app.repository_name, app.branch_name, app.root_dir_path);
+    return deploymentOf(this.queue(app, 'manual'));
+  }
+
+  /**
+   * getDeployment (operation 20): the deployment, and on request the last rows of its build log
+   * (stored as the build ran) and of its container's output (from the engine while the container
+   * exists, else the rows kept when it was removed), each in time order.
+   * @throws ManagementError(notFound) for an unknown app or a deployment of another app.
+   */
+  async deployment(accountId: string, appId: string, deploymentId: string, options: LogOptions = {}): Promise<Deployment & { buildLogs: LogRow[]; containersLogs: LogRow[] }> {
+    this.requireApp(accountId, appId);
+    const row = this.store.deployment(appId, deploymentId);
+    if (!row) {
+      throw notFound(`The Web App "${appId}" has no deployment with the id "${deploymentId}". Use the id from the app's lastDeployment or activeDeployment (getWebApp).`);
+    }
+    const buildLogs = options.includeBuildLogs ? this.store.lastLogs(row.id, 'build', options.buildLogsLimit ?? DEFAULT_LOGS_LIMIT) : [];
+    const containersLogs = options.includeContainersLogs ? await this.containerLogs(row, options.containersLogsLimit ?? DEFAULT_LOGS_LIMIT) : [];
+    return { ...deploymentOf(row), buildLogs, containersLogs };
+  }
+
+  // ---- Life cycle ----
+
+  /**
+   * Begins the background work of a serving process: finds the containers of active deployments
+   * again by their labels (starting one that stopped, reading its current port), removes containers
+   * left by abandoned deployments, and starts the GitHub branch poller. Returns at once.
+   */
+  start(): void {
+    void this.sweep().catch((error: unknown) => this.log.warn({ message: (error as Error).message }, 'could not look up Web App containers at start'));
+    this.autoDeploy.startPolling(this.settings.pollMs);
+  }
+
+  /** Resolves when no deployment is queued or running and superseded containers are gone (tests, benchmarks). */
+  idle(): Promise<void> {
+    return this.pipeline.idle();
+  }
+
+  /** One round of the auto-deploy poller (see `AutoDeploy.pollOnce`). */
+  pollOnce(...args: Parameters<AutoDeploy['pollOnce']>): Promise<void> {
+    return this.autoDeploy.pollOnce(...args);
+  }
+
+  /** Stops auto-deploy and the pipeline (unfinished deployments read failed). Active containers keep running. Call once, before the database closes. */
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.autoDeploy.close();
+    this.pipeline.close();
+  }
+
+  // ---- Internals ----
+
+  /** Records a queued deployment of `app` and hands it to the pipeline. */
+  private queue(app: WebAppRow, trigger: DeploymentTrigger): DeploymentRow {
+    const id = newId();
+    this.store.insertDeployment({ id, web_app_id: app.id, trigger, owner: this.owner, created_at: nowIso() });
+    this.pipeline.enqueue(app.id, id);
+    return this.store.deploymentById(id)!;
+  }
+
+  private view(app: WebAppRow): WebApp {
+    const last = this.store.deploymentById(app.last_deployment_id);
+    const active = this.store.deploymentById(app.active_deployment_id);
+    let status: WebApp['status'] = 'stopped';
+    if (last && UNFINISHED.includes(last.status)) status = 'deploying';
+    else if (last?.status === 'failed') status = 'failed';
+    else if (active) status = 'running';
+    return {
+      appId: app.id,
+      appName: app.app_name,
+      dashboardURL: `${this.urls.base}/dashboard/web-apps/${encodeURIComponent(app.id)}`,
+      appURL: this.urls.hosting(app.subdomain),
+      repositoryOwnerLogin: app.repository_owner_login,
+      repositoryName: app.repository_name,
+      branchName: app.branch_name,
+      rootDirPath: app.root_dir_path,
+      environmentVariablesKeys: variablesOf(app).map((v) => v.key),
+      port: app.port ?? active?.container_port ?? last?.container_port ?? DEFAULT_PORT,
+      healthCheckPath: app.health_check_path,
+      autoDeploy: app.auto_deploy === 1,
+      status,
+      error: status === 'failed' ? last!.error : '',
+      ...(last ? { lastDeployment: deploymentOf(last) } : {}),
+      ...(active ? { activeDeployment: deploymentOf(active) } : {}),
+    };
+  }
+
+  private requireApp(accountId: string, appId: string): WebAppRow {
+    const app = this.store.app(accountId, appId);
+    if (!app) throw notFound(`This account has no Web App with the id "${appId}". Find the ids with getWebApps.`);
+    return app;
+  }
+
+  private requireFreeName(accountId: string, appName: string): void {
+    if (this.store.appByName(accountId, appName)) {
+      throw invalid(`A Web App named "${appName}" already exists in this account. Choose another appName, or change the existing app with updateWebApp (find it with getWebApps).`);
+    }
+  }
+
+  private async containerRuns(deploymentId: string): Promise<boolean> {
+    try {
+      const id = await this.runner.find(deploymentId);
+      if (!id) return false;
+      const row = this.store.deploymentById(deploymentId);
+      return (await this.runner.state(id, row?.container_port ?? DEFAULT_PORT)).running;
+    } catch {
+      return false;
+    }
+  }
+
+  private async containerLogs(row: DeploymentRow, limit: number): Promise<LogRow[]> {
+    try {
+      const containerId = await this.runner.find(row.id);
+      if (containerId) return await this.runner.logs(containerId, limit);
+    } catch (error) {
+      this.log.debug({ message: (error as Error).message, deploymentId: row.id }, 'container logs read from the stored rows');
+    }
+    return this.store.lastLogs(row.id, 'container', limit);
+  }
+
+  /** The proxy's call after a refused connection: the container's current loopback port, started again if it stopped. */
+  private async relocate(deploymentId: string): Promise<number | undefined> {
+    const row = this.store.deploymentById(deploymentId);
+    if (!row || row.status !== 'active' || !row.container_port) return undefined;
+    const containerId = await this.runner.find(deploymentId);
+    if (!containerId) return undefined;
+    let state = await this.runner.state(containerId, row.container_port);
+    if (!state.running && !state.restarting) {
+      await this.runner.start(containerId);
+      state = await this.runner.state(containerId, row.container_port);
+    }
+    if (!this.closed && state.hostPort !== undefined && state.hostPort !== row.host_port) {
+      this.store.setHostPort(deploymentId, state.hostPort);
+      this.log.info({ deploymentId, hostPort: state.hostPort }, 'web app container found again on a new port');
+    }
+    return state.hostPort;
+  }
+
+  /**
+   * Deployments left unfinished by a Backyard that is gone (stopped or crashed: issue 6, "Restart")
+   * read `failed` with a reason; their containers go at the next `start`'s sweep.
+   */
+  private reconcile(): void {
+    const now = nowIso();
+    for (const row of this.store.unfinished()) {
+      if (!ownerGone(row.owner, row.heartbeat_at, this.owner)) continue;
+      if (this.store.finish(row.id, 'failed', interruptedText(row.status), now)) {
+        this.log.info({ deploymentId: row.id, status: row.status }, 'deployment interrupted by a restart marked failed');
+      }
+    }
+  }
+
+  /** See `start`. */
+  private async sweep(): Promise<void> {
+    for (const row of this.store.activeDeployments()) {
+      await this.relocate(row.id).catch((error: unknown) => this.log.warn({ deploymentId: row.id, message: (error as Error).message }, 'active web app container not found'));
+    }
+    // Containers of this home whose deployment is neither active nor still on its way: left by a stop or crash.
+    const containers = await this.runner.listHome(this.settings.home);
+    for (const { id, deploymentId } of containers) {
+      const row = this.store.deploymentById(deploymentId);
+      const keep = row && (row.status === 'active' || (UNFINISHED.includes(row.status) && !ownerGone(row.owner, row.heartbeat_at, this.owner)));
+      if (keep || this.closed) continue;
+      await this.runner.remove(id).catch(() => undefined);
+      const app = row && this.store.appById(row.web_app_id);
+      if (app) await this.builder.remove(imageTag(this.settings.home, app.subdomain, deploymentId));
+      this.log.info({ deploymentId }, 'removed the container of an abandoned deployment');
+    }
+  }
+}

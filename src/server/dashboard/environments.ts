@@ -1,0 +1,168 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { ManagementError } from '../../errors.js';
+import type { CommandExecution, DevelopmentEnvironment } from '../../platform/devenvs/service.js';
+import { sendNotFound, sendPage, sessionOf, type Dashboard } from './context.js';
+import { executionSummary, executionsOf } from './executions.js';
+import { html, path, plural } from './html.js';
+import { badge } from './layout.js';
+import { environmentHref, when } from './overview.js';
+
+type EnvParams = { Params: { environmentId: string } };
+type ExecParams = { Params: { environmentId: string; executionId: string } };
+
+/** How often a live stream looks for new output, in milliseconds. */
+const POLL_MS = 250;
+/** A comment line this often keeps proxies from closing an idle stream. */
+const KEEPALIVE_MS = 15_000;
+
+const executionHref = (environmentId: string, executionId: string) => path`/dashboard/environments/${environmentId}/executions/${executionId}`;
+
+/** One of the session's own environments, or undefined after answering 404. */
+function ownEnvironment(d: Dashboard, request: FastifyRequest, reply: FastifyReply, environmentId: string): DevelopmentEnvironment | undefined {
+  const session = sessionOf(request);
+  const environment = d.services.devenvs.list(session.account.id).find((e) => e.id === environmentId);
+  if (!environment) sendNotFound(reply, session, 'development environment');
+  return environment;
+}
+
+/** The state of one execution, or undefined when the environment has no such execution. */
+function inspect(d: Dashboard, accountId: string, environmentId: string, executionId: string): CommandExecution | undefined {
+  try {
+    return d.services.devenvs.inspect(accountId, environmentId, executionId);
+  } catch (error) {
+    if (error instanceof ManagementError && error.kind === 'notFound') return undefined;
+    throw error;
+  }
+}
+
+const stateBadge = (execution: { status: string; exitCode?: number | null }, id?: string) =>
+  execution.status === 'running' ? badge('run', 'running', id) : badge(execution.exitCode === 0 ? 'ok' : 'bad', 'exited', id);
+
+function duration(from: string, to: string | null): string {
+  const ms = (to ? Date.parse(to) : Date.now()) - Date.parse(from);
+  if (!Number.isFinite(ms) || ms < 0) return '';
+  return ms < 1000 ? `${ms} ms` : ms < 120_000 ? `${(ms / 1000).toFixed(1)} s` : `${Math.round(ms / 60_000)} min`;
+}
+
+/**
+ * Development environments: each one's command executions (command, status, exit code), and an
+ * execution's output, followed live over server-sent events while it runs.
+ */
+export function environmentRoutes(app: FastifyInstance, d: Dashboard): void {
+  app.get<EnvParams>('/environments/:environmentId', (request, reply) => {
+    const session = sessionOf(request);
+    const environment = ownEnvironment(d, request, reply, request.params.environmentId);
+    if (!environment) return reply;
+    const executions = executionsOf(d.platform.db, environment.id).map((e) => {
+      if (e.status !== 'running') return e;
+      const now = inspect(d, session.account.id, environment.id, e.id);
+      return now && now.status === 'exited' ? { ...e, status: 'exited' as const, exitCode: now.exitCode ?? null } : e;
+    });
+    return sendPage(reply, 200, {
+      title: environment.chatTitle,
+      session,
+      crumbs: [{ label: 'Overview', href: '/dashboard' }, { label: environment.chatTitle }],
+      heading: html`<h1>${environment.chatTitle} <span class="muted small">Development environment</span></h1>`,
+      body: html`<dl class="facts"><dt>Environment id</dt><dd><code>${environment.id}</code></dd><dt>Created</dt><dd>${when(environment.createdAt)}</dd>
+<dt>Commands</dt><dd>${plural(executions.length, 'command')}${executions.length >= 200 ? ' (the latest 200 shown)' : ''}</dd></dl>
+<section aria-labelledby="executions-heading">
+<h2 id="executions-heading">Command executions</h2>
+${executions.length
+  ? html`<div class="table-wrap"><table>
+  <thead><tr><th scope="col">Command</th><th scope="col">Status</th><th scope="col" class="num">Exit code</th><th scope="col">Started</th><th scope="col">Took</th></tr></thead>
+  <tbody>${executions.map(
+    (e) => html`<tr><td class="cell mono"><a href="${executionHref(environment.id, e.id)}" title="${e.command}">${e.command.length > 80 ? `${e.command.slice(0, 80)}…` : e.command}</a></td>
+    <td>${stateBadge(e)}</td><td class="num">${e.exitCode ?? ''}</td><td>${when(e.createdAt)}</td><td>${e.status === 'exited' ? duration(e.createdAt, e.exitedAt) : ''}</td></tr>`,
+  )}</tbody></table></div>`
+  : html`<p class="empty">No command has run in this environment yet.</p>`}
+</section>`,
+    });
+  });
+
+  app.get<ExecParams>('/environments/:environmentId/executions/:executionId', (request, reply) => {
+    const session = sessionOf(request);
+    const environment = ownEnvironment(d, request, reply, request.params.environmentId);
+    if (!environment) return reply;
+    const execution = inspect(d, session.account.id, environment.id, request.params.executionId);
+    const summary = executionSummary(d.platform.db, environment.id, request.params.executionId);
+    if (!execution || !summary) return sendNotFound(reply, session, 'command execution');
+    const running = execution.status === 'running';
+    const events = `${executionHref(environment.id, execution.id)}/events`;
+    return sendPage(reply, 200, {
+      title: `Command · ${environment.chatTitle}`,
+      session,
+      crumbs: [{ label: 'Overview', href: '/dashboard' }, { label: environment.chatTitle, href: environmentHref(environment.id) }, { label: 'Command' }],
+      heading: html`<h1>Command execution</h1>`,
+      body: html`<pre class="mono" aria-label="Command">${summary.command}</pre>
+<div${running ? html` data-events="${events}" data-state="running"` : html` data-state="exited"`} id="execution">
+<dl class="facts">
+  <dt>Status</dt><dd><span aria-live="polite">${stateBadge(execution, 'status')}</span></dd>
+  <dt>Exit code</dt><dd id="exit-code">${execution.exitCode ?? (running ? '—' : '')}</dd>
+  <dt>Started</dt><dd>${when(summary.createdAt)}</dd>
+  <dt>Execution id</dt><dd><code>${execution.id}</code></dd>
+</dl>
+<h2 id="stdout-heading">Output <span class="muted small">(stdout)</span></h2>
+<pre class="output" id="stdout" tabindex="0" aria-labelledby="stdout-heading">${execution.stdout}</pre>
+<h2 id="stderr-heading">Errors <span class="muted small">(stderr)</span></h2>
+<pre class="output stderr" id="stderr" tabindex="0" aria-labelledby="stderr-heading">${execution.stderr}</pre>
+${running ? html`<p class="hint">The output updates live while the command runs.</p>` : ''}
+</div>`,
+    });
+  });
+
+  // Server-sent events: `snapshot` (whole output), `append` (new output), then `exit` and the end.
+  app.get<ExecParams>('/environments/:environmentId/executions/:executionId/events', (request, reply) => {
+    const session = sessionOf(request);
+    const { environmentId, executionId } = request.params;
+    const owned = d.services.devenvs.list(session.account.id).some((e) => e.id === environmentId);
+    let last = owned ? inspect(d, session.account.id, environmentId, executionId) : undefined;
+    if (!last) return reply.code(404).type('text/plain; charset=utf-8').send('No such command execution.');
+
+    reply.hijack();
+    const res = reply.raw;
+    res.writeHead(200, {
+      ...(reply.getHeaders() as Record<string, string>),
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-store',
+      'x-accel-buffering': 'no',
+    });
+    d.streams.add(res);
+    const send = (event: string, data: unknown) => res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+    let timer: NodeJS.Timeout | undefined;
+    let keepalive: NodeJS.Timeout | undefined;
+    const stop = () => {
+      clearInterval(timer);
+      clearInterval(keepalive);
+      d.streams.delete(res);
+      if (!res.writableEnded) res.end();
+    };
+    const finishIfExited = (execution: CommandExecution): boolean => {
+      if (execution.status !== 'exited') return false;
+      send('exit', { status: 'exited', exitCode: execution.exitCode ?? null });
+      stop();
+      return true;
+    };
+    send('snapshot', { stdout: last.stdout, stderr: last.stderr });
+    if (finishIfExited(last)) return;
+    timer = setInterval(() => {
+      try {
+        const now = inspect(d, session.account.id, environmentId, executionId);
+        if (!now) return stop();
+        const previous = last!;
+        if (now.stdout !== previous.stdout || now.stderr !== previous.stderr) {
+          if (now.stdout.startsWith(previous.stdout) && now.stderr.startsWith(previous.stderr)) {
+            send('append', { stdout: now.stdout.slice(previous.stdout.length), stderr: now.stderr.slice(previous.stderr.length) });
+          } else send('snapshot', { stdout: now.stdout, stderr: now.stderr });
+        }
+        last = now;
+        finishIfExited(now);
+      } catch (error) {
+        d.platform.log.warn({ err: error, executionId }, 'dashboard: could not follow a command execution');
+        stop();
+      }
+    }, POLL_MS);
+    keepalive = setInterval(() => res.write(': keep-alive\n\n'), KEEPALIVE_MS);
+    request.raw.on('close', stop);
+    return reply;
+  });
+}

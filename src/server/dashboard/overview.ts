@@ -1,0 +1,71 @@
+import type { FastifyInstance } from 'fastify';
+import { appHref, dataCall } from './appframe.js';
+import { flashOf, sendPage, sessionOf, type Dashboard } from './context.js';
+import { activityOf } from './executions.js';
+import { html, path, plural } from './html.js';
+import { badge } from './layout.js';
+
+/** A date and time for people: `2026-11-21 09:30 UTC`. */
+export const when = (iso: string | null | undefined): string => (iso ? `${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC` : '');
+
+/** The URL of a development environment's page. */
+export const environmentHref = (environmentId: string): string => path`/dashboard/environments/${environmentId}`;
+
+/**
+ * The overview (`/dashboard`): the account's Backend Apps and development environments, each with
+ * its state at a glance.
+ */
+export function overviewRoutes(app: FastifyInstance, d: Dashboard): void {
+  app.get('/', async (request, reply) => {
+    const session = sessionOf(request);
+    const accountId = session.account.id;
+    const apps = d.services.backendApps.list(accountId).map((summary) => d.services.backendApps.get(accountId, summary.appId)!);
+    const classCounts = await Promise.all(
+      apps.map(async (a) => {
+        try {
+          const answer = await dataCall(d, a.appId, 'GET', '/schemas');
+          return ((answer.body as { results?: unknown[] }).results ?? []).length;
+        } catch {
+          return undefined;
+        }
+      }),
+    );
+    const environments = d.services.devenvs.list(accountId).reverse();
+
+    const appCards = apps.length
+      ? html`<ul class="cards">${apps.map(
+          (a, i) => html`<li class="card">
+  <h3><a href="${appHref(a.appId)}">${a.appName}</a></h3>
+  <p class="small muted">Application id <code>${a.appId}</code></p>
+  <p class="small">${classCounts[i] === undefined ? '' : plural(classCounts[i]!, 'class', 'classes')} ·
+    Hosting ${a.publicWebHostingURL ? html`${badge('ok', 'active')} <a href="${a.publicWebHostingURL}">${a.publicWebHostingURL}</a>` : badge('off', 'not active')}</p>
+</li>`,
+        )}</ul>`
+      : html`<p class="empty">No Backend Apps yet. Ask your assistant to create one (the <code>createBackendApp</code> tool).</p>`;
+
+    const environmentCards = environments.length
+      ? html`<ul class="cards">${environments.map((e) => {
+          const activity = activityOf(d.platform.db, e.id);
+          const latest = activity.latest;
+          return html`<li class="card">
+  <h3><a href="${environmentHref(e.id)}">${e.chatTitle}</a></h3>
+  <p class="small muted">Created ${when(e.createdAt)}</p>
+  <p class="small">${plural(activity.total, 'command')}${activity.running ? html` · ${badge('run', `${activity.running} running`)}` : ''}</p>
+  ${latest
+    ? html`<p class="small">Latest: <code>${latest.command.length > 60 ? `${latest.command.slice(0, 60)}…` : latest.command}</code>
+      ${latest.status === 'running' ? badge('run', 'running') : badge(latest.exitCode === 0 ? 'ok' : 'bad', `exit ${latest.exitCode ?? '?'}`)}</p>`
+    : ''}
+</li>`;
+        })}</ul>`
+      : html`<p class="empty">No development environments yet. Your assistant makes one with <code>createDevelopmentEnvironment</code>.</p>`;
+
+    return sendPage(reply, 200, {
+      title: 'Overview',
+      session,
+      heading: html`<h1>Overview</h1>`,
+      body: html`${flashOf(d, request)}
+<section aria-labelledby="apps-heading"><h2 id="apps-heading">Backend Apps <span class="muted small">(${apps.length})</span></h2>${appCards}</section>
+<section aria-labelledby="envs-heading"><h2 id="envs-heading">Development environments <span class="muted small">(${environments.length})</span></h2>${environmentCards}</section>`,
+    });
+  });
+}

@@ -1,0 +1,248 @@
+import { execFile, execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import { request } from 'node:http';
+import net from 'node:net';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import tar from 'tar-stream';
+import { expect } from 'vitest';
+import { imageFilter, webAppHomeFilter } from '../../src/platform/webapps/labels.js';
+import { OFFLINE_IMAGE } from '../../src/platform/devenvs/offlineImage.js';
+import { docker } from './devenvs.js';
+import type { AnyMcpClient } from './mcpClients.js';
+
+/**
+ * Support for the Web App suites (test/webapps*.test.ts, test/mission.test.ts): real `git` on the
+ * host, the real Docker engine, apps `FROM` the offline busybox image served by busybox `httpd`.
+ */
+
+const exec = promisify(execFile);
+
+/** Server settings of the Web App suites: a short health check time-out so failures come quickly. */
+export const WEBAPP_ENV = {
+  BACKYARD_WEBAPP_HEALTH_TIMEOUT_MS: '4000',
+  BACKYARD_WEBAPP_MEMORY_MB: '64',
+  BACKYARD_LOG_LEVEL: process.env.BACKYARD_TEST_LOG_LEVEL ?? 'silent',
+};
+
+/**
+ * A web app's files: busybox `httpd` serving `/www` on 8080, writing `$GREETING` into
+ * `/www/greeting.txt` as it starts (so a test sees the container's variables through the proxy).
+ */
+export function sampleApp(page: string, extra: Record<string, string> = {}): Record<string, string> {
+  return {
+    Dockerfile: [
+      `FROM ${OFFLINE_IMAGE}`,
+      'COPY www /www',
+      'EXPOSE 8080',
+      'CMD ["sh", "-c", "printf %s \\"$GREETING\\" > /www/greeting.txt && echo serving on 8080 && exec httpd -f -v -p 8080 -h /www"]',
+      '',
+    ].join('\n'),
+    'www/index.html': page,
+    // A CGI script (busybox httpd runs /cgi-bin/*) that echoes what the request carried.
+    'www/cgi-bin/echo.cgi': [
+      '#!/bin/sh',
+      'printf "Content-Type: text/plain\\r\\n\\r\\n"',
+      'echo "method=$REQUEST_METHOD"',
+      'echo "query=$QUERY_STRING"',
+      'echo "host=$HTTP_HOST"',
+      'echo "forwarded-for=$HTTP_X_FORWARDED_FOR"',
+      'echo "forwarded-host=$HTTP_X_FORWARDED_HOST"',
+      'echo "forwarded-proto=$HTTP_X_FORWARDED_PROTO"',
+      'echo "custom=$HTTP_X_CUSTOM"',
+      'echo "body=$(head -c "${CONTENT_LENGTH:-0}")"',
+      '',
+    ].join('\n'),
+    ...extra,
+  };
+}
+
+/** Runs the host's `git` in `cwd` with an isolated configuration. */
+export async function git(cwd: string, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  try {
+    const { stdout, stderr } = await exec('git', args, {
+      cwd,
+      env: {
+        PATH: process.env.PATH ?? '',
+        HOME: cwd,
+        GIT_CONFIG_NOSYSTEM: '1',
+        GIT_CONFIG_GLOBAL: '/dev/null',
+        GIT_TERMINAL_PROMPT: '0',
+        LC_ALL: 'C',
+        GIT_AUTHOR_NAME: 'Tester',
+        GIT_AUTHOR_EMAIL: 'tester@example.invalid',
+        GIT_COMMITTER_NAME: 'Tester',
+        GIT_COMMITTER_EMAIL: 'tester@example.invalid',
+      },
+    });
+    return { code: 0, stdout, stderr };
+  } catch (error) {
+    const e = error as { code?: number; stdout?: string; stderr?: string };
+    return { code: typeof e.code === 'number' ? e.code : 1, stdout: e.stdout ?? '', stderr: e.stderr ?? '' };
+  }
+}
+
+/** `git` that must succeed; returns its stdout. */
+export async function ok(cwd: string, args: string[]): Promise<string> {
+  const result = await git(cwd, args);
+  if (result.code !== 0) throw new Error(`git ${args.join(' ')} failed (${result.code}): ${result.stderr}`);
+  return result.stdout;
+}
+
+/** Writes `files` into the working repository `dir` (created with `main` when new), commits, and returns the commit. */
+export async function commit(dir: string, files: Record<string, string | null>, message = 'change'): Promise<string> {
+  if (!fs.existsSync(path.join(dir, '.git'))) {
+    fs.mkdirSync(dir, { recursive: true });
+    await ok(dir, ['init', '-q', '-b', 'main']);
+  }
+  for (const [file, content] of Object.entries(files)) {
+    const full = path.join(dir, file);
+    if (content === null) fs.rmSync(full, { force: true });
+    else {
+      fs.mkdirSync(path.dirname(full), { recursive: true });
+      fs.writeFileSync(full, content, { mode: file.endsWith('.cgi') ? 0o755 : 0o644 });
+    }
+  }
+  await ok(dir, ['add', '-A']);
+  await ok(dir, ['commit', '-q', '--allow-empty', '-m', message]);
+  return (await ok(dir, ['rev-parse', 'HEAD'])).trim();
+}
+
+/** Pushes `branch` of `dir` to the built-in git host of `baseUrl` with `token` as the password. */
+export async function push(baseUrl: string, dir: string, owner: string, repo: string, token: string, branch = 'main'): Promise<void> {
+  const url = new URL(`${baseUrl}/git/${owner}/${repo}.git`);
+  url.username = 'x-access-token';
+  url.password = token;
+  await ok(dir, ['push', '-q', url.toString(), `${branch}:refs/heads/${branch}`]);
+}
+
+export interface Answer {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  text: string;
+}
+
+/**
+ * One HTTP request to `http://<sub>.localhost:<port>/...` (an `appURL` and a path) sent to
+ * 127.0.0.1 with the explicit Host header, so no resolver is involved.
+ */
+export function fetchApp(appURL: string, rawPath = '/', options: { method?: string; body?: string; headers?: Record<string, string> } = {}): Promise<Answer> {
+  const url = new URL(appURL);
+  return new Promise((resolve, reject) => {
+    const headers: Record<string, string> = { host: url.host, ...options.headers };
+    if (options.body !== undefined) headers['content-length'] = String(Buffer.byteLength(options.body));
+    const req = request({ host: '127.0.0.1', port: Number(url.port), path: rawPath, method: options.method ?? 'GET', headers, agent: false }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text: Buffer.concat(chunks).toString('utf8') }));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(options.body);
+  });
+}
+
+/** What a tool answers, as structuredContent; a failure throws with the tool's text. */
+export async function call(client: AnyMcpClient, name: string, args: Record<string, unknown>): Promise<Record<string, any>> {
+  const result = await client.callTool({ name, arguments: args });
+  if (result.isError) throw new Error(`${name} failed: ${result.content[0].text}`);
+  return result.structuredContent as Record<string, any>;
+}
+
+/** The text of a tool's error answer. */
+export async function failure(client: AnyMcpClient, name: string, args: Record<string, unknown>): Promise<string> {
+  const result = await client.callTool({ name, arguments: args });
+  expect(result.isError, JSON.stringify(result.structuredContent)).toBe(true);
+  return result.content[0].text as string;
+}
+
+/**
+ * Polls getDeployment (as an assistant would, every `everyMs`) until the deployment is active,
+ * failed or superseded; returns its last answer, logs included.
+ */
+export async function settle(client: AnyMcpClient, appId: string, deploymentId: string, timeoutMs = 60_000, everyMs = 100): Promise<Record<string, any>> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const d = await call(client, 'getDeployment', { appId, deploymentId, includeBuildLogs: true, includeContainersLogs: true, buildLogsLimit: 200, containersLogsLimit: 200 });
+    if (['active', 'failed', 'superseded'].includes(d.status)) return d;
+    if (Date.now() > deadline) throw new Error(`deployment ${deploymentId} still ${d.status} after ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+}
+
+/** Removes every container (by label) and image (by name) of Web Apps created by the Backyard of `home`. */
+export async function removeWebApps(home: string): Promise<void> {
+  for (const c of await docker.listContainers({ all: true, filters: webAppHomeFilter(home) })) {
+    await docker.getContainer(c.Id).remove({ force: true }).catch(() => undefined);
+  }
+  for (const image of await docker.listImages({ filters: imageFilter(home) })) {
+    for (const tag of image.RepoTags ?? []) await docker.getImage(tag).remove().catch(() => undefined);
+  }
+}
+
+/** A development environment image with `git` (over HTTP), for tests that clone inside an environment. */
+export const GIT_DEVENV_IMAGE = 'backyard-test/devenv-git:offline';
+
+/**
+ * Builds `GIT_DEVENV_IMAGE`: the offline busybox image plus the host's `git`, its HTTP helper, the
+ * shared libraries `ldd` names for both and git's templates (about 25 MB, well under a second). No
+ * image registry is needed; the host's git comes from the same Debian as the test machine.
+ */
+export async function buildGitDevenvImage(): Promise<void> {
+  const files = new Set(['/usr/bin/git', '/usr/lib/git-core/git-remote-http']);
+  const ldd = execFileSync('ldd', [...files], { encoding: 'utf8' });
+  for (const match of ldd.matchAll(/(\/[^\s:]+)\s+\(0x/g)) files.add(match[1]!);
+  const pack = tar.pack();
+  pack.entry({ name: 'Dockerfile' }, `FROM ${OFFLINE_IMAGE}\nCOPY root/ /\nENV GIT_TEMPLATE_DIR=/usr/share/git-core/templates\n`);
+  const addTree = (dir: string) => {
+    for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+      const full = path.join(dir, entry.name);
+      if (entry.isDirectory()) addTree(full);
+      else if (entry.isFile()) pack.entry({ name: `root${full}`, mode: fs.statSync(full).mode & 0o777 }, fs.readFileSync(full));
+    }
+  };
+  for (const file of files) pack.entry({ name: `root${file}`, mode: 0o755 }, fs.readFileSync(file));
+  if (fs.existsSync('/usr/share/git-core/templates')) addTree('/usr/share/git-core/templates');
+  pack.finalize();
+  const stream = (await docker.buildImage(pack as unknown as NodeJS.ReadableStream, { t: GIT_DEVENV_IMAGE, rm: true, forcerm: true })) as NodeJS.ReadableStream;
+  const events = await new Promise<Array<{ error?: string }>>((resolve, reject) => docker.modem.followProgress(stream, (e: unknown, out: Array<{ error?: string }>) => (e ? reject(e) : resolve(out))));
+  const failed = events.find((e) => e.error);
+  if (failed) throw new Error(`could not build ${GIT_DEVENV_IMAGE}: ${failed.error}`);
+}
+
+/**
+ * The address development environment containers reach the host on: the gateway of Docker's
+ * default `bridge` network (e.g. 172.17.0.1).
+ */
+export async function bridgeGateway(): Promise<string> {
+  const info = await docker.getNetwork('bridge').inspect();
+  const gateway = (info.IPAM?.Config ?? []).map((c: { Gateway?: string }) => c.Gateway).find((g: string | undefined) => g && /^\d+\.\d+\.\d+\.\d+$/.test(g));
+  if (!gateway) throw new Error('the bridge network has no IPv4 gateway');
+  return gateway;
+}
+
+/**
+ * A TCP relay listening on `host` (a free port) that forwards every connection to 127.0.0.1:`port`:
+ * lets containers reach a test server that, as Backyard does by default, listens on loopback only.
+ */
+export async function relay(host: string, port: number): Promise<{ port: number; close(): Promise<void> }> {
+  const sockets = new Set<net.Socket>();
+  const server = net.createServer((inbound) => {
+    const outbound = net.connect(port, '127.0.0.1');
+    for (const s of [inbound, outbound]) {
+      sockets.add(s);
+      s.on('close', () => sockets.delete(s));
+      s.on('error', () => undefined);
+    }
+    inbound.pipe(outbound).pipe(inbound);
+  });
+  await new Promise<void>((resolve, reject) => server.once('error', reject).listen(0, host, resolve));
+  return {
+    port: (server.address() as net.AddressInfo).port,
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const s of sockets) s.destroy();
+        server.close(() => resolve());
+      }),
+  };
+}
