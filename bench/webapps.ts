@@ -81,7 +81,7 @@ export async function webAppsBench(): Promise<void> {
   const work = fs.mkdtempSync(path.join(os.tmpdir(), 'backyard-bench-webapps-work-'));
   const port = await freePort();
   const base = `http://localhost:${port}`;
-  const env = { PATH: process.env.PATH ?? '', HOME: home, BACKYARD_HOME: home, BACKYARD_PORT: String(port), BACKYARD_LOG_LEVEL: 'warn', ...(process.env.DOCKER_HOST ? { DOCKER_HOST: process.env.DOCKER_HOST } : {}) };
+  const env = { PATH: process.env.PATH ?? '', HOME: home, BACKYARD_HOME: home, BACKYARD_PORT: String(port), BACKYARD_LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn', ...(process.env.DOCKER_HOST ? { DOCKER_HOST: process.env.DOCKER_HOST } : {}) };
   const token = execFileSync(process.execPath, [CLI, 'account', 'create', 'bench'], { env, encoding: 'utf8' }).trim();
   let child: ChildProcess | undefined = spawn(process.execPath, [CLI, 'serve'], { env, stdio: ['ignore', 'ignore', 'inherit'] });
   const rest = async (method: string, p: string, body?: unknown) => {

@@ -424,10 +424,14 @@ describe('backyard dashboard', () => {
   });
 
   it('refuses an expired link', async () => {
-    const { stdout } = await exec(process.execPath, [CLI, 'dashboard'], { env: stdioEnv(server.home) });
-    const code = new URL(stdout.trim()).searchParams.get('code')!;
+    const { stdout, stderr } = await exec(process.execPath, [CLI, 'dashboard'], { env: stdioEnv(server.home) });
+    const code = /\?code=([A-Za-z0-9_-]{43})$/m.exec(stdout)?.[1];
+    expect(code, `stdout: ${stdout}\nstderr: ${stderr}`).toBeDefined();
+    expect((await call('GET', `/dashboard/sign-in/link?code=${code}`)).status).toBe(200);
     server.platform.db.prepare("UPDATE dashboard_sign_in_links SET expires_at = '2000-01-01T00:00:00.000Z'").run();
-    expect((await call('GET', `/dashboard/sign-in/link?code=${code}`)).status).toBe(400);
-    expect((await call('POST', '/dashboard/sign-in/link', { body: { code } })).status).toBe(400);
+    const expired = await call('GET', `/dashboard/sign-in/link?code=${code}`);
+    expect(expired.status, expired.text).toBe(400);
+    expect(expired.text).toContain('used already or it expired');
+    expect((await call('POST', '/dashboard/sign-in/link', { body: { code: code! } })).status).toBe(400);
   });
 });

@@ -184,3 +184,32 @@ describe.skipIf(SKIP_DOCKER)('Web App input checks (REST)', () => {
     for (const p of [`/web-apps/${appId}`, '/web-apps']) expect((await alice().get(p)).text).not.toContain('sekret-value-123');
   });
 });
+
+describe('Web Apps when Docker is not reachable', () => {
+  let server: TestServer;
+  let work: string;
+  beforeAll(async () => {
+    server = await startTestServer({ ...WEBAPP_ENV, DOCKER_HOST: 'unix:///nonexistent/docker.sock' });
+    work = fs.mkdtempSync(path.join(os.tmpdir(), 'backyard-webapps-nodocker-'));
+    await commit(path.join(work, 'site'), sampleApp('<p>site</p>\n'));
+    await push(server.url, path.join(work, 'site'), 'alice', 'site', server.alice);
+  });
+  afterAll(async () => {
+    await server?.close();
+    if (work) fs.rmSync(work, { recursive: true, force: true });
+  });
+
+  it('accepts the app, and its deployment fails at the build saying that Docker is not reachable and what to do', async () => {
+    const created = await api(server, 'POST', '/web-apps', { token: server.alice, body: { appName: 'site', repositoryOwnerLogin: 'alice', repositoryName: 'site' } });
+    expect(created.status).toBe(201);
+    const app = created.json() as Record<string, any>;
+    await server.platform.services.webApps.idle();
+    const deployment = (await api(server, 'GET', `/web-apps/${app.appId}/deployments/${app.lastDeployment.id}?includeBuildLogs=true&includeContainersLogs=true`, { token: server.alice })).json() as Record<string, any>;
+    expect(deployment).toMatchObject({ status: 'failed', commitSHA: expect.stringMatching(/^[0-9a-f]{40}$/), buildLogs: [], containersLogs: [] });
+    expect(deployment.error).toBe(
+      'Building the image failed: Docker is not reachable at unix:///nonexistent/docker.sock (ENOENT). Start the Docker engine, then deploy again with startDeployment.',
+    );
+    const after = (await api(server, 'GET', `/web-apps/${app.appId}`, { token: server.alice })).json() as Record<string, any>;
+    expect(after).toMatchObject({ status: 'failed', error: deployment.error });
+  });
+});

@@ -319,3 +319,32 @@ describe('a GitHub repository (stood in for by a local bare repository)', () => 
     }
   });
 });
+
+describe('deployment log rows', () => {
+  it('answers the last rows in time order, and pruning keeps the last ones', () => {
+    const home = fs.mkdtempSync(path.join(os.tmpdir(), 'backyard-logs-'));
+    const db = openDatabase(path.join(home, 'platform.db'));
+    try {
+      db.prepare("INSERT INTO accounts (id, login, created_at) VALUES ('acc', 'alice', '2026-01-01T00:00:00.000Z')").run();
+      const store = new WebAppStore(db);
+      store.insertApp({
+        id: 'w1', account_id: 'acc', app_name: 'app', subdomain: 'app', repository_owner_login: 'alice', repository_name: 'app', branch_name: 'main',
+        root_dir_path: '.', environment_variables: '[]', port: null, health_check_path: '/', auto_deploy: 0, last_seen_sha: '', created_at: '2026-01-01T00:00:00.000Z',
+      });
+      store.insertDeployment({ id: 'd1', web_app_id: 'w1', trigger: 'create', owner: 'me', created_at: '2026-01-01T00:00:00.000Z' });
+      store.insertLogs('d1', 'build', Array.from({ length: 30 }, (_, i) => ({ source: 'build', message: `line ${i}`, time: new Date(1_800_000_000_000 + i).toISOString() })));
+      store.insertLog('d1', 'container', { source: 'stdout', message: 'other kind', time: '2026-01-01T00:00:00.000Z' });
+      expect(store.lastLogs('d1', 'build', 3).map((r) => r.message)).toEqual(['line 27', 'line 28', 'line 29']);
+      store.pruneLogs('d1', 'build', 5);
+      expect(store.lastLogs('d1', 'build', 100).map((r) => r.message)).toEqual(['line 25', 'line 26', 'line 27', 'line 28', 'line 29']);
+      expect(store.lastLogs('d1', 'container', 100)).toHaveLength(1);
+      expect(store.route('app')).toMatchObject({ id: 'w1', active_deployment_id: null, last_status: 'queued' });
+      store.finish('d1', 'failed', 'x', '2026-01-01T00:00:01.000Z');
+      expect(store.route('app')!.last_status).toBe('failed');
+    } finally {
+      db.close();
+      fs.rmSync(home, { recursive: true, force: true });
+    }
+  });
+});
+

@@ -4,10 +4,12 @@
  * on the Docker engine, and the page fetched through Backyard's reverse proxy at `appURL`.
  */
 import fs from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LABEL_DEPLOYMENT } from '../src/platform/webapps/labels.js';
+import { OFFLINE_IMAGE } from '../src/platform/devenvs/offlineImage.js';
 import { SKIP_DOCKER, docker, requireDocker } from './helpers/devenvs.js';
 import { modernHttpClient, type AnyMcpClient } from './helpers/mcpClients.js';
 import { startTestServer, type TestServer } from './helpers/server.js';
@@ -229,5 +231,40 @@ describe.skipIf(SKIP_DOCKER)('a Web App deployed from the built-in git host, thr
     const failed = await fetchApp(other.appURL);
     expect(failed.status).toBe(503);
     expect(failed.text).toMatch(/last deployment failed/);
+  });
+
+  it('WebSocket upgrades are proxied to the container, both ways', async () => {
+    // A tiny server with busybox nc: plain requests get 200 (the health check); an upgrade gets 101, then an echo.
+    const script = [
+      '#!/bin/sh',
+      'read -r line',
+      'upgrade=no',
+      'while read -r h; do h=$(printf %s "$h" | tr -d "\r"); [ -z "$h" ] && break; case "$h" in [Uu]pgrade:*) upgrade=yes;; esac; done',
+      'if [ $upgrade = yes ]; then printf "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n"; exec cat; fi',
+      'printf "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok"',
+      '',
+    ].join('\n');
+    const sockets = path.join(work, 'sockets');
+    await commit(sockets, { Dockerfile: `FROM ${OFFLINE_IMAGE}\nCOPY ws.cgi /ws.sh\nEXPOSE 8080\nCMD ["nc", "-ll", "-p", "8080", "-e", "/ws.sh"]\n`, 'ws.cgi': script });
+    await push(server.url, sockets, 'alice', 'sockets', server.alice);
+    const created = await call(client, 'createWebApp', { appName: 'sockets', repositoryOwnerLogin: 'alice', repositoryName: 'sockets' });
+    expect(await settle(client, created.appId, created.lastDeployment.id)).toMatchObject({ status: 'active' });
+
+    const url = new URL(created.appURL);
+    const socket = net.connect(Number(url.port), '127.0.0.1');
+    let received = '';
+    socket.on('data', (chunk: Buffer) => (received += chunk.toString('utf8')));
+    socket.write(`GET /chat HTTP/1.1\r\nHost: ${url.host}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n`);
+    await expect.poll(() => received, { timeout: 5000 }).toMatch(/^HTTP\/1\.1 101 Switching Protocols\r\n/);
+    received = '';
+    socket.write('ping through the tunnel\n');
+    await expect.poll(() => received, { timeout: 5000 }).toBe('ping through the tunnel\n');
+    socket.destroy();
+
+    // Another host's upgrade is refused.
+    const refused = net.connect(Number(url.port), '127.0.0.1');
+    const closed = new Promise((resolve) => refused.on('close', resolve));
+    refused.write(`GET / HTTP/1.1\r\nHost: localhost:${url.port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n`);
+    await closed;
   });
 });

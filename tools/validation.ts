@@ -47,6 +47,8 @@ function describeIssue(issue: z.core.$ZodIssue, raw: Record<string, unknown>, ac
     case 'invalid_value':
       return `${field} must be one of ${issue.values.map((v) => JSON.stringify(v)).join(', ')}, not ${describeValue(value)}.`;
     case 'invalid_format':
+      // A pattern's own message says what is expected (e.g. "must be letters, digits and underscores").
+      if (issue.format === 'regex') return `${field} ${issue.message.startsWith('Invalid') ? 'does not have the expected form' : issue.message}, not ${describeValue(value)}.`;
       return `${field} is not a valid ${issue.format}.`;
     default:
       return `${field}: ${issue.message}.`;

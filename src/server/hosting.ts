@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import path from 'node:path';
+import type { Duplex } from 'node:stream';
 import type { onRequestHookHandler } from 'fastify';
 import send from 'send';
 import { homePaths } from '../config.js';
@@ -147,10 +148,13 @@ export function hostedSites(platform: Platform): onRequestHookHandler {
     const d = currentDomains();
     const sub = d && hostedSubdomain(request.headers.host, d.parent, d.publicHostname);
     if (sub === undefined) return done();
-    // ---- Web Apps (issue 6): a Web App's subdomain is a reverse proxy to its active container.
-    // The proxy answers (502/503 pages included); `done` is not called, as Fastify asks of a hook that replies.
+    // ---- Web Apps (issue 6): a Web App's subdomain is a reverse proxy to its active container (any method).
     const webApp = services.webApps.proxy.route(sub);
-    if (webApp) return services.webApps.proxy.forward(request, reply, webApp);
+    if (webApp) {
+      reply.hijack();
+      services.webApps.proxy.web(request.raw, reply.raw, webApp);
+      return done();
+    }
     // ---- end of Web Apps
     reply.hijack();
     const { raw: req } = request;
@@ -168,5 +172,28 @@ export function hostedSites(platform: Platform): onRequestHookHandler {
       errorPage(req, res, 500, 'The file could not be served.');
     });
     done();
+  };
+}
+
+/**
+ * An `upgrade` listener for the HTTP server (issue 6): WebSocket upgrades to a Web App's subdomain
+ * are proxied to its active container; any other upgrade is refused (closed), as Node does when no
+ * listener is set.
+ */
+export function hostedUpgrades(platform: Platform): (req: IncomingMessage, socket: Duplex, head: Buffer) => void {
+  const { services } = platform;
+  return (req, socket, head) => {
+    let sub: string | undefined;
+    try {
+      sub = hostedSubdomain(req.headers.host, services.urls.hostingParent, new URL(services.urls.base).hostname);
+    } catch {
+      sub = undefined; // not listening yet
+    }
+    const webApp = sub === undefined ? undefined : services.webApps.proxy.route(sub);
+    if (!webApp) {
+      socket.destroy();
+      return;
+    }
+    services.webApps.proxy.upgrade(req, socket, head, webApp);
   };
 }

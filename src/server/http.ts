@@ -9,7 +9,7 @@ import { mcpHttp } from '../mcp/http.js';
 import { operations } from '../../tools/index.js';
 import { dashboard } from './dashboard/index.js';
 import { sdkScript } from './sdk.js';
-import { hostedSites } from './hosting.js';
+import { hostedSites, hostedUpgrades } from './hosting.js';
 import { dataApi } from '../data/rest/plugin.js';
 import { publicRoutes } from '../data/rest/routes/public.js';
 import { gitHost } from './git.js';
@@ -63,8 +63,8 @@ export async function startHttpServer(platform: Platform, options: { port: numbe
   });
   // Hosted sites by Host header (`<sub>.localhost:4000`), before any route; other hosts pass through.
   app.addHook('onRequest', hostedSites(platform));
-  // Web Apps' reverse proxy (`reply.from`), used by the hosted-sites hook for Web App subdomains.
-  await services.webApps.proxy.register(app);
+  // WebSocket upgrades to Web Apps' subdomains go to their containers (issue 6).
+  app.server.on('upgrade', hostedUpgrades(platform));
   app.get('/healthz', async () => ({ service: 'backyard', instanceId }));
   await app.register(managementApi(platform, operations), { prefix: '/v1' });
   await app.register(mcpHttp(platform, operations));

@@ -12,7 +12,7 @@ import { containerName, deploymentLabels, imageTag } from './labels.js';
 import { DEFAULT_PORT, dockerfilePath } from './names.js';
 import type { ContainerRunner } from './runner.js';
 import { SourceError, type RepositorySources } from './source.js';
-import { variablesOf, type WebAppRow, type WebAppStore } from './store.js';
+import { variablesOf, type LogRow, type WebAppRow, type WebAppStore } from './store.js';
 
 /** Settings of the pipeline (Config: BACKYARD_WEBAPP_*). */
 export interface PipelineSettings {
@@ -34,8 +34,8 @@ export interface PipelineDeps {
   log: Logger;
   /** This process as the owner of the deployments it runs (devenvs/owners.ts). */
   owner: string;
-  /** Resolves once no proxied request to the deployment is in flight, or after `maxMs`. */
-  drain: (deploymentId: string, maxMs: number) => Promise<void>;
+  /** Resolves once no proxied request to the deployment is in flight (or after `maxMs`), and the proxy let go of it. */
+  retire: (deploymentId: string, maxMs: number) => Promise<void>;
 }
 
 /** Steps of a deployment, as its `error` names them. */
@@ -53,6 +53,8 @@ const DRAIN_MS = 10_000;
 const STOP_GRACE_S = 10;
 /** At most this many rows of a container's output are kept once it is removed. */
 const KEPT_CONTAINER_ROWS = 1000;
+/** At most this many build rows are kept per deployment (the last ones: errors come last). */
+export const KEPT_BUILD_ROWS = 10_000;
 
 /** The text of a deployment ended by a stop or restart of Backyard (issue 6, "Restart"). */
 export const interruptedText = (status: string): string =>
@@ -161,16 +163,19 @@ export class DeploymentPipeline {
   private async build(id: string, app: WebAppRow, work: string, commit: { sha: string; time: number }, tag: string, remainingMs: number): Promise<string> {
     const contextDir = this.contextFolder(work, app.root_dir_path, commit.sha);
     const context = buildContext(contextDir, { mtime: new Date(commit.time * 1000), skipGit: app.root_dir_path === '.' }) as unknown as Readable;
-    const imageId = await this.deps.builder.build(context, {
-      tag,
-      timeoutMs: Math.max(1000, remainingMs),
-      signal: this.controller.signal,
-      onLog: (logRow) => {
-        if (!this.closed) this.deps.store.insertLog(id, 'build', logRow);
-      },
-    });
-    this.deps.store.setImage(id, imageId);
-    return imageId;
+    const rows = new BuildRows(this.deps.store, id, () => this.closed);
+    try {
+      const imageId = await this.deps.builder.build(context, {
+        tag,
+        timeoutMs: Math.max(1000, remainingMs),
+        signal: this.controller.signal,
+        onLog: (row) => rows.add(row),
+      });
+      this.deps.store.setImage(id, imageId);
+      return imageId;
+    } finally {
+      rows.flush();
+    }
   }
 
   /** Step 3: the container runs (its id noted in `run`) and passes its health check; its loopback port is recorded. */
@@ -246,7 +251,7 @@ export class DeploymentPipeline {
   private async retire(previousId: string, subdomain: string): Promise<void> {
     const { runner, log } = this.deps;
     try {
-      await this.deps.drain(previousId, DRAIN_MS);
+      await this.deps.retire(previousId, DRAIN_MS);
       const containerId = await runner.find(previousId);
       if (containerId) {
         await runner.stop(containerId, STOP_GRACE_S);
@@ -287,3 +292,39 @@ export class DeploymentPipeline {
 }
 
 const upperFirst = (text: string) => text.charAt(0).toUpperCase() + text.slice(1);
+
+/**
+ * Build log rows on their way to the store: written in one transaction at most every
+ * `FLUSH_MS` (a build prints many lines, and every commit waits for the disk), and at the end of the
+ * build, before its outcome is recorded. Only the last `KEPT_BUILD_ROWS` are kept.
+ */
+class BuildRows {
+  private static readonly FLUSH_MS = 100;
+  private pending: LogRow[] = [];
+  private timer: NodeJS.Timeout | undefined;
+  private count = 0;
+
+  constructor(
+    private readonly store: WebAppStore,
+    private readonly deploymentId: string,
+    private readonly closed: () => boolean,
+  ) {}
+
+  add(row: LogRow): void {
+    this.pending.push(row);
+    this.timer ??= setTimeout(() => this.flush(), BuildRows.FLUSH_MS);
+  }
+
+  flush(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    if (this.pending.length === 0 || this.closed()) return;
+    const rows = this.pending;
+    this.pending = [];
+    this.store.insertLogs(this.deploymentId, 'build', rows);
+    const before = this.count;
+    this.count += rows.length;
+    if (this.count > KEPT_BUILD_ROWS && Math.floor(this.count / 1000) > Math.floor(before / 1000)) this.store.pruneLogs(this.deploymentId, 'build', KEPT_BUILD_ROWS);
+  }
+}
+

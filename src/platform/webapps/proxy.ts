@@ -1,12 +1,12 @@
-import type { IncomingHttpHeaders } from 'node:http';
-import replyFrom from '@fastify/reply-from';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import http, { type IncomingMessage, type ServerResponse } from 'node:http';
+import { Readable, type Duplex } from 'node:stream';
+import { createProxyServer, type ProxyServer } from 'http-proxy-3';
 import type { Logger } from '../../log.js';
 import type { RouteRow } from './store.js';
 
 /** What the proxy asks of the Web App service. */
 export interface ProxyDirectory {
-  /** The Web App at a subdomain and its active container's loopback port (a database read, no engine call). */
+  /** The Web App at a subdomain and its active container's loopback port (remembered; no engine call). */
   route(subdomain: string): RouteRow | undefined;
   /** Looks the deployment's container up again (by label) after a refused connection; resolves to its port, if it runs. */
   relocate(deploymentId: string): Promise<number | undefined>;
@@ -16,51 +16,72 @@ const HTML_ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '
 const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => HTML_ESCAPES[c]!);
 
 /** A small HTML page for a Web App that cannot answer; HEAD gets the headers only. */
-function unavailablePage(reply: FastifyReply, status: 502 | 503, title: string, message: string): void {
+export function unavailablePage(req: IncomingMessage, res: ServerResponse, status: 502 | 503, title: string, message: string): void {
+  if (res.headersSent) {
+    res.destroy();
+    return;
+  }
   const heading = `${status} ${status === 502 ? 'Bad Gateway' : 'Service Unavailable'}`;
   const body = `<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><title>${heading}</title></head><body><h1>${escapeHtml(title)}</h1><p>${escapeHtml(message)}</p><p><small>${heading} · Backyard</small></p></body></html>\n`;
-  void reply
-    .code(status)
-    .headers({
-      'content-type': 'text/html; charset=utf-8',
-      'cache-control': 'no-store',
-      'retry-after': '5',
-      'content-security-policy': "default-src 'none'",
-      'x-content-type-options': 'nosniff',
-    })
-    .send(reply.request.method === 'HEAD' ? undefined : body);
+  res.writeHead(status, {
+    'content-type': 'text/html; charset=utf-8',
+    'content-length': Buffer.byteLength(body),
+    'cache-control': 'no-store',
+    'retry-after': '5',
+    'content-security-policy': "default-src 'none'",
+    'x-content-type-options': 'nosniff',
+  });
+  res.end(req.method === 'HEAD' ? undefined : body);
 }
 
 /** Headers of a request that carries a body: a length above zero, or a chunked transfer. */
-const hasBody = (headers: IncomingHttpHeaders) =>
-  (headers['content-length'] !== undefined && headers['content-length'] !== '0') || headers['transfer-encoding'] !== undefined;
+const hasBody = (req: IncomingMessage) =>
+  (req.headers['content-length'] !== undefined && req.headers['content-length'] !== '0') || req.headers['transfer-encoding'] !== undefined;
+
+/** A connection the other side closed or reset (a pooled keep-alive connection the app had already closed). */
+const isReset = (error: unknown) => ['ECONNRESET', 'EPIPE'].includes(String((error as { code?: unknown }).code));
+
+/** Why a Web App without a running container cannot answer, from its last deployment's status. */
+function notRunning(route: RouteRow): string {
+  if (route.last_status === 'failed') return 'Its last deployment failed and no earlier one is running. The deployment\'s error and logs (getDeployment) say why.';
+  if (route.last_status === 'queued' || route.last_status === 'building' || route.last_status === 'starting') {
+    return `Its deployment is ${route.last_status}; this page will show the app once the deployment is active.`;
+  }
+  return 'No deployment of it is running. Start one with startDeployment.';
+}
 
 /**
  * The reverse proxy in front of Web Apps (issue 6, item 4: `appURL` is `http://<name>.localhost:4000/`),
- * built on `@fastify/reply-from` (undici, pooled keep-alive connections to each container). A request
- * for a Web App's subdomain goes, body streamed, to the loopback port of its active container, with
- * the original `Host` and `X-Forwarded-For/-Host/-Proto`. No active container: a 503 page that says
- * whether a deployment is on its way or failed. A container that does not answer: a 502 page, and
- * the container is looked up again by its label (its port may have changed after an engine restart).
+ * built on `http-proxy-3` (the maintained successor of node-http-proxy, which Vite uses). A request
+ * for a Web App's subdomain goes, streamed both ways, to the loopback port of its active container
+ * with the original `Host` and `X-Forwarded-For/-Host/-Port/-Proto`, over keep-alive connections
+ * where the app allows them; WebSocket upgrades are proxied too. No active container: a 503 page
+ * that says whether a deployment is on its way or failed. A container that does not answer: a 502
+ * page, and the container is looked up again by its label (its port may have changed after an
+ * engine restart).
+ *
+ * HEAD requests reach the app as GET, whose body Node leaves out of the answer (some servers, busybox
+ * httpd among them, answer HEAD with a body, which Node's HTTP parser refuses as a protocol error).
+ * Connections to a container are pooled per deployment (so a port the engine gives to a later
+ * container never receives a connection meant for an earlier one). A GET or HEAD whose pooled
+ * connection turns out to have been closed by the app is tried once more on a new connection, as
+ * HTTP allows for idempotent requests.
  *
  * It counts the requests in flight per deployment, so a superseded container is stopped only once
- * they have finished (`drain`): the new deployment takes the traffic first, with no gap.
+ * they have finished (`retire`): the new deployment takes the traffic first, with no gap.
  */
 export class WebAppProxy {
   private readonly inFlight = new Map<string, number>();
   private readonly drained = new Map<string, Array<() => void>>();
+  /** Keep-alive connections to each deployment's container, by deployment id (and the port they go to). */
+  private readonly agents = new Map<string, { port: number; agent: http.Agent }>();
+  private readonly server: ProxyServer;
 
   constructor(
     private readonly directory: ProxyDirectory,
     private readonly log: Logger,
-  ) {}
-
-  /** Registers `@fastify/reply-from` on the server's root (its `reply.from` decorator), before it listens. */
-  async register(app: FastifyInstance): Promise<void> {
-    await app.register(replyFrom, {
-      disableRequestLogging: true,
-      undici: { connections: 256, keepAliveTimeout: 4_000, headersTimeout: 0, bodyTimeout: 0 },
-    });
+  ) {
+    this.server = createProxyServer({ xfwd: true, ws: true });
   }
 
   /** The Web App at `subdomain`, or undefined when the subdomain is not a Web App's (hosted sites then answer). */
@@ -68,59 +89,61 @@ export class WebAppProxy {
     return this.directory.route(subdomain);
   }
 
-  /**
-   * Answers a request for the Web App `route` (from `route`): forwards it or answers 502/503. Called
-   * from an `onRequest` hook, which must not call `done` afterwards (the reply is sent here).
-   */
-  forward(request: FastifyRequest, reply: FastifyReply, route: RouteRow): void {
+  /** Answers a request for the Web App `route` (from `route`): forwards it, or answers a 503 or 502 page. */
+  web(req: IncomingMessage, res: ServerResponse, route: RouteRow): void {
     const deploymentId = route.active_deployment_id;
-    if (!deploymentId || !route.host_port) {
-      const why =
-        route.last_status === 'failed'
-          ? 'Its last deployment failed and no earlier one is running. The deployment\'s error and logs (getDeployment) say why.'
-          : route.last_status && ['queued', 'building', 'starting'].includes(route.last_status)
-            ? `Its deployment is ${route.last_status}; this page will show the app once the deployment is active.`
-            : 'No deployment of it is running. Start one with startDeployment.';
-      return unavailablePage(reply, 503, `${route.app_name} is not running yet`, why);
-    }
-    const raw = request.raw;
-    const target = `http://127.0.0.1:${route.host_port}${raw.url?.startsWith('/') ? raw.url : '/'}`;
-    const originalHost = raw.headers.host ?? '';
-    if (raw.method !== 'GET' && raw.method !== 'HEAD' && hasBody(raw.headers)) {
-      // Streamed as it arrives: reply-from sends a stream body untouched.
-      (request as { body?: unknown }).body = raw;
-    }
+    if (!deploymentId || !route.host_port) return unavailablePage(req, res, 503, `${route.app_name} is not running yet`, notRunning(route));
     this.enter(deploymentId);
-    reply.raw.once('close', () => this.leave(deploymentId));
-    reply.from(target, {
-      // A reverse proxy passes the app's own answers on, 503s included: never retried here.
-      retryDelay: () => null,
-      rewriteRequestHeaders: (_req, headers) => {
-        const forwardedFor = headers['x-forwarded-for'];
-        return {
-          ...headers,
-          host: originalHost,
-          'x-forwarded-for': forwardedFor ? `${String(forwardedFor)}, ${raw.socket.remoteAddress ?? ''}` : (raw.socket.remoteAddress ?? ''),
-          'x-forwarded-host': originalHost,
-          'x-forwarded-proto': 'http',
-        };
-      },
-      onError: (failed, { error }) => {
-        this.log.warn({ deploymentId, code: (error as { code?: string }).code, message: error.message }, 'web app container did not answer');
-        void this.directory.relocate(deploymentId).catch(() => undefined);
-        unavailablePage(
-          failed as FastifyReply,
-          502,
-          `${route.app_name} is not answering`,
-          'Its container did not answer this request: the app may have crashed or be restarting. Try again in a moment; the deployment\'s container logs (getDeployment) say more.',
-        );
-      },
+    res.once('close', () => this.leave(deploymentId));
+    const target = `http://127.0.0.1:${route.host_port}`;
+    const agent = this.agentFor(deploymentId, route.host_port);
+    const idempotent = (req.method === 'GET' || req.method === 'HEAD') && !hasBody(req);
+    const fail = (error: unknown) => {
+      this.unreachable(deploymentId, error);
+      unavailablePage(
+        req,
+        res,
+        502,
+        `${route.app_name} is not answering`,
+        'Its container did not answer this request: the app may have crashed or be restarting. Try again in a moment; the deployment\'s container logs (getDeployment) say more.',
+      );
+    };
+    // HEAD goes to the app as GET (Node sends the client only the headers): some servers, busybox
+    // httpd among them, answer HEAD with a body, which Node's strict parser refuses.
+    const method = req.method === 'HEAD' ? 'GET' : undefined;
+    this.server.web(req, res, { target, agent, method }, (error) => {
+      if (!idempotent || res.headersSent || !isReset(error)) return fail(error);
+      // Once more on a fresh connection; the request has no body, so an empty stream stands in for it.
+      this.server.web(req, res, { target, agent: false as never, method, buffer: Readable.from([]) as never }, fail);
+    });
+  }
+
+  /** Proxies a WebSocket upgrade for the Web App `route`; without a running container the socket is closed with a 503. */
+  upgrade(req: IncomingMessage, socket: Duplex, head: Buffer, route: RouteRow): void {
+    if (!route.active_deployment_id || !route.host_port) {
+      socket.end('HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
+      return;
+    }
+    const deploymentId = route.active_deployment_id;
+    this.server.ws(req, socket, head, { target: `ws://127.0.0.1:${route.host_port}` }, (error) => {
+      this.unreachable(deploymentId, error);
+      socket.destroy();
     });
   }
 
   /** Requests in flight to a deployment's container. */
   pending(deploymentId: string): number {
     return this.inFlight.get(deploymentId) ?? 0;
+  }
+
+  /**
+   * For a deployment that no longer takes traffic: resolves once no request to it is in flight (or
+   * after `maxMs`), then closes its pooled connections.
+   */
+  async retire(deploymentId: string, maxMs: number): Promise<void> {
+    await this.drain(deploymentId, maxMs);
+    this.agents.get(deploymentId)?.agent.destroy();
+    this.agents.delete(deploymentId);
   }
 
   /** Resolves once no request to the deployment is in flight, or after `maxMs`. */
@@ -136,6 +159,30 @@ export class WebAppProxy {
       waiting.push(done);
       this.drained.set(deploymentId, waiting);
     });
+  }
+
+  /** Closes the pooled connections to containers. */
+  close(): void {
+    for (const { agent } of this.agents.values()) agent.destroy();
+    this.agents.clear();
+    this.server.close();
+  }
+
+  /** The keep-alive pool of a deployment's container at `port` (a new one when the port changed). */
+  private agentFor(deploymentId: string, port: number): http.Agent {
+    const known = this.agents.get(deploymentId);
+    if (known && known.port === port) return known.agent;
+    known?.agent.destroy();
+    // Idle connections go after 4 s, before most servers' own keep-alive time-out (Node's is 5 s).
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 256, maxFreeSockets: 64, timeout: 4_000 });
+    this.agents.set(deploymentId, { port, agent });
+    return agent;
+  }
+
+  private unreachable(deploymentId: string, error: unknown): void {
+    const e = error as { code?: string; message?: string };
+    this.log.warn({ deploymentId, code: e.code, message: e.message }, 'web app container did not answer');
+    void this.directory.relocate(deploymentId).catch(() => undefined);
   }
 
   private enter(deploymentId: string): void {

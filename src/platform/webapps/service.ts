@@ -24,74 +24,15 @@ import {
   normaliseRootDir,
   sameVariables,
   subdomainCandidates,
-  type EnvironmentVariable,
 } from './names.js';
 import { DeploymentPipeline, interruptedText, type PipelineSettings } from './pipeline.js';
 import { WebAppProxy } from './proxy.js';
 import { ContainerRunner, type RunnerSettings } from './runner.js';
 import { RepositorySources } from './source.js';
+import type { CreateWebAppInput, Deployment, LogOptions, UpdateWebAppInput, WebApp } from './types.js';
 import { UNFINISHED, WebAppStore, variablesOf, type DeploymentRow, type DeploymentTrigger, type LogRow, type SettingsUpdate, type WebAppRow } from './store.js';
 
-/** Interface A `Deployment` (spec, "Resources and their fields"; design.md, decision 11). */
-export interface Deployment {
-  id: string;
-  commitSHA: string;
-  createdAt: string;
-  status: DeploymentRow['status'];
-  error: string;
-}
-
-/** Interface A `WebApp`: environment variable values are never part of it, only their keys. */
-export interface WebApp {
-  appId: string;
-  appName: string;
-  dashboardURL: string;
-  appURL: string;
-  repositoryOwnerLogin: string;
-  repositoryName: string;
-  branchName: string;
-  rootDirPath: string;
-  environmentVariablesKeys: string[];
-  port: number;
-  healthCheckPath: string;
-  autoDeploy: boolean;
-  status: 'deploying' | 'running' | 'failed' | 'stopped';
-  error: string;
-  lastDeployment?: Deployment;
-  activeDeployment?: Deployment;
-}
-
-/** The body of createWebApp (spec, "createWebApp body"). */
-export interface CreateWebAppInput {
-  appName: string;
-  repositoryOwnerLogin: string;
-  repositoryName: string;
-  branchName?: string;
-  rootDirPath?: string;
-  environmentVariables?: EnvironmentVariable[];
-  port?: number;
-  healthCheckPath?: string;
-  autoDeploy?: boolean;
-}
-
-/** The body of updateWebApp (spec, "updateWebApp body"): only what changes. */
-export interface UpdateWebAppInput {
-  branchName?: string;
-  rootDirPath?: string;
-  removeEnvironmentVariablesKeys?: string[];
-  setEnvironmentVariables?: EnvironmentVariable[];
-  port?: number;
-  healthCheckPath?: string;
-  autoDeploy?: boolean;
-}
-
-/** getDeployment's query (spec, operation 20; limits default to 15 rows). */
-export interface LogOptions {
-  includeBuildLogs?: boolean;
-  buildLogsLimit?: number;
-  includeContainersLogs?: boolean;
-  containersLogsLimit?: number;
-}
+export type { CreateWebAppInput, Deployment, LogOptions, UpdateWebAppInput, WebApp } from './types.js';
 
 export const DEFAULT_LOGS_LIMIT = 15;
 
@@ -170,7 +111,7 @@ export class WebAppService {
       settings: options.settings,
       log: options.log,
       owner: this.owner,
-      drain: (id, maxMs) => this.proxy.drain(id, maxMs),
+      retire: (id, maxMs) => this.proxy.retire(id, maxMs),
     });
     this.autoDeploy = new AutoDeploy(this.store, options.repoHost, this.sources, (app, trigger) => this.queue(app, trigger), options.log);
     this.reconcile();
@@ -342,6 +283,7 @@ export class WebAppService {
     this.closed = true;
     this.autoDeploy.close();
     this.pipeline.close();
+    this.proxy.close();
   }
 
   // ---- Internals ----

@@ -138,6 +138,9 @@ export class WebAppStore {
       active: db.prepare(`SELECT * FROM deployments WHERE status = 'active'`),
       heartbeat: db.prepare(`UPDATE deployments SET heartbeat_at = ? WHERE owner = ? AND status IN ('queued', 'building', 'starting')`),
       insertLog: db.prepare('INSERT INTO deployment_logs (deployment_id, kind, source, message, time) VALUES (?, ?, ?, ?, ?)'),
+      pruneLogs: db.prepare(
+        'DELETE FROM deployment_logs WHERE deployment_id = ? AND kind = ? AND id <= (SELECT id FROM deployment_logs WHERE deployment_id = ? AND kind = ? ORDER BY id DESC LIMIT 1 OFFSET ?)',
+      ),
       lastLogs: db.prepare(
         'SELECT source, message, time FROM (SELECT id, source, message, time FROM deployment_logs WHERE deployment_id = ? AND kind = ? ORDER BY id DESC LIMIT ?) ORDER BY id',
       ),
@@ -311,6 +314,11 @@ export class WebAppStore {
     this.db.transaction(() => {
       for (const row of rows) this.insertLog(deploymentId, kind, row);
     })();
+  }
+
+  /** Keeps only the last `keep` rows of one kind (a build that prints without end must not fill the disk). */
+  pruneLogs(deploymentId: string, kind: LogKind, keep: number): void {
+    this.s.pruneLogs.run(deploymentId, kind, deploymentId, kind, keep);
   }
 
   /** The last `limit` rows of one kind, in time order. */

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { BackendApp } from '../../platform/backendapps/service.js';
-import { appCrumbs, appHeading, appHref, classesOf } from './appframe.js';
+import { appHeading, appHref, classesOf } from './appframe.js';
 import { flashOf, ownApp, redirectWith, sendPage, sessionOf, type Dashboard } from './context.js';
 import { html, plural, type Html } from './html.js';
 import { badge, csrfField } from './layout.js';
@@ -25,7 +25,7 @@ async function overviewPage(d: Dashboard, request: FastifyRequest, reply: Fastif
   return sendPage(reply, 200, {
     title: app.appName,
     session,
-    crumbs: appCrumbs(app, { label: 'Overview' }),
+    crumbs: [{ label: 'Overview', href: '/dashboard' }, { label: app.appName }],
     heading: appHeading(app, 'overview'),
     body: html`${flashOf(d, request)}
 <div class="grid">

@@ -81,6 +81,7 @@ pre.output.stderr { color: #fecaca; }
 .side a { display: flex; justify-content: space-between; gap: .5rem; padding: .45rem .7rem; text-decoration: none; color: var(--text); overflow-wrap: anywhere; }
 .side a:hover { background: var(--panel); }
 .side a[aria-current="page"] { background: var(--accent-soft); font-weight: 600; color: var(--accent); }
+.side li > .row { padding: .3rem .7rem; margin: 0; justify-content: space-between; align-items: center; }
 .side .n { color: var(--muted); font-variant-numeric: tabular-nums; font-weight: 400; }
 dl.facts { display: grid; grid-template-columns: minmax(8rem, max-content) minmax(0, 1fr); gap: .35rem 1rem; margin: .5rem 0; }
 dl.facts dt { font-weight: 600; }
@@ -203,9 +204,54 @@ const JS = String.raw`
       status.className = 'badge ' + (data.exitCode === 0 ? 'ok' : 'bad');
       exitCode.textContent = String(data.exitCode);
       live.dataset.state = 'exited';
+      for (const hint of document.querySelectorAll('[data-live-hint]')) hint.remove();
       source.close();
     });
     source.onerror = () => { if (live.dataset.state === 'exited') source.close(); };
+  }
+
+  // Live build and container logs of a Web App deployment.
+  for (const live of document.querySelectorAll('[data-deploy-events]')) {
+    const build = document.getElementById('build-logs');
+    const containers = document.getElementById('container-logs');
+    const status = document.getElementById('deploy-status');
+    const commit = document.getElementById('deploy-commit');
+    const failure = document.getElementById('deploy-error');
+    const follow = (pre, write) => {
+      const atEnd = pre.scrollTop + pre.clientHeight >= pre.scrollHeight - 8;
+      write();
+      if (atEnd) pre.scrollTop = pre.scrollHeight;
+    };
+    const kinds = { active: 'ok', failed: 'bad', superseded: 'off' };
+    const source = new EventSource(live.dataset.deployEvents);
+    source.addEventListener('status', (event) => {
+      const data = JSON.parse(event.data);
+      status.textContent = data.status;
+      status.className = 'badge ' + (kinds[data.status] || 'run');
+      if (data.commitSHA) commit.textContent = data.commitSHA;
+      if (data.error) {
+        const box = document.createElement('div');
+        box.className = 'notice bad';
+        const strong = document.createElement('strong');
+        strong.textContent = 'Failed: ';
+        box.append(strong, data.error);
+        failure.replaceChildren(box);
+      }
+    });
+    source.addEventListener('build', (event) => {
+      const data = JSON.parse(event.data);
+      follow(build, () => { build.textContent = data.reset ? data.text : build.textContent + data.text; });
+    });
+    source.addEventListener('containers', (event) => {
+      const data = JSON.parse(event.data);
+      follow(containers, () => { containers.textContent = data.text; });
+    });
+    source.addEventListener('end', () => {
+      live.dataset.state = 'finished';
+      for (const hint of document.querySelectorAll('[data-live-hint]')) hint.remove();
+      source.close();
+    });
+    source.onerror = () => { if (live.dataset.state === 'finished') source.close(); };
   }
 })();
 `;

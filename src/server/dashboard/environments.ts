@@ -3,9 +3,9 @@ import { ManagementError } from '../../errors.js';
 import type { CommandExecution, DevelopmentEnvironment } from '../../platform/devenvs/service.js';
 import { sendNotFound, sendPage, sessionOf, type Dashboard } from './context.js';
 import { executionSummary, executionsOf } from './executions.js';
-import { html, path, plural } from './html.js';
+import { html, path, plural, when } from './html.js';
 import { badge } from './layout.js';
-import { environmentHref, when } from './overview.js';
+import { environmentHref } from './overview.js';
 
 type EnvParams = { Params: { environmentId: string } };
 type ExecParams = { Params: { environmentId: string; executionId: string } };
@@ -105,7 +105,7 @@ ${executions.length
 <pre class="output" id="stdout" tabindex="0" aria-labelledby="stdout-heading">${execution.stdout}</pre>
 <h2 id="stderr-heading">Errors <span class="muted small">(stderr)</span></h2>
 <pre class="output stderr" id="stderr" tabindex="0" aria-labelledby="stderr-heading">${execution.stderr}</pre>
-${running ? html`<p class="hint">The output updates live while the command runs.</p>` : ''}
+${running ? html`<p class="hint" data-live-hint>The output updates live while the command runs.</p>` : ''}
 </div>`,
     });
   });

@@ -67,3 +67,6 @@ export const count = (n: number): string => n.toLocaleString('en-US');
 
 /** A count with its noun: `1 object`, `2 objects`. */
 export const plural = (n: number, word: string, plural = `${word}s`): string => `${count(n)} ${n === 1 ? word : plural}`;
+
+/** A date and time for people: `2026-11-21 09:30 UTC` ('' for none). */
+export const when = (iso: string | null | undefined): string => (iso ? `${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC` : '');

@@ -14,6 +14,7 @@ import { cloudRoutes } from './cloud.js';
 import { consoleRoutes } from './console.js';
 import { jobRoutes } from './jobs.js';
 import { environmentRoutes } from './environments.js';
+import { webAppRoutes } from './webapps.js';
 
 const isRead = (method: string) => method === 'GET' || method === 'HEAD';
 
@@ -42,7 +43,8 @@ function refuseForeign(reply: FastifyReply, why: string): FastifyReply {
 
 /**
  * The web dashboard at `/dashboard` (issue 7): sign-in, the account's overview, Backend App pages
- * (keys, data browser, schema, cloud code, API console, jobs) and development environments.
+ * (keys, data browser, schema, cloud code, API console, jobs), Web Apps (deployments, live logs) and
+ * development environments.
  *
  * Register with the prefix `/dashboard` (its not-found page is the dashboard's own). Every route but the sign-in pages and the two static assets needs a session cookie; every change
  * (any method but GET and HEAD) also needs the session's CSRF token and a same-origin `Origin`.
@@ -117,5 +119,6 @@ export function dashboard(platform: Platform) {
     consoleRoutes(app, d);
     jobRoutes(app, d);
     environmentRoutes(app, d);
+    webAppRoutes(app, d);
   };
 }

@@ -1,9 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import { appCrumbs, appHeading, appHref, dataCall, errorText } from './appframe.js';
 import { flashOf, formOf, ownApp, redirectWith, sendPage, sessionOf, type Dashboard } from './context.js';
-import { html, path } from './html.js';
+import { html, path, when } from './html.js';
 import { badge, csrfField, notice } from './layout.js';
-import { when } from './overview.js';
 import { objectHref } from './values.js';
 
 type AppParams = { Params: { appId: string } };

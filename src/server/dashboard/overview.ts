@@ -2,18 +2,16 @@ import type { FastifyInstance } from 'fastify';
 import { appHref, dataCall } from './appframe.js';
 import { flashOf, sendPage, sessionOf, type Dashboard } from './context.js';
 import { activityOf } from './executions.js';
-import { html, path, plural } from './html.js';
+import { html, path, plural, when } from './html.js';
 import { badge } from './layout.js';
-
-/** A date and time for people: `2026-11-21 09:30 UTC`. */
-export const when = (iso: string | null | undefined): string => (iso ? `${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC` : '');
+import { webAppBadge, webAppHref } from './webapps.js';
 
 /** The URL of a development environment's page. */
 export const environmentHref = (environmentId: string): string => path`/dashboard/environments/${environmentId}`;
 
 /**
- * The overview (`/dashboard`): the account's Backend Apps and development environments, each with
- * its state at a glance.
+ * The overview (`/dashboard`): the account's Backend Apps, Web Apps and development environments,
+ * each with its state at a glance.
  */
 export function overviewRoutes(app: FastifyInstance, d: Dashboard): void {
   app.get('/', async (request, reply) => {
@@ -31,6 +29,7 @@ export function overviewRoutes(app: FastifyInstance, d: Dashboard): void {
       }),
     );
     const environments = d.services.devenvs.list(accountId).reverse();
+    const webApps = await Promise.all(d.services.webApps.list(accountId).map((w) => d.services.webApps.get(accountId, w.appId)));
 
     const appCards = apps.length
       ? html`<ul class="cards">${apps.map(
@@ -42,6 +41,16 @@ export function overviewRoutes(app: FastifyInstance, d: Dashboard): void {
 </li>`,
         )}</ul>`
       : html`<p class="empty">No Backend Apps yet. Ask your assistant to create one (the <code>createBackendApp</code> tool).</p>`;
+
+    const webAppCards = webApps.length
+      ? html`<ul class="cards">${webApps.map(
+          (w) => html`<li class="card">
+  <h3><a href="${webAppHref(w.appId)}">${w.appName}</a></h3>
+  <p class="small">${webAppBadge(w.status)} <a href="${w.appURL}" target="_blank" rel="noopener">${w.appURL}</a></p>
+  <p class="small muted">From <code>${w.repositoryOwnerLogin}/${w.repositoryName}</code>, branch <code>${w.branchName}</code></p>
+</li>`,
+        )}</ul>`
+      : html`<p class="empty">No Web Apps yet. Your assistant deploys one from a repository with <code>createWebApp</code>.</p>`;
 
     const environmentCards = environments.length
       ? html`<ul class="cards">${environments.map((e) => {
@@ -65,6 +74,7 @@ export function overviewRoutes(app: FastifyInstance, d: Dashboard): void {
       heading: html`<h1>Overview</h1>`,
       body: html`${flashOf(d, request)}
 <section aria-labelledby="apps-heading"><h2 id="apps-heading">Backend Apps <span class="muted small">(${apps.length})</span></h2>${appCards}</section>
+<section aria-labelledby="webapps-heading"><h2 id="webapps-heading">Web Apps <span class="muted small">(${webApps.length})</span></h2>${webAppCards}</section>
 <section aria-labelledby="envs-heading"><h2 id="envs-heading">Development environments <span class="muted small">(${environments.length})</span></h2>${environmentCards}</section>`,
     });
   });

@@ -1,0 +1,236 @@
+/**
+ * The whole mission, end to end through MCP, as a chat assistant would use Backyard (issue 6, "What
+ * it must show"): read a guide; create a Backend App; create the spec's `Project` and `ToDo` classes
+ * and objects through `callBackendAPI`; deploy a cloud function and a hosted page with
+ * `deployCloudCode`; activate hosting and load the page in Chromium; create a development
+ * environment, clone the app's repository into it with a minted token, commit and push from there;
+ * deploy it as a Web App and load it in Chromium, where it reads the Backend App's ToDos.
+ *
+ * Reaching Backyard from inside a container: Backyard listens on loopback only, and inside a
+ * container `localhost` is the container itself. The test relays a port on the gateway of Docker's
+ * `bridge` network (the address containers reach the host on, e.g. 172.17.0.1) to the server's
+ * loopback port, and the assistant uses `http://<gateway>:<relay port>/git/...` as the repository
+ * address, as the guide tells it to ask the person for "the address at which the Backyard machine is
+ * reachable from its containers". The environment image is the offline busybox image plus the host's
+ * `git` (built by the test: no registry is reachable here).
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { Browser } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ARTIFACTS_DIR, launchBrowser } from './helpers/browser.js';
+import { DEVENV_ENV, SKIP_DOCKER, docker, removeDevenvs, requireDocker } from './helpers/devenvs.js';
+import { modernHttpClient, type AnyMcpClient } from './helpers/mcpClients.js';
+import { startTestServer, type TestServer } from './helpers/server.js';
+import {
+  GIT_DEVENV_IMAGE,
+  WEBAPP_ENV,
+  bridgeGateway,
+  buildGitDevenvImage,
+  call,
+  commit,
+  fetchApp,
+  push,
+  relay,
+  removeWebApps,
+  settle,
+} from './helpers/webapps.js';
+import { OFFLINE_IMAGE } from '../src/platform/devenvs/offlineImage.js';
+
+describe.skipIf(SKIP_DOCKER)('the mission, through MCP as a chat assistant', () => {
+  let server: TestServer;
+  let client: AnyMcpClient;
+  let browser: Browser | undefined;
+  let hostRelay: { port: number; close(): Promise<void> } | undefined;
+  let gateway: string;
+  let work: string;
+  const chatTitle = 'Plan my projects';
+  /** Filled in as the mission goes. */
+  const state: Record<string, any> = {};
+
+  beforeAll(async () => {
+    await requireDocker();
+    await buildGitDevenvImage();
+    server = await startTestServer({ ...DEVENV_ENV, ...WEBAPP_ENV, BACKYARD_DEVENV_IMAGE: GIT_DEVENV_IMAGE });
+    client = await modernHttpClient(server.url, server.alice);
+    gateway = await bridgeGateway();
+    hostRelay = await relay(gateway, Number(new URL(server.url).port));
+    work = fs.mkdtempSync(path.join(os.tmpdir(), 'backyard-mission-'));
+    browser = await launchBrowser();
+  }, 120_000);
+  afterAll(async () => {
+    await browser?.close();
+    await client?.close();
+    await hostRelay?.close();
+    if (server) {
+      await server.platform.services.webApps.idle();
+      await server.close();
+      await removeWebApps(server.home);
+      await removeDevenvs(server.home);
+    }
+    await docker.getImage(GIT_DEVENV_IMAGE).remove().catch(() => undefined);
+    if (work) fs.rmSync(work, { recursive: true, force: true });
+  });
+
+  it('reads a guide first', async () => {
+    const { content } = await call(client, 'getGuide', { guideTitle: 'create-a-backend-app-and-model-data' });
+    expect(content).toContain('Call `createBackendApp`');
+    const webGuide = await call(client, 'getGuide', { guideTitle: 'deploy-a-web-app-from-the-built-in-git-host' });
+    expect(webGuide.content).toContain('Call `createWebApp`');
+  });
+
+  it('creates a Backend App and the spec\'s Project and ToDo classes through callBackendAPI', async () => {
+    expect(await call(client, 'getBackendApps', { appName: 'todo-planner' })).toEqual({ backendApps: [] });
+    const app = await call(client, 'createBackendApp', { appName: 'todo-planner' });
+    state.app = app;
+    const api = async (requests: Array<Record<string, unknown>>) => (await call(client, 'callBackendAPI', { appId: app.appId, requests })).responses as Array<{ code: number; body: any }>;
+
+    const [schemas] = await api([{ method: 'GET', url: '/schemas', body: {} }]);
+    expect(schemas!.code).toBe(200);
+    const str = { type: 'String' };
+    const created = await api([
+      {
+        method: 'POST',
+        url: '/schemas/Project',
+        body: { className: 'Project', fields: { name: str, firstName: str, lastName: str, AverageGrade: { type: 'Number' }, duration: { type: 'Number' }, fees: { type: 'Number' }, level: str } },
+      },
+      {
+        method: 'POST',
+        url: '/schemas/ToDo',
+        body: {
+          className: 'ToDo',
+          fields: {
+            title: str, url: str, isCompleted: { type: 'Boolean' }, schedule: { type: 'Date' }, order: { type: 'Number' }, description: str,
+            attachmentt: { type: 'File' }, project: { type: 'Pointer', targetClass: 'Project' }, name: str, attachment: { type: 'File' }, task: str,
+            Nombre: str, edad: str, correo: str, matricula: str, Edad: str, Matricula: str, nombre: str, Correo: str, query: str,
+          },
+        },
+      },
+    ]);
+    expect(created.map((r) => r.code)).toEqual([200, 200]);
+    const [after] = await api([{ method: 'GET', url: '/schemas/ToDo', body: {} }]);
+    expect(after!.body.fields).toMatchObject({ project: { type: 'Pointer', targetClass: 'Project' }, schedule: { type: 'Date' }, Nombre: { type: 'String' }, nombre: { type: 'String' } });
+
+    const [project] = await api([{ method: 'POST', url: '/classes/Project', body: { name: 'Website relaunch', level: 'high', duration: 6, fees: 12000, AverageGrade: 4.5 } }]);
+    expect(project!.code).toBe(201);
+    const pointer = { __type: 'Pointer', className: 'Project', objectId: project!.body.objectId };
+    const todos = await api([
+      { method: 'POST', url: '/classes/ToDo', body: { title: 'Write the new home page', isCompleted: false, order: 1, project: pointer, schedule: { __type: 'Date', iso: '2026-12-01T09:00:00.000Z' } } },
+      { method: 'POST', url: '/classes/ToDo', body: { title: 'Choose the hosting', isCompleted: true, order: 2, project: pointer } },
+    ]);
+    expect(todos.map((r) => r.code)).toEqual([201, 201]);
+    state.projectId = project!.body.objectId;
+  });
+
+  it('deploys a cloud function and a hosted page, activates hosting and loads the page', async () => {
+    const { appId } = state.app;
+    const page = [
+      '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Planner</title></head><body>',
+      '<h1>Planner</h1><p id="open">loading</p>',
+      `<script src="${server.platform.services.urls.sdkScript}"></script>`,
+      '<script>',
+      "window.addEventListener('load', function () {",
+      `  Parse.initialize('${appId}', '${state.app.javascriptKey}');`,
+      `  Parse.serverURL = '${state.app.apiURL}';`,
+      "  Parse.Cloud.run('countOpenToDos').then(function (n) { document.getElementById('open').textContent = 'Open ToDos: ' + n; },",
+      "    function (e) { document.getElementById('open').textContent = 'error: ' + e.message; });",
+      '});',
+      '</script></body></html>',
+      '',
+    ].join('\n');
+    const deployed = await call(client, 'deployCloudCode', {
+      appId,
+      changes: [
+        {
+          path: 'cloud/todo/functions/countOpenToDos.js',
+          operation: 'write',
+          writeMode: 'overwrite',
+          data: "Parse.Cloud.define('countOpenToDos', async () => {\n  const query = new Parse.Query('ToDo');\n  query.notEqualTo('isCompleted', true);\n  return query.count({ useMasterKey: true });\n});\n",
+        },
+        { path: 'cloud/main.js', operation: 'write', writeMode: 'append', data: "\nrequire('./todo/functions/countOpenToDos.js');\n" },
+        { path: 'public/index.html', operation: 'write', writeMode: 'overwrite', data: page },
+      ],
+    });
+    expect(deployed.warnings).toEqual([]);
+    const run = await call(client, 'callBackendAPI', { appId, requests: [{ method: 'POST', url: '/functions/countOpenToDos', body: {} }] });
+    expect(run.responses).toEqual([{ code: 200, body: { result: 1 } }]);
+
+    const { publicWebHostingURL } = await call(client, 'activateWebHosting', { appId });
+    expect(publicWebHostingURL).toBe(`http://todo-planner.localhost:${new URL(server.url).port}/`);
+    expect((await fetchApp(publicWebHostingURL)).text).toContain('<h1>Planner</h1>');
+    const tab = await browser!.newPage();
+    try {
+      await tab.goto(publicWebHostingURL);
+      await tab.waitForFunction(() => document.getElementById('open')?.textContent?.startsWith('Open ToDos'), undefined, { timeout: 15_000 });
+      expect(await tab.textContent('#open')).toBe('Open ToDos: 1');
+    } finally {
+      await tab.close();
+    }
+  });
+
+  it('creates a development environment, clones the app\'s repository into it with a minted token, and pushes from there', async () => {
+    // The person's repository: a static front end served by busybox httpd, not yet configured.
+    const repo = path.join(work, 'todo-web');
+    await commit(repo, {
+      Dockerfile: `FROM ${OFFLINE_IMAGE}\nCOPY site /www\nEXPOSE 8080\nCMD ["httpd", "-f", "-p", "8080", "-h", "/www"]\n`,
+      'site/index.html': [
+        '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>ToDos</title></head><body>',
+        '<h1>ToDos</h1><ul id="list"></ul>',
+        '<script src="config.js"></script>',
+        '<script>',
+        'var s = document.createElement("script"); s.src = window.CONFIG.sdk; s.onload = function () {',
+        '  Parse.initialize(window.CONFIG.appId, window.CONFIG.javascriptKey); Parse.serverURL = window.CONFIG.apiURL;',
+        '  new Parse.Query("ToDo").ascending("order").find().then(function (todos) {',
+        '    var list = document.getElementById("list");',
+        '    todos.forEach(function (t) { var li = document.createElement("li"); li.textContent = t.get("title"); list.appendChild(li); });',
+        '    document.body.setAttribute("data-loaded", String(todos.length));',
+        '  });',
+        '}; document.head.appendChild(s);',
+        '</script></body></html>',
+        '',
+      ].join('\n'),
+    }, 'The front end');
+    await push(server.url, repo, 'alice', 'todo-web', server.alice);
+
+    const environment = await call(client, 'createDevelopmentEnvironment', { chatTitle });
+    const run = async (command: string) => {
+      const result = await call(client, 'executeCommand', { developmentEnvironmentId: environment.id, command });
+      expect(result, command).toMatchObject({ status: 'exited', exitCode: 0 });
+      return result.stdout as string;
+    };
+    const { token } = await call(client, 'createRepohostInstallationAccessToken', {});
+    const address = `http://x-access-token:${token}@${gateway}:${hostRelay!.port}/git/alice/todo-web.git`;
+    // Clone with the token, then keep it out of .git/config: origin gets the address without it.
+    await run(`git clone -q ${address} /workspace/todo-web && cd /workspace/todo-web && git remote set-url origin http://${gateway}:${hostRelay!.port}/git/alice/todo-web.git && ls site`);
+    expect(await run('cat /workspace/todo-web/.git/config')).not.toContain(token);
+    const config = `window.CONFIG = ${JSON.stringify({ appId: state.app.appId, javascriptKey: state.app.javascriptKey, apiURL: state.app.apiURL, sdk: server.platform.services.urls.sdkScript })};\n`;
+    await run(
+      `cd /workspace/todo-web && cat > site/config.js <<'END'\n${config}END\n` +
+        `git add site/config.js && git -c user.name=Assistant -c user.email=assistant@example.invalid commit -q -m 'Configure the Backend App' && git push -q ${address} HEAD:main && git rev-parse HEAD`,
+    );
+    state.pushed = (await run('cd /workspace/todo-web && git rev-parse HEAD')).trim();
+    expect(await server.platform.services.repoHost.resolveBranch('alice', 'todo-web', 'main')).toBe(state.pushed);
+  });
+
+  it('deploys the repository as a Web App, which reads the Backend App\'s ToDos in the browser', async () => {
+    expect(await call(client, 'getWebApps', { appName: 'todo-web' })).toEqual({ webApps: [] });
+    const created = await call(client, 'createWebApp', { appName: 'todo-web', repositoryOwnerLogin: 'alice', repositoryName: 'todo-web', healthCheckPath: '/index.html' });
+    expect(created.status).toBe('deploying');
+    const done = await settle(client, created.appId, created.lastDeployment.id, 60_000, 1000);
+    expect(done).toMatchObject({ status: 'active', commitSHA: state.pushed });
+    const app = await call(client, 'getWebApp', { appId: created.appId });
+    expect(app).toMatchObject({ status: 'running', port: 8080, appURL: `http://todo-web.localhost:${new URL(server.url).port}/` });
+
+    const tab = await browser!.newPage();
+    try {
+      await tab.goto(app.appURL);
+      await tab.waitForSelector('body[data-loaded]', { timeout: 15_000 });
+      expect(await tab.$$eval('#list li', (items) => items.map((li) => li.textContent))).toEqual(['Write the new home page', 'Choose the hosting']);
+      fs.mkdirSync(ARTIFACTS_DIR, { recursive: true });
+      await tab.screenshot({ path: path.join(ARTIFACTS_DIR, 'mission-web-app.png') });
+    } finally {
+      await tab.close();
+    }
+  });
+});
