@@ -107,10 +107,13 @@ export function buildContext(folder: string, options: { mtime: Date; skipGit: bo
   const hasExceptions = rules.some((r) => r.exception);
   const header = { uid: 0, gid: 0, uname: 'root', gname: 'root', mtime: options.mtime };
 
-  const add = (h: Parameters<tar.Pack['entry']>[0], content?: fs.ReadStream): Promise<void> =>
+  // The file is opened only once its entry exists: a pack already destroyed (the engine went away)
+  // throws here, and no read stream is left behind to fail with nobody listening.
+  const add = (h: Parameters<tar.Pack['entry']>[0], file?: string): Promise<void> =>
     new Promise((resolve, reject) => {
+      if (pack.destroyed) return reject(new Error('the build context stream was closed'));
       const entry = pack.entry(h, (error) => (error ? reject(error) : resolve()));
-      if (content) pipeline(content, entry).catch(reject);
+      if (file) pipeline(fs.createReadStream(file), entry).catch(reject);
     });
 
   const walk = async (relDir: string): Promise<void> => {
@@ -133,7 +136,7 @@ export function buildContext(folder: string, options: { mtime: Date; skipGit: bo
       } else if (stat.isSymbolicLink()) {
         await add({ ...header, name: rel, type: 'symlink', linkname: await fs.promises.readlink(full), mode });
       } else if (stat.isFile()) {
-        await add({ ...header, name: rel, type: 'file', size: stat.size, mode }, fs.createReadStream(full));
+        await add({ ...header, name: rel, type: 'file', size: stat.size, mode }, full);
       }
       // Sockets, pipes and devices have no place in an image context: left out.
     }
@@ -141,7 +144,9 @@ export function buildContext(folder: string, options: { mtime: Date; skipGit: bo
 
   walk('').then(
     () => pack.finalize(),
-    (error: unknown) => pack.destroy(error instanceof Error ? error : new Error(String(error))),
+    (error: unknown) => {
+      if (!pack.destroyed) pack.destroy(error instanceof Error ? error : new Error(String(error)));
+    },
   );
   return pack;
 }

@@ -164,6 +164,12 @@ export class DeploymentPipeline {
     const contextDir = this.contextFolder(work, app.root_dir_path, commit.sha);
     const context = buildContext(contextDir, { mtime: new Date(commit.time * 1000), skipGit: app.root_dir_path === '.' }) as unknown as Readable;
     const rows = new BuildRows(this.deps.store, id, () => this.closed);
+    // A file of the context that cannot be read (the work folder removed under us) fails the build with
+    // its reason instead of escaping as an unhandled stream error.
+    let contextError: Error | undefined;
+    context.on('error', (error: Error) => {
+      contextError = error;
+    });
     try {
       const imageId = await this.deps.builder.build(context, {
         tag,
@@ -171,9 +177,11 @@ export class DeploymentPipeline {
         signal: this.controller.signal,
         onLog: (row) => rows.add(row),
       });
+      if (contextError) throw new DeployError(`the build context could not be read: ${contextError.message}`);
       this.deps.store.setImage(id, imageId);
       return imageId;
     } finally {
+      // On an engine failure its own error is thrown: it also ends the context stream, whose echo says less.
       rows.flush();
     }
   }
