@@ -23,6 +23,23 @@ export interface ContainerSettings {
  */
 export const KEPT_CAPABILITIES = ['CHOWN', 'DAC_OVERRIDE', 'FOWNER', 'FSETID', 'KILL', 'SETGID', 'SETUID', 'NET_BIND_SERVICE'] as const;
 
+/**
+ * The confinement every container Backyard runs gets (design.md, "Security stance"): an init process,
+ * not privileged, all capabilities dropped but `KEPT_CAPABILITIES`, no new privileges, a memory limit
+ * without extra swap (`memoryBytes`), a CPU limit (`cpus`, fractions allowed) and a process limit.
+ */
+export const confinedHostConfig = (limits: { memoryBytes: number; cpus: number; pids: number }) => ({
+  Init: true,
+  Privileged: false,
+  CapDrop: ['ALL'],
+  CapAdd: [...KEPT_CAPABILITIES],
+  SecurityOpt: ['no-new-privileges'],
+  Memory: limits.memoryBytes,
+  MemorySwap: limits.memoryBytes,
+  NanoCpus: Math.round(limits.cpus * 1e9),
+  PidsLimit: limits.pids,
+});
+
 /** Where the environment's named volume is mounted, and the working folder of every command. */
 export const WORKSPACE = '/workspace';
 
@@ -42,15 +59,7 @@ export function containerSpec(settings: ContainerSettings, accountId: string, en
     WorkingDir: WORKSPACE,
     Labels: environmentLabels(settings.home, accountId, environmentId),
     HostConfig: {
-      Init: true,
-      Privileged: false,
-      CapDrop: ['ALL'],
-      CapAdd: [...KEPT_CAPABILITIES],
-      SecurityOpt: ['no-new-privileges'],
-      Memory: memory,
-      MemorySwap: memory,
-      NanoCpus: Math.round(settings.cpus * 1e9),
-      PidsLimit: settings.pids,
+      ...confinedHostConfig({ memoryBytes: memory, cpus: settings.cpus, pids: settings.pids }),
       NetworkMode: settings.network,
       Mounts: [{ Type: 'volume', Source: volumeName(environmentId), Target: WORKSPACE }],
       RestartPolicy: { Name: 'unless-stopped' },

@@ -1,5 +1,5 @@
 import type Docker from 'dockerode';
-import { KEPT_CAPABILITIES } from '../devenvs/containers.js';
+import { confinedHostConfig } from '../devenvs/containers.js';
 import { engineStatus, type DockerClient } from '../devenvs/engine.js';
 import { engineStep } from './engine.js';
 import { parseContainerLogs } from './logs.js';
@@ -60,15 +60,7 @@ export function runSpec(settings: RunnerSettings, spec: RunSpec): Docker.Contain
     ExposedPorts: { [port]: {} },
     HostConfig: {
       PortBindings: { [port]: [{ HostIp: '127.0.0.1', HostPort: '' }] },
-      Init: true,
-      Privileged: false,
-      CapDrop: ['ALL'],
-      CapAdd: [...KEPT_CAPABILITIES],
-      SecurityOpt: ['no-new-privileges'],
-      Memory: memory,
-      MemorySwap: memory,
-      NanoCpus: Math.round(settings.cpus * 1e9),
-      PidsLimit: PIDS,
+      ...confinedHostConfig({ memoryBytes: memory, cpus: settings.cpus, pids: PIDS }),
       RestartPolicy: { Name: 'unless-stopped' },
     },
   };
