@@ -3,6 +3,7 @@ import { ManagementError } from '../../errors.js';
 import type { CommandExecution, DevelopmentEnvironment } from '../../platform/devenvs/service.js';
 import { sendNotFound, sendPage, sessionOf, type Dashboard } from './context.js';
 import { executionSummary, executionsOf } from './executions.js';
+import { openEventStream } from './events.js';
 import { html, path, plural, when } from './html.js';
 import { badge } from './layout.js';
 import { environmentHref } from './overview.js';
@@ -118,16 +119,7 @@ ${running ? html`<p class="hint" data-live-hint>The output updates live while th
     let last = owned ? inspect(d, session.account.id, environmentId, executionId) : undefined;
     if (!last) return reply.code(404).type('text/plain; charset=utf-8').send('No such command execution.');
 
-    reply.hijack();
-    const res = reply.raw;
-    res.writeHead(200, {
-      ...(reply.getHeaders() as Record<string, string>),
-      'content-type': 'text/event-stream; charset=utf-8',
-      'cache-control': 'no-store',
-      'x-accel-buffering': 'no',
-    });
-    d.streams.add(res);
-    const send = (event: string, data: unknown) => res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+    const { res, send } = openEventStream(d, reply);
     let timer: NodeJS.Timeout | undefined;
     let keepalive: NodeJS.Timeout | undefined;
     const stop = () => {

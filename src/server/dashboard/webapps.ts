@@ -3,6 +3,7 @@ import { ManagementError } from '../../errors.js';
 import type { Db } from '../../platform/store/db.js';
 import type { WebApp } from '../../platform/webapps/service.js';
 import { flashOf, formOf, redirectWith, sendNotFound, sendPage, sessionOf, type Dashboard } from './context.js';
+import { openEventStream } from './events.js';
 import { html, path, when, type Html } from './html.js';
 import { badge, csrfField } from './layout.js';
 
@@ -201,18 +202,7 @@ ${live ? html`<p class="hint" data-live-hint>The logs update live while the depl
       throw error;
     }
 
-    reply.hijack();
-    const res = reply.raw;
-    res.writeHead(200, {
-      ...(reply.getHeaders() as Record<string, string>),
-      'content-type': 'text/event-stream; charset=utf-8',
-      'cache-control': 'no-store',
-      'x-accel-buffering': 'no',
-    });
-    d.streams.add(res);
-    const send = (event: string, data: unknown) => {
-      if (!res.writableEnded) res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
-    };
+    const { res, send } = openEventStream(d, reply);
     let stopped = false;
     let timer: NodeJS.Timeout | undefined;
     const stop = () => {
