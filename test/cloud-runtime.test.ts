@@ -250,3 +250,130 @@ describe('through MCP: deployCloudCode, then the SDK and the data API', () => {
     }
   });
 });
+
+describe('recent runs and their logs', () => {
+  const RUNS_MAIN = `
+console.log('loading the runs app');
+Parse.Cloud.define('chatty', async (request) => {
+  const { tag, wait } = request.params;
+  console.log('start', tag);
+  await new Promise((r) => setTimeout(r, wait));
+  console.warn('middle %s', tag);
+  request.log.info('via request.log', tag);
+  await new Promise((r) => setTimeout(r, wait));
+  console.error('end ' + tag);
+  return tag;
+});
+Parse.Cloud.define('explode', () => { console.debug('about to fail'); throw new Error('it broke'); });
+Parse.Cloud.define('hang', async () => { console.info('waiting forever'); await new Promise(() => {}); });
+Parse.Cloud.define('flood', () => { for (let i = 0; i < 250; i++) console.log('line ' + i + ' ' + 'x'.repeat(1500)); return 'ok'; });
+Parse.Cloud.define('quiet', () => 1);
+Parse.Cloud.beforeSave('Note', (request) => { console.log('saving', request.object.get('text')); });
+Parse.Cloud.job('report', async () => { console.info('job says hi'); return 'reported'; });
+`;
+  let runsApp: TestApp;
+  const runs = () => server.platform.services.cloud.recentRuns(runsApp.appId);
+
+  beforeAll(async () => {
+    runsApp = createTestApp(server, 'cloud-runs');
+    await deploy(runsApp, { 'cloud/main.js': RUNS_MAIN });
+  });
+
+  it('gives each of two concurrent calls its own log lines, with their levels', async () => {
+    // A waits longer than B, so B starts, logs and ends while A is between its lines.
+    const [a, b] = await Promise.all([
+      runsApp.call('POST', '/functions/chatty', { body: { tag: 'A', wait: 250 } }),
+      new Promise((r) => setTimeout(r, 30)).then(() => runsApp.call('POST', '/functions/chatty', { body: { tag: 'B', wait: 40 } })),
+    ]);
+    expect([a.body, b.body]).toEqual([{ result: 'A' }, { result: 'B' }]);
+    const chatty = runs().filter((r) => r.name === 'chatty');
+    expect(chatty).toHaveLength(2);
+    const [runB, runA] = chatty; // newest first: B started last
+    for (const [run, tag] of [[runA!, 'A'], [runB!, 'B']] as const) {
+      expect(run).toMatchObject({ kind: 'function', status: 'succeeded', omittedLines: 0 });
+      expect(run.error).toBeUndefined();
+      expect(run.lines.map((l) => [l.level, l.message])).toEqual([
+        ['log', `start ${tag}`],
+        ['warn', `middle ${tag}`],
+        ['info', `via request.log ${tag}`],
+        ['error', `end ${tag}`],
+      ]);
+      for (const line of run.lines) expect(Date.parse(line.time)).toBeGreaterThanOrEqual(Date.parse(run.startedAt));
+    }
+    // They did overlap: B started after A and ended before it.
+    const end = (r: typeof runA) => Date.parse(r!.startedAt) + r!.durationMs!;
+    expect(Date.parse(runB!.startedAt)).toBeGreaterThanOrEqual(Date.parse(runA!.startedAt));
+    expect(end(runB)).toBeLessThan(end(runA));
+    expect(runA!.durationMs).toBeGreaterThanOrEqual(500);
+    // Output at load time belongs to no run.
+    expect(runs().some((r) => r.lines.some((l) => l.message.includes('loading the runs app')))).toBe(false);
+  });
+
+  it('records a failing call with its error, a call that outran its limit as timed out, and triggers and jobs', async () => {
+    expect((await runsApp.call('POST', '/functions/explode', { body: {} })).body).toEqual({ code: 141, error: 'it broke' });
+    expect(runs()[0]).toMatchObject({ kind: 'function', name: 'explode', status: 'failed', error: 'it broke', lines: [{ level: 'debug', message: 'about to fail' }] });
+
+    expect((await runsApp.call('POST', '/functions/hang', { body: {} })).body).toMatchObject({ code: 141, error: expect.stringMatching(/longer than 2000 ms/) });
+    expect(runs()[0]).toMatchObject({ name: 'hang', status: 'timed out', error: expect.stringMatching(/longer than 2000 ms/), lines: [{ level: 'info', message: 'waiting forever' }] });
+    expect(runs()[0]!.durationMs).toBeGreaterThanOrEqual(2000);
+
+    expect((await runsApp.call('POST', '/classes/Note', { body: { text: 'hello' } })).status).toBe(201);
+    expect(runs()[0]).toMatchObject({ kind: 'trigger', name: 'beforeSave', className: 'Note', status: 'succeeded', lines: [{ level: 'log', message: 'saving hello' }] });
+
+    const started = await runsApp.call('POST', '/jobs/report', { body: {}, master: true });
+    const jobId = started.headers.get('x-parse-job-status-id')!;
+    let job = runs().find((r) => r.jobId === jobId);
+    for (let i = 0; i < 50 && job?.status !== 'succeeded'; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      job = runs().find((r) => r.jobId === jobId);
+    }
+    expect(job).toMatchObject({ kind: 'job', name: 'report', status: 'succeeded', lines: [{ level: 'info', message: 'job says hi' }] });
+  });
+
+  it('bounds the lines of a run, the characters of a line, and the runs of an app', async () => {
+    const { RUN_LIMITS } = await import('../src/data/cloud/runs.js');
+    expect((await runsApp.call('POST', '/functions/flood', { body: {} })).body).toEqual({ result: 'ok' });
+    const flood = runs()[0]!;
+    expect(flood.name).toBe('flood');
+    expect(flood.lines).toHaveLength(RUN_LIMITS.linesPerRun);
+    expect(flood.omittedLines).toBe(250 - RUN_LIMITS.linesPerRun);
+    expect(flood.lines[0]!.message).toMatch(/^line 0 x+…$/);
+    for (const line of flood.lines) expect(line.message.length).toBeLessThanOrEqual(RUN_LIMITS.charsPerLine);
+
+    for (let i = 0; i < RUN_LIMITS.runs + 5; i++) await server.platform.services.cloud.run(runsApp.appId, 'function', 'quiet', { params: {} });
+    const kept = runs();
+    expect(kept.filter((r) => r.kind !== 'job')).toHaveLength(RUN_LIMITS.runs);
+    expect(kept.filter((r) => r.kind !== 'job').every((r) => r.name === 'quiet')).toBe(true);
+    // Jobs are kept apart, so a burst of calls does not push them out.
+    expect(kept.filter((r) => r.kind === 'job').map((r) => r.name)).toEqual(['report']);
+    // Another app's runs are its own.
+    expect(server.platform.services.cloud.recentRuns(other.appId).some((r) => r.name === 'quiet')).toBe(false);
+    expect(server.platform.services.cloud.recentRuns('no-such-app')).toEqual([]);
+  });
+
+  it('still copies all of the worker\'s output into the server log, attributed or not', async () => {
+    const { Writable } = await import('node:stream');
+    const { pino } = await import('pino');
+    const { WorkerCloudRuntime } = await import('../src/data/cloud/runtime.js');
+    const logged: Array<{ msg: string; cloud?: string }> = [];
+    const sink = new Writable({ write: (chunk, _enc, done) => (logged.push(JSON.parse(String(chunk))), done()) });
+    const runtime = new WorkerCloudRuntime({
+      home: server.home,
+      directory: server.platform.services.backendApps,
+      dataApiUrl: () => runsApp.apiURL,
+      functionTimeoutMs: 2000,
+      jobTimeoutMs: 2000,
+      memoryMb: 128,
+      log: pino({ level: 'info' }, sink),
+    });
+    try {
+      expect(await runtime.run(runsApp.appId, 'function', 'chatty', { params: { tag: 'C', wait: 1 } })).toBe('C');
+      const lines = () => logged.filter((l) => l.msg === 'cloud code output').map((l) => l.cloud);
+      for (let i = 0; i < 40 && !lines().includes('end C'); i++) await new Promise((r) => setTimeout(r, 25));
+      expect(lines()).toEqual(expect.arrayContaining(['loading the runs app', 'start C', 'middle C', '[info] via request.log C', 'end C']));
+      expect(runtime.recentRuns(runsApp.appId).map((r) => r.lines.length)).toEqual([4]);
+    } finally {
+      await runtime.close();
+    }
+  });
+});

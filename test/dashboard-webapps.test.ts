@@ -1,7 +1,8 @@
 /**
  * The dashboard's Web App pages (issue 7, item 4) with real git pushes, image builds and containers:
- * status, appURL, repository and branch, variable keys (values settable, never shown), deployments,
- * the build and container logs arriving live in the browser while a deployment runs, and redeploy.
+ * status, appURL, repository, settings (editable through updateWebApp's checks), variable keys
+ * (values settable, never shown), deployments, the build and container logs arriving live in the
+ * browser while a deployment runs, and redeploy.
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -117,7 +118,7 @@ describe.skipIf(SKIP_DOCKER)('Web Apps in the dashboard', () => {
     await expect(page.locator('.actions .badge').textContent()).resolves.toBe('running');
     const main = (await page.textContent('main'))!;
     expect(main).toContain('alice/hello');
-    expect(main).toContain('main');
+    await expect(page.getByLabel('Branch', { exact: true }).inputValue()).resolves.toBe('main');
     expect(main).toContain('GREETING');
     await expect(page.getByRole('link', { name: appURL, exact: true }).getAttribute('href')).resolves.toBe(appURL);
     expect(await page.content()).not.toContain(SECRET);
@@ -149,6 +150,70 @@ describe.skipIf(SKIP_DOCKER)('Web Apps in the dashboard', () => {
     expect(statuses.slice(0, 3)).toEqual(['active', 'superseded', 'superseded']);
   });
 
+  it('changes settings from the form (only those changed), and a bad value shows the operation\'s error and changes nothing', async () => {
+    const before = await server.platform.services.webApps.get(alice.id, appId);
+    expect(before).toMatchObject({ autoDeploy: false, port: 8080, healthCheckPath: '/', branchName: 'main', rootDirPath: '.' });
+    await page.goto(`${server.url}/dashboard/web-apps/${appId}`);
+    const settings = page.getByRole('form', { name: 'Settings' });
+    await expect(settings.getByLabel('Port').inputValue()).resolves.toBe('8080');
+
+    // autoDeploy alone (off by default): saved, and no deployment starts.
+    await settings.getByLabel('Deploy again on every push to the branch').check();
+    await settings.getByRole('button', { name: 'Save settings' }).click();
+    await expect(page.getByRole('status').textContent()).resolves.toContain('Saved autoDeploy. No new deployment was needed.');
+    let now = await server.platform.services.webApps.get(alice.id, appId);
+    expect(now).toMatchObject({ autoDeploy: true, port: 8080, healthCheckPath: '/' });
+    expect(now.lastDeployment!.id).toBe(before.lastDeployment!.id);
+    await expect(settings.getByLabel('Deploy again on every push to the branch').isChecked()).resolves.toBe(true);
+
+    // A bad port beside a good health check path: the operation's error, the values as typed, nothing saved.
+    await settings.getByLabel('Port').fill('0');
+    await settings.getByLabel('Health check path').fill('/index.html');
+    await settings.getByRole('button', { name: 'Save settings' }).click();
+    await expect(settings.getByRole('alert').textContent()).resolves.toContain('port must be at least 1.');
+    await expect(settings.getByLabel('Port').inputValue()).resolves.toBe('0');
+    await expect(settings.getByLabel('Port').getAttribute('aria-invalid')).resolves.toBe('true');
+    await expect(settings.getByLabel('Health check path').inputValue()).resolves.toBe('/index.html');
+    await expect(settings.getByLabel('Health check path').getAttribute('aria-invalid')).resolves.toBeNull();
+    await shoot('webapp-settings-error');
+    now = await server.platform.services.webApps.get(alice.id, appId);
+    expect(now).toMatchObject({ autoDeploy: true, port: 8080, healthCheckPath: '/' });
+    expect(now.lastDeployment!.id).toBe(before.lastDeployment!.id);
+
+    // A path the service refuses, and text where a number belongs: each error names its field.
+    await settings.getByLabel('Port').fill('8080');
+    await settings.getByLabel('Health check path').fill('health');
+    await settings.getByRole('button', { name: 'Save settings' }).click();
+    await expect(settings.getByRole('alert').textContent()).resolves.toContain('healthCheckPath "health" is not a path');
+    await expect(settings.getByLabel('Health check path').inputValue()).resolves.toBe('health');
+    await settings.getByLabel('Health check path').fill('/');
+    await settings.getByLabel('Port').fill('eighty');
+    await settings.getByRole('button', { name: 'Save settings' }).click();
+    await expect(settings.getByRole('alert').textContent()).resolves.toContain('port must be a number, not the string "eighty".');
+    now = await server.platform.services.webApps.get(alice.id, appId);
+    expect(now).toMatchObject({ port: 8080, healthCheckPath: '/' });
+    expect(now.lastDeployment!.id).toBe(before.lastDeployment!.id);
+
+    // A health check path the app serves: saved, and a new deployment starts and goes live with it.
+    await settings.getByLabel('Port').fill('8080');
+    await settings.getByLabel('Health check path').fill('/index.html');
+    await settings.getByRole('button', { name: 'Save settings' }).click();
+    await expect(page.getByRole('status').textContent()).resolves.toContain('Saved healthCheckPath. A new deployment started.');
+    await expect(settings.getByLabel('Health check path').inputValue()).resolves.toBe('/index.html');
+    now = await server.platform.services.webApps.get(alice.id, appId);
+    expect(now).toMatchObject({ healthCheckPath: '/index.html', autoDeploy: true, port: 8080 });
+    expect(now.lastDeployment!.id).not.toBe(before.lastDeployment!.id);
+    await server.platform.services.webApps.idle();
+    expect(await server.platform.services.webApps.get(alice.id, appId)).toMatchObject({ status: 'running', activeDeployment: { id: now.lastDeployment!.id } });
+    await page.goto(`${server.url}/dashboard/web-apps/${appId}`);
+    await shoot('webapp-settings');
+
+    // Saving the form unchanged sends nothing.
+    await settings.getByRole('button', { name: 'Save settings' }).click();
+    await expect(page.getByRole('status').textContent()).resolves.toContain('Nothing changed');
+    expect((await server.platform.services.webApps.get(alice.id, appId)).lastDeployment!.id).toBe(now.lastDeployment!.id);
+  });
+
   it('answers 404 to another account, for pages, streams and changes', async () => {
     const signIn = await fetch(`${server.url}/dashboard/sign-in`, {
       method: 'POST',
@@ -170,6 +235,7 @@ describe.skipIf(SKIP_DOCKER)('Web Apps in the dashboard', () => {
       [`/dashboard/web-apps/${appId}/deploy`, {}],
       [`/dashboard/web-apps/${appId}/variables`, { key: 'X', value: 'y' }],
       [`/dashboard/web-apps/${appId}/variables/remove`, { key: 'GREETING' }],
+      [`/dashboard/web-apps/${appId}/settings`, { healthCheckPath: '/bob', port: '9090' }],
     ] as Array<[string, Record<string, string>]>) {
       const res = await fetch(`${server.url}${url}`, {
         method: 'POST',
@@ -181,6 +247,7 @@ describe.skipIf(SKIP_DOCKER)('Web Apps in the dashboard', () => {
     }
     const app = await server.platform.services.webApps.get(alice.id, appId);
     expect(app.environmentVariablesKeys).toEqual(['GREETING', 'API_TOKEN']);
+    expect(app).toMatchObject({ healthCheckPath: '/index.html', port: 8080 });
     expect(app.lastDeployment!.id).toBe(deploymentId);
   });
 });

@@ -2,7 +2,8 @@
  * The web dashboard (issue 7) in a real browser: Debian's Chromium driven by playwright-core. Signs
  * in, opens a Backend App from the dashboardURL that createBackendApp answered, browses 1,000
  * objects page by page, edits an object and adds columns (checked through the data API), deploys
- * cloud code from the editor and calls the function, uses the API console and the jobs page.
+ * cloud code from the editor and calls the function, uses the API console, starts a job, and sees
+ * the recent function and job runs with their console output.
  * Screenshots of each page go to test-artifacts/dashboard-*.png.
  */
 import fs from 'node:fs';
@@ -280,7 +281,26 @@ describe('dashboard in a browser', () => {
     await page.getByRole('link', { name: 'Edit' }).click();
     await page
       .getByLabel('Content of cloud/main.js')
-      .fill("Parse.Cloud.define('greet', (request) => {\n  return 'Hello, ' + request.params.name + '!';\n});\n\nParse.Cloud.job('tidy', async (request) => {\n  request.message('tidying');\n  return 'tidied';\n});\n");
+      .fill(
+        [
+          "Parse.Cloud.define('greet', (request) => {",
+          "  console.log('greeting', request.params.name);",
+          "  return 'Hello, ' + request.params.name + '!';",
+          '});',
+          '',
+          "Parse.Cloud.define('boom', () => {",
+          "  console.warn('about to explode');",
+          "  throw new Error('boom went the function');",
+          '});',
+          '',
+          "Parse.Cloud.job('tidy', async (request) => {",
+          "  request.message('tidying');",
+          "  console.info('tidying the items');",
+          "  return 'tidied';",
+          '});',
+          '',
+        ].join('\n'),
+      );
     await page.getByRole('button', { name: 'Deploy' }).click();
     await expect(page.getByRole('status').textContent()).resolves.toContain('Deployed cloud/main.js');
     expect(await page.locator('main pre.small').textContent()).toContain('The cloud code was reloaded.');
@@ -312,20 +332,73 @@ describe('dashboard in a browser', () => {
     await expect(page.locator('#answer-status').textContent()).resolves.toBe('404');
   });
 
-  it('starts a job and shows its run from _JobStatus', async () => {
+  it('starts a job and shows its run from _JobStatus, with its output', async () => {
     await page.goto(`${server.url}/dashboard/apps/${app.appId}/jobs`);
     expect(await page.locator('#functions-heading + ul').textContent()).toContain('greet');
     await page.getByRole('button', { name: 'Start job' }).click();
     await expect(page.getByRole('status').textContent()).resolves.toContain('Started the job tidy');
-    for (let i = 0; i < 40 && !(await page.locator('tbody').textContent())?.includes('succeeded'); i++) {
+    const jobRows = page.getByRole('region', { name: 'Recent job runs' }).locator('tbody tr');
+    for (let i = 0; i < 40 && !(await jobRows.first().textContent())?.includes('succeeded'); i++) {
       await new Promise((r) => setTimeout(r, 250));
       await page.reload();
     }
-    const row = (await page.locator('tbody tr').first().textContent())!;
-    expect(row).toContain('tidy');
-    expect(row).toContain('succeeded');
-    expect(row).toContain('tidied');
+    const row = jobRows.first();
+    const text = (await row.textContent())!;
+    expect(text).toContain('tidy');
+    expect(text).toContain('succeeded');
+    expect(text).toContain('tidied');
+    await row.getByText(/^1 line/).click();
+    await expect(row.locator('pre').textContent()).resolves.toMatch(/info\s+tidying the items/);
     await shoot(page, 'jobs');
+  });
+
+  it('lists recent function runs, newest first, with their status, duration and output', async () => {
+    expect((await data('POST', '/functions/greet', { name: 'Logbook' })).body).toEqual({ result: 'Hello, Logbook!' });
+    expect((await data('POST', '/functions/boom', {})).body).toEqual({ code: 141, error: 'boom went the function' });
+    await page.goto(`${server.url}/dashboard/apps/${app.appId}/jobs`);
+    await expect(page.getByRole('heading', { level: 1 }).textContent()).resolves.toContain('Todo Planner');
+    await expect(page.getByRole('link', { name: 'Functions and jobs' }).getAttribute('aria-current')).resolves.toBe('page');
+    const recent = page.getByRole('region', { name: 'Recent runs' });
+    const headers = await recent.locator('thead th').allTextContents();
+    expect(headers).toEqual(['Name', 'Kind', 'Status', 'Started', 'Duration', 'Output']);
+    const rows = recent.locator('tbody tr');
+    // Newest first: boom, then greet (Logbook), then the job, then the earlier greet calls.
+    const names = await rows.locator('th[scope="row"]').allTextContents();
+    expect(names.slice(0, 3)).toEqual(['boom', 'greet', 'tidy']);
+
+    const boom = rows.nth(0);
+    await expect(boom.locator('.badge').textContent()).resolves.toBe('failed');
+    await expect(boom.locator('.run-error').textContent()).resolves.toContain('boom went the function');
+    await expect(boom.locator('td').nth(0).textContent()).resolves.toBe('function');
+    expect(await boom.locator('td').nth(3).textContent()).toMatch(/^\d+(\.\d)? m?s$/);
+
+    const greet = rows.nth(1);
+    await expect(greet.locator('.badge').textContent()).resolves.toBe('succeeded');
+    await expect(greet.locator('pre').isVisible()).resolves.toBe(false);
+    await greet.getByText('1 line').click();
+    const log = (await greet.locator('pre').textContent())!;
+    expect(log).toMatch(/^\d\d:\d\d:\d\d\.\d{3}\s+log\s+greeting Logbook\n$/);
+    await boom.getByText('1 line').click();
+    await expect(boom.locator('pre').textContent()).resolves.toMatch(/warn\s+about to explode/);
+    // Each run shows only its own output.
+    const earlier = (await rows.allTextContents()).slice(3).join('\n');
+    expect(earlier).not.toContain('greeting Logbook');
+    await shoot(page, 'runs');
+
+    const phone = await browser.newContext({ viewport: { width: 390, height: 844 }, deviceScaleFactor: 2, isMobile: true, hasTouch: true });
+    await phone.addCookies(await context.cookies());
+    const p = await phone.newPage();
+    await p.goto(`${server.url}/dashboard/apps/${app.appId}/jobs`);
+    expect(await p.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth)).toBeLessThanOrEqual(1);
+    const phoneGreet = p.getByRole('region', { name: 'Recent runs' }).locator('tbody tr').nth(1);
+    await phoneGreet.getByText('1 line').click();
+    // Each run is stacked on a phone: its output shows in full width, without scrolling sideways.
+    const box = (await phoneGreet.locator('pre').boundingBox())!;
+    expect(box.x).toBeGreaterThanOrEqual(0);
+    expect(box.x + box.width).toBeLessThanOrEqual(390);
+    await p.getByRole('heading', { name: 'Recent runs' }).scrollIntoViewIfNeeded();
+    await shoot(p, 'phone-runs', false);
+    await phone.close();
   });
 
   it('activates web hosting and links to the hosted site', async () => {
@@ -370,7 +443,7 @@ describe('dashboard in a browser', () => {
     expect(focused.inMain).toBe(true);
     expect(focused.outline).not.toBe('none');
     // Every form control has a label.
-    for (const url of [app.dashboardURL, `${server.url}/dashboard/apps/${app.appId}/data/Item`, `${server.url}/dashboard/apps/${app.appId}/console`]) {
+    for (const url of [app.dashboardURL, `${server.url}/dashboard/apps/${app.appId}/data/Item`, `${server.url}/dashboard/apps/${app.appId}/console`, `${server.url}/dashboard/apps/${app.appId}/jobs`]) {
       await page.goto(url);
       const unlabeled = await page.evaluate(() =>
         [...document.querySelectorAll('input:not([type=hidden]), select, textarea')]

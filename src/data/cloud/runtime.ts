@@ -8,7 +8,8 @@ import { packageRoot } from '../../packageRoot.js';
 import type { Logger } from '../../log.js';
 import type { AppDirectory } from '../apps.js';
 import { ParseCode, ParseError } from '../errors.js';
-import { EMPTY_REGISTRY, type CloudRegistry, type CloudRuntime } from './types.js';
+import { RUN_LIMITS, RunHistory, type RunRecord } from './runs.js';
+import { EMPTY_REGISTRY, type CloudRegistry, type CloudRun, type CloudRuntime } from './types.js';
 
 /**
  * The compiled worker: beside this module in `dist/`, or in `dist/` when this module runs from its
@@ -37,7 +38,19 @@ interface Pending {
   resolve: (value: unknown) => void;
   reject: (error: unknown) => void;
   timer: NodeJS.Timeout;
+  run: RunRecord;
 }
+
+/** A message from a worker. It runs the app's code: what reaches a run record is checked there. */
+type WorkerMessage = {
+  type: string;
+  id?: number;
+  result?: unknown;
+  error?: { code: number; message: string };
+  registry?: CloudRegistry;
+  jobId?: string;
+  omittedLines?: unknown;
+} & Record<string, unknown>;
 
 /** The app's cloud tree: `apps/<appId>/cloud/`, with `cloud/main.js` its entry (issue 4, item 1). */
 export const cloudTree = (home: string, appId: string) => path.join(homePaths(home).app(appId), 'cloud');
@@ -48,6 +61,11 @@ const tail = (text: string, max = 600) => (text.length > max ? `…${text.slice(
 class Worker {
   readonly ready: Promise<CloudRegistry>;
   readonly pending = new Map<number, Pending>();
+  /**
+   * The records of recent calls by id, also after they answered: code may still log from a timer
+   * a call started. Bounded: a record older than the history keeps is of no use.
+   */
+  private readonly runs = new Map<number, RunRecord>();
   private nextId = 1;
   private stderr = '';
   loadError: string | undefined;
@@ -70,13 +88,14 @@ class Worker {
       for (const line of chunk.toString('utf8').split('\n').filter(Boolean)) log.info({ app: appId, cloud: line }, 'cloud code output');
     });
     this.ready = new Promise<CloudRegistry>((resolve) => {
-      child.on('message', (message: { type: string; id?: number; result?: unknown; error?: { code: number; message: string }; registry?: CloudRegistry; message_?: string; jobId?: string } & Record<string, unknown>) => {
-        if (message.type === 'ready') resolve(message.registry ?? EMPTY_REGISTRY);
+      child.on('message', (message: WorkerMessage) => {
+        if (message.type === 'log' && typeof message.id === 'number') this.runs.get(message.id)?.line(message.level, message.message, message.time);
+        else if (message.type === 'ready') resolve(message.registry ?? EMPTY_REGISTRY);
         else if (message.type === 'loadError') {
           this.loadError = String(message.message);
           resolve(EMPTY_REGISTRY);
         } else if (message.type === 'jobMessage') onJobMessage(String(message.jobId), String(message.message));
-        else if (message.type === 'result' && message.id !== undefined) this.settle(message.id, message.error, message.result);
+        else if (message.type === 'result' && message.id !== undefined) this.settle(message.id, message.error, message.result, message.omittedLines);
       });
       child.once('exit', (code, signal) => {
         this.exited = true;
@@ -89,34 +108,51 @@ class Worker {
     });
   }
 
-  private settle(id: number, error: { code: number; message: string } | undefined, result: unknown): void {
+  private settle(id: number, error: { code: number; message: string } | undefined, result: unknown, omittedLines: unknown): void {
     const call = this.pending.get(id);
     if (!call) return;
     this.pending.delete(id);
     clearTimeout(call.timer);
-    if (error) call.reject(new ParseError(error.code || ParseCode.SCRIPT_FAILED, error.message));
-    else call.resolve(result);
+    call.run.omitted(omittedLines);
+    if (error) {
+      const failure = new ParseError(error.code || ParseCode.SCRIPT_FAILED, error.message);
+      call.run.finish('failed', failure.message);
+      call.reject(failure);
+    } else {
+      call.run.finish('succeeded');
+      call.resolve(result);
+    }
   }
 
   failAll(error: ParseError): void {
     for (const [id, call] of this.pending) {
       clearTimeout(call.timer);
+      call.run.finish('failed', error.message);
       call.reject(error);
       this.pending.delete(id);
     }
   }
 
-  call(kind: string, name: string, request: Record<string, unknown>, timeoutMs: number): Promise<unknown> {
-    if (this.exited) return Promise.reject(new ParseError(ParseCode.SCRIPT_FAILED, 'The cloud code worker is not running.'));
+  /** Sends a call to the process; `run` records its lines and its end. */
+  call(kind: string, name: string, request: Record<string, unknown>, timeoutMs: number, run: RunRecord): Promise<unknown> {
+    if (this.exited) {
+      const error = new ParseError(ParseCode.SCRIPT_FAILED, 'The cloud code worker is not running.');
+      run.finish('failed', error.message);
+      return Promise.reject(error);
+    }
     const id = this.nextId++;
+    this.runs.set(id, run);
+    if (this.runs.size > RUN_LIMITS.runs + RUN_LIMITS.jobRuns) this.runs.delete(this.runs.keys().next().value!);
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
         this.log.warn({ app: this.appId, kind, name, timeoutMs }, 'cloud code timed out; restarting its worker');
         this.pending.delete(id);
-        reject(new ParseError(ParseCode.SCRIPT_FAILED, `Cloud ${kind} "${name}" ran longer than ${timeoutMs} ms and was stopped; its worker was restarted.`));
+        const error = new ParseError(ParseCode.SCRIPT_FAILED, `Cloud ${kind} "${name}" ran longer than ${timeoutMs} ms and was stopped; its worker was restarted.`);
+        run.finish('timed out', error.message);
+        reject(error);
         this.kill();
       }, timeoutMs);
-      this.pending.set(id, { resolve, reject, timer });
+      this.pending.set(id, { resolve, reject, timer, run });
       this.child.send({ id, kind, name, request });
     });
   }
@@ -133,10 +169,12 @@ class Worker {
  * design.md, decision 8): started on first use, confined by Node's permission model to its own
  * cloud folder, capped in memory, stopped and restarted when a call outruns its time limit or the
  * process dies, and replaced without dropping calls in flight when the code is deployed again.
+ * Every call it sends is recorded with the console output the worker attributes to it (`recentRuns`).
  */
 export class WorkerCloudRuntime implements CloudRuntime {
   private readonly workers = new Map<string, Worker>();
   private readonly starting = new Map<string, Promise<Worker | undefined>>();
+  private readonly history = new RunHistory();
   private closed = false;
 
   constructor(private readonly options: CloudRuntimeOptions) {}
@@ -174,6 +212,7 @@ export class WorkerCloudRuntime implements CloudRuntime {
           masterKey: keys.masterKey,
           serverURL: this.options.dataApiUrl(),
           mainFile: fs.realpathSync(mainFile),
+          logLimits: { lines: RUN_LIMITS.linesPerRun, chars: RUN_LIMITS.charsPerLine },
         }),
       },
       stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
@@ -220,7 +259,12 @@ export class WorkerCloudRuntime implements CloudRuntime {
     if (!worker) throw new ParseError(ParseCode.SCRIPT_FAILED, `Invalid ${kind}: "${name}" (the app has no cloud/main.js).`);
     if (worker.loadError) throw new ParseError(ParseCode.SCRIPT_FAILED, `The app's cloud code failed to load: ${worker.loadError}`);
     const timeout = kind === 'job' ? this.options.jobTimeoutMs : this.options.functionTimeoutMs;
-    return worker.call(kind, name, request, timeout);
+    return worker.call(kind, name, request, timeout, this.history.begin(appId, kind, name, request));
+  }
+
+  /** Kept in this process's memory only (see runs.ts): a restart starts with none. */
+  recentRuns(appId: string): CloudRun[] {
+    return this.history.recent(appId);
   }
 
   /** @throws Error with the load error when the new code fails to load (it is live all the same, answering 141). */

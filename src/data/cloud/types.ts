@@ -2,6 +2,10 @@
  * What the data API asks of an app's cloud code (issue 4): the names it registered, and calls
  * into its worker. Implemented by the cloud code runtime; the data API knows nothing of processes.
  */
+import type { CloudRun } from './runs.js';
+
+export type { CloudLogLevel, CloudRun, CloudRunKind, CloudRunLine, CloudRunStatus } from './runs.js';
+
 export type TriggerName =
   | 'beforeSave'
   | 'afterSave'
@@ -45,5 +49,11 @@ export interface CloudRuntime {
    * @throws Error naming the load error when the new code fails to load (its calls then answer 141).
    */
   reload(appId: string): Promise<void>;
+  /**
+   * The app's recent function, trigger and job runs with their console output, newest first (see
+   * `RUN_LIMITS` in runs.ts for how many). Held in memory: empty after a restart. Never throws; an
+   * unknown app has none.
+   */
+  recentRuns(appId: string): CloudRun[];
   close(): Promise<void>;
 }

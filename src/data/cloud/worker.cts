@@ -4,6 +4,8 @@
  * SDK as the global `Parse` (also `Backend`), pointed at the app's own data API with its master key,
  * adds Parse Server's cloud code API (`Parse.Cloud.define`, `job`, the triggers, `httpRequest`),
  * requires the app's `cloud/main.js`, reports what it registered, then answers calls over IPC.
+ * Console output written during a call (also from its timers and awaits, which AsyncLocalStorage
+ * follows) is sent to the parent as that call's log lines; the rest goes to stdout/stderr only.
  * CommonJS on purpose: the user's files are CommonJS and are loaded with `require`.
  */
 /* eslint-disable @typescript-eslint/no-explicit-any */
@@ -14,6 +16,8 @@ interface WorkerConfig {
   masterKey: string;
   serverURL: string;
   mainFile: string;
+  /** Bounds of what is sent per call (the parent bounds again: this process runs the app's code). */
+  logLimits: { lines: number; chars: number };
 }
 
 type Handler = (request: any) => unknown;
@@ -99,7 +103,43 @@ Parse.Cloud = cloud;
 
 const send = (message: unknown) => process.send?.(message);
 
-const log = (level: string) => (...args: unknown[]) => console.error(`[${level}]`, ...args);
+/** The call a piece of code runs for. */
+interface CallScope {
+  id: number;
+  sent: number;
+  omitted: number;
+}
+const { AsyncLocalStorage } = require('node:async_hooks') as typeof import('node:async_hooks');
+const { format } = require('node:util') as typeof import('node:util');
+const scope = new AsyncLocalStorage<CallScope>();
+
+/** Sends a line to the parent as the current call's, if code runs for a call. */
+function capture(level: string, args: unknown[]): void {
+  const call = scope.getStore();
+  if (!call) return;
+  if (call.sent >= config.logLimits.lines) {
+    call.omitted++;
+    return;
+  }
+  call.sent++;
+  let message = format(...args);
+  if (message.length > config.logLimits.chars) message = `${message.slice(0, config.logLimits.chars - 1)}…`;
+  send({ type: 'log', id: call.id, level, message, time: new Date().toISOString() });
+}
+
+// The originals still write to stdout/stderr, which the parent copies into its log as before.
+const original = { log: console.log, info: console.info, warn: console.warn, error: console.error, debug: console.debug };
+for (const level of ['log', 'info', 'warn', 'error', 'debug'] as const) {
+  console[level] = (...args: unknown[]) => {
+    capture(level, args);
+    original[level].apply(console, args);
+  };
+}
+
+const log = (level: string) => (...args: unknown[]) => {
+  capture(level, args);
+  original.error.call(console, `[${level}]`, ...args);
+};
 const logger = { info: log('info'), warn: log('warn'), error: log('error'), debug: log('debug') };
 
 function userOf(json: any): any {
@@ -183,14 +223,17 @@ async function runTrigger(trigger: string, r: any): Promise<unknown> {
   }
 }
 
-process.on('message', async (message: any) => {
+process.on('message', (message: any) => {
   const { id, kind, name, request } = message ?? {};
-  try {
-    const result = kind === 'function' ? await runFunction(name, request) : kind === 'job' ? await runJob(name, request) : await runTrigger(name, request);
-    send({ type: 'result', id, result });
-  } catch (error) {
-    send({ type: 'result', id, error: errorOf(error) });
-  }
+  const call: CallScope = { id, sent: 0, omitted: 0 };
+  void scope.run(call, async () => {
+    try {
+      const result = kind === 'function' ? await runFunction(name, request) : kind === 'job' ? await runJob(name, request) : await runTrigger(name, request);
+      send({ type: 'result', id, result, omittedLines: call.omitted });
+    } catch (error) {
+      send({ type: 'result', id, error: errorOf(error), omittedLines: call.omitted });
+    }
+  });
 });
 
 // Cloud files that require the SDK although it is a global (the deploy warns) get this same instance.

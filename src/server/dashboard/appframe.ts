@@ -26,7 +26,7 @@ export function appHeading(app: BackendApp, current: AppSection, title?: string)
     { id: 'schema', label: 'Schema' },
     { id: 'cloud', label: 'Cloud code' },
     { id: 'console', label: 'API console' },
-    { id: 'jobs', label: 'Jobs' },
+    { id: 'jobs', label: 'Functions and jobs' },
   ];
   return html`<h1>${title ?? app.appName} <span class="muted small">Backend App</span></h1>
 ${tabs(`${app.appName} sections`, items.map((i) => ({ ...i, href: appHref(app.appId, i.id) })), current)}`;

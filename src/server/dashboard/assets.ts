@@ -88,7 +88,8 @@ dl.facts dt { font-weight: 600; }
 dl.facts dd { margin: 0; overflow-wrap: anywhere; display: flex; flex-wrap: wrap; gap: .5rem; align-items: center; }
 dl.facts dd > code { min-width: 0; flex: 0 1 auto; }
 @media (max-width: 36rem) { dl.facts { grid-template-columns: minmax(0, 1fr); } dl.facts dd { margin-bottom: .4rem; } }
-.table-wrap { overflow-x: auto; border: 1px solid var(--line); border-radius: var(--radius); margin: .5rem 0; }
+/* relative: screen-reader-only text in a cell is clipped with the table, not widening the page. */
+.table-wrap { position: relative; overflow-x: auto; border: 1px solid var(--line); border-radius: var(--radius); margin: .5rem 0; }
 table { border-collapse: collapse; width: 100%; font-size: .92rem; }
 th, td { text-align: left; padding: .4rem .6rem; border-bottom: 1px solid var(--line); vertical-align: top; }
 thead th { background: var(--panel); position: sticky; top: 0; white-space: nowrap; }
@@ -142,6 +143,25 @@ details[open] > summary { margin-bottom: .5rem; }
 .actions { display: flex; flex-wrap: wrap; gap: .5rem; align-items: center; margin: .75rem 0; }
 .secret { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; overflow-wrap: anywhere; }
 .answer-status { font-weight: 700; }
+.nowrap { white-space: nowrap; }
+.check { display: flex; gap: .5rem; align-items: center; }
+.check input { width: 1.1rem; height: 1.1rem; margin: 0; }
+.field input[aria-invalid="true"] { border-color: var(--danger); box-shadow: 0 0 0 1px var(--danger); }
+table.runs tbody th { font-weight: 400; }
+td.run-output { min-width: 14rem; }
+td.run-output details { margin: 0; }
+pre.run-log { max-height: 20rem; margin: .35rem 0 0; font-size: .82rem; }
+pre.run-log .log-warn { color: #fde68a; }
+pre.run-log .log-error { color: #fecaca; }
+.run-error { color: var(--danger); margin: 0 0 .3rem; overflow-wrap: anywhere; }
+@media (max-width: 36rem) {
+  table.runs, table.runs tbody, table.runs th, table.runs td { display: block; }
+  table.runs thead { position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%); }
+  table.runs tbody tr { display: flex; flex-wrap: wrap; align-items: center; gap: .25rem .75rem; padding: .55rem .7rem; border-bottom: 1px solid var(--line); }
+  table.runs tbody tr > * { border: none; padding: 0; }
+  table.runs tbody th { font-weight: 600; }
+  table.runs td.run-output { flex-basis: 100%; min-width: 0; }
+}
 @media (max-width: 36rem) {
   main { padding: .75rem .8rem 2rem; }
   h1 { font-size: 1.35rem; }

@@ -6,6 +6,7 @@ import { flashOf, formOf, redirectWith, sendNotFound, sendPage, sessionOf, type 
 import { openEventStream } from './events.js';
 import { html, path, when, type Html } from './html.js';
 import { badge, csrfField } from './layout.js';
+import { saveSettings, savedText, settingsForm, type SettingsProblem } from './webappSettings.js';
 
 type AppParams = { Params: { appId: string } };
 type DeploymentParams = { Params: { appId: string; deploymentId: string } };
@@ -72,72 +73,17 @@ export const logLine = (row: { source: string; message: string; time: string }):
 const crumbs = (app: WebApp, ...more: Array<{ label: string; href?: string }>) => [{ label: 'Overview', href: '/dashboard' }, { label: app.appName, href: webAppHref(app.appId) }, ...more];
 
 /**
- * Web Apps (issue 7, item 4): an app's status, `appURL`, repository and branch, environment
- * variable keys (values can be set, never shown), its deployments, a redeploy button, and each
- * deployment's build and container logs, live over server-sent events while it runs. Changes go
- * through the Web App service (`update`, `deploy`) as the tools do.
+ * Web Apps (issue 7, item 4): an app's status, `appURL`, repository, its settings (branch, folder,
+ * port, health check, auto-deploy; editable), environment variable keys (values can be set, never
+ * shown), its deployments, a redeploy button, and each deployment's build and container logs, live
+ * over server-sent events while it runs. Changes go through the Web App service (`update`,
+ * `deploy`) as the tools do; settings through the updateWebApp operation and its input schema.
  */
 export function webAppRoutes(app: FastifyInstance, d: Dashboard): void {
   app.get<AppParams>('/web-apps/:appId', async (request, reply) => {
-    const session = sessionOf(request);
     const webApp = await ownWebApp(d, request, reply, request.params.appId);
     if (!webApp) return reply;
-    const deployments = deploymentsOf(d.platform.db, webApp.appId);
-    const here = webAppHref(webApp.appId);
-    return sendPage(reply, 200, {
-      title: webApp.appName,
-      session,
-      crumbs: [{ label: 'Overview', href: '/dashboard' }, { label: webApp.appName }],
-      heading: html`<h1>${webApp.appName} <span class="muted small">Web App</span></h1>`,
-      body: html`${flashOf(d, request)}
-<div class="actions">
-  <span>Status ${webAppBadge(webApp.status)}</span>
-  <a class="button secondary" href="${webApp.appURL}" target="_blank" rel="noopener">Open ${webApp.appURL}</a>
-  <form method="post" action="${here}/deploy" class="inline">${csrfField(session)}<button type="submit">Redeploy</button></form>
-</div>
-${webApp.error ? html`<div class="notice bad" role="alert"><strong>The last deployment failed:</strong> ${webApp.error}</div>` : ''}
-<div class="grid">
-<section aria-labelledby="source-heading" class="panel">
-  <h2 id="source-heading">Source and settings</h2>
-  <dl class="facts">
-    <dt>App URL</dt><dd><a href="${webApp.appURL}" target="_blank" rel="noopener">${webApp.appURL}</a></dd>
-    <dt>Repository</dt><dd><code>${webApp.repositoryOwnerLogin}/${webApp.repositoryName}</code></dd>
-    <dt>Branch</dt><dd><code>${webApp.branchName}</code></dd>
-    <dt>Folder</dt><dd><code>${webApp.rootDirPath}</code></dd>
-    <dt>Port</dt><dd>${webApp.port}</dd>
-    <dt>Health check</dt><dd><code>${webApp.healthCheckPath}</code></dd>
-    <dt>Auto-deploy</dt><dd>${webApp.autoDeploy ? 'on: a push to the branch deploys it' : 'off'}</dd>
-  </dl>
-</section>
-<section aria-labelledby="variables-heading" class="panel">
-  <h2 id="variables-heading">Environment variables</h2>
-  <p class="hint">Values are never shown. Setting or removing one starts a new deployment.</p>
-  ${webApp.environmentVariablesKeys.length
-    ? html`<ul class="side">${webApp.environmentVariablesKeys.map(
-        (key) => html`<li><span class="row"><code>${key}</code>
-          <form method="post" action="${here}/variables/remove" class="inline" data-confirm="Remove the variable ${key}? A new deployment starts.">${csrfField(session)}<input type="hidden" name="key" value="${key}"><button type="submit" class="danger small" aria-label="Remove ${key}">Remove</button></form></span></li>`,
-      )}</ul>`
-    : html`<p class="muted">No variables.</p>`}
-  <form method="post" action="${here}/variables" class="row">
-    ${csrfField(session)}
-    <div class="field"><label for="variable-key">Key</label><input id="variable-key" name="key" required spellcheck="false" autocomplete="off"></div>
-    <div class="field"><label for="variable-value">Value</label><input id="variable-value" name="value" type="password" autocomplete="new-password"></div>
-    <div class="field"><button type="submit">Set variable</button></div>
-  </form>
-</section>
-</div>
-<section aria-labelledby="deployments-heading">
-<h2 id="deployments-heading">Deployments</h2>
-${deployments.length
-  ? html`<div class="table-wrap"><table>
-  <thead><tr><th scope="col">Deployment</th><th scope="col">Status</th><th scope="col">Commit</th><th scope="col">Trigger</th><th scope="col">Started</th><th scope="col">Finished</th><th scope="col">Error</th></tr></thead>
-  <tbody>${deployments.map(
-    (dep) => html`<tr><td class="cell mono"><a href="${deploymentHref(webApp.appId, dep.id)}">${dep.id.slice(0, 8)}<span class="sr"> logs</span></a></td><td>${deploymentBadge(dep.status)}</td>
-    <td class="mono">${dep.commitSHA.slice(0, 10)}</td><td>${dep.trigger}</td><td>${when(dep.createdAt)}</td><td>${when(dep.finishedAt)}</td><td class="cell" title="${dep.error}">${dep.error}</td></tr>`,
-  )}</tbody></table></div>`
-  : html`<p class="empty">No deployment yet.</p>`}
-</section>`,
-    });
+    return sendWebAppPage(d, request, reply, webApp);
   });
 
   app.get<DeploymentParams>('/web-apps/:appId/deployments/:deploymentId', async (request, reply) => {
@@ -273,6 +219,15 @@ ${live ? html`<p class="hint" data-live-hint>The logs update live while the depl
     }
   });
 
+  app.post<AppParams>('/web-apps/:appId/settings', async (request, reply) => {
+    const session = sessionOf(request);
+    const webApp = await ownWebApp(d, request, reply, request.params.appId);
+    if (!webApp) return reply;
+    const result = await saveSettings(d, session, webApp, formOf(request));
+    if (!result.ok) return sendWebAppPage(d, request, reply, webApp, result.problem);
+    return redirectWith(d, reply, session, webAppHref(webApp.appId), { kind: 'ok', title: savedText(result), lines: [] });
+  });
+
   app.post<AppParams>('/web-apps/:appId/variables', async (request, reply) => {
     const session = sessionOf(request);
     const webApp = await ownWebApp(d, request, reply, request.params.appId);
@@ -288,6 +243,67 @@ ${live ? html`<p class="hint" data-live-hint>The logs update live while the depl
     if (!webApp) return reply;
     const key = formOf(request).key ?? '';
     return changeVariables(d, reply, session, webApp, { removeEnvironmentVariablesKeys: [key] }, `Removed ${key}.`);
+  });
+}
+
+/**
+ * Sends a Web App's page: status, appURL, repository, the settings form, variable keys and
+ * deployments. With `problem` (a refused settings change) it answers 400 and the form keeps the
+ * values as sent.
+ */
+function sendWebAppPage(d: Dashboard, request: FastifyRequest, reply: FastifyReply, webApp: WebApp, problem?: SettingsProblem): FastifyReply {
+  const session = sessionOf(request);
+  const deployments = deploymentsOf(d.platform.db, webApp.appId);
+  const here = webAppHref(webApp.appId);
+  return sendPage(reply, problem ? 400 : 200, {
+    title: webApp.appName,
+    session,
+    crumbs: [{ label: 'Overview', href: '/dashboard' }, { label: webApp.appName }],
+    heading: html`<h1>${webApp.appName} <span class="muted small">Web App</span></h1>`,
+    body: html`${flashOf(d, request)}
+<div class="actions">
+  <span>Status ${webAppBadge(webApp.status)}</span>
+  <a class="button secondary" href="${webApp.appURL}" target="_blank" rel="noopener">Open ${webApp.appURL}</a>
+  <form method="post" action="${here}/deploy" class="inline">${csrfField(session)}<button type="submit">Redeploy</button></form>
+</div>
+${webApp.error ? html`<div class="notice bad" role="alert"><strong>The last deployment failed:</strong> ${webApp.error}</div>` : ''}
+<div class="grid">
+<section aria-labelledby="source-heading" class="panel">
+  <h2 id="source-heading">Source and settings</h2>
+  <dl class="facts">
+    <dt>App URL</dt><dd><a href="${webApp.appURL}" target="_blank" rel="noopener">${webApp.appURL}</a></dd>
+    <dt>Repository</dt><dd><code>${webApp.repositoryOwnerLogin}/${webApp.repositoryName}</code></dd>
+  </dl>
+  ${settingsForm(session, `${here}/settings`, webApp, problem)}
+</section>
+<section aria-labelledby="variables-heading" class="panel">
+  <h2 id="variables-heading">Environment variables</h2>
+  <p class="hint">Values are never shown. Setting or removing one starts a new deployment.</p>
+  ${webApp.environmentVariablesKeys.length
+    ? html`<ul class="side">${webApp.environmentVariablesKeys.map(
+        (key) => html`<li><span class="row"><code>${key}</code>
+          <form method="post" action="${here}/variables/remove" class="inline" data-confirm="Remove the variable ${key}? A new deployment starts.">${csrfField(session)}<input type="hidden" name="key" value="${key}"><button type="submit" class="danger small" aria-label="Remove ${key}">Remove</button></form></span></li>`,
+      )}</ul>`
+    : html`<p class="muted">No variables.</p>`}
+  <form method="post" action="${here}/variables" class="row">
+    ${csrfField(session)}
+    <div class="field"><label for="variable-key">Key</label><input id="variable-key" name="key" required spellcheck="false" autocomplete="off"></div>
+    <div class="field"><label for="variable-value">Value</label><input id="variable-value" name="value" type="password" autocomplete="new-password"></div>
+    <div class="field"><button type="submit">Set variable</button></div>
+  </form>
+</section>
+</div>
+<section aria-labelledby="deployments-heading">
+<h2 id="deployments-heading">Deployments</h2>
+${deployments.length
+  ? html`<div class="table-wrap"><table>
+  <thead><tr><th scope="col">Deployment</th><th scope="col">Status</th><th scope="col">Commit</th><th scope="col">Trigger</th><th scope="col">Started</th><th scope="col">Finished</th><th scope="col">Error</th></tr></thead>
+  <tbody>${deployments.map(
+    (dep) => html`<tr><td class="cell mono"><a href="${deploymentHref(webApp.appId, dep.id)}">${dep.id.slice(0, 8)}<span class="sr"> logs</span></a></td><td>${deploymentBadge(dep.status)}</td>
+    <td class="mono">${dep.commitSHA.slice(0, 10)}</td><td>${dep.trigger}</td><td>${when(dep.createdAt)}</td><td>${when(dep.finishedAt)}</td><td class="cell" title="${dep.error}">${dep.error}</td></tr>`,
+  )}</tbody></table></div>`
+  : html`<p class="empty">No deployment yet.</p>`}
+</section>`,
   });
 }
 
