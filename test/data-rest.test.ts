@@ -243,6 +243,11 @@ describe('credentials', () => {
     expect(res.status).toBe(200);
     expect(res.headers.get('access-control-allow-origin')).toBe('*');
     expect(res.headers.get('access-control-allow-headers')).toContain('X-Parse-Application-Id');
+    expect(res.headers.get('access-control-allow-methods')).toContain('PUT');
+    // A simple answer needs only the origin and exposed headers; the preflight list stays off it.
+    const simple = await fetch(`${app.apiURL}/health`, { headers: { origin: 'http://example.test' } });
+    expect(simple.headers.get('access-control-allow-origin')).toBe('*');
+    expect(simple.headers.get('access-control-allow-headers')).toBeNull();
   });
 });
 

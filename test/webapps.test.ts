@@ -100,6 +100,31 @@ describe.skipIf(SKIP_DOCKER)('a Web App deployed from the built-in git host, thr
     expect(container?.Ports.filter((p) => p.PublicPort).map((p) => p.IP)).toEqual(['127.0.0.1']);
   });
 
+  it('the proxy reaches the active container on its network address, which is dropped the moment the container dies', async () => {
+    const addresses = server.platform.services.webApps.addresses;
+    const active = actives.at(-1)!;
+    const [container] = await containersOf(active);
+    const ipOf = async () => Object.values((await docker.getContainer(container!.Id).inspect()).NetworkSettings.Networks).map((n) => n.IPAddress).find(Boolean);
+    await addresses.settle();
+    const ip = await ipOf();
+    expect(addresses.get(active)).toEqual({ ip, port: 8080 });
+    // The address is the app's own: the page answers there directly.
+    expect(await (await fetch(`http://${ip}:8080/`)).text()).toBe('<h1>Hello, first</h1>\n');
+
+    // Killed, its entry goes with the die event; started again, it comes back with the container's address.
+    await docker.getContainer(container!.Id).kill();
+    for (let i = 0; i < 500 && addresses.get(active) !== undefined; i++) await new Promise((r) => setTimeout(r, 10));
+    expect(addresses.get(active)).toBeUndefined();
+    await docker.getContainer(container!.Id).start();
+    for (let i = 0; i < 500 && addresses.get(active) === undefined; i++) await new Promise((r) => setTimeout(r, 10));
+    expect(addresses.get(active)).toEqual({ ip: await ipOf(), port: 8080 });
+    let page = await fetchApp(appURL);
+    // httpd may take a moment to listen again after the restart.
+    for (let i = 0; i < 50 && page.status !== 200; i++) page = await new Promise((r) => setTimeout(r, 100)).then(() => fetchApp(appURL));
+    expect(page.status).toBe(200);
+    expect(page.text).toBe('<h1>Hello, first</h1>\n');
+  });
+
   it('getWebApps lists the app, and finds it by name', async () => {
     expect(await call(client, 'getWebApps', {})).toEqual({ webApps: [{ appId, appName: 'hello' }] });
     expect(await call(client, 'getWebApps', { appName: 'hello' })).toEqual({ webApps: [{ appId, appName: 'hello' }] });

@@ -2,7 +2,6 @@ import fs from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import path from 'node:path';
 import type { Duplex } from 'node:stream';
-import type { onRequestHookHandler } from 'fastify';
 import send from 'send';
 import { homePaths } from '../config.js';
 import type { Platform } from '../platform/platform.js';
@@ -120,15 +119,15 @@ async function serveFolder(req: IncomingMessage, res: ServerResponse, root: stri
 }
 
 /**
- * An `onRequest` hook that serves hosted sites by `Host` header (design.md, URL table:
- * `http://<sub>.localhost:4000/`). A request for `<sub>.<hosting domain>` (any port) is taken out of
- * Fastify's routing (`reply.hijack()`) and answered from the app's `cloud/public/` folder: GET and HEAD
- * only (405 otherwise), 404 for an unknown subdomain or a missing file, 400/403 for paths that try
- * to leave the folder. Every other request (the bare domain, `localhost:4000`, other hosts) goes on
- * untouched after one string comparison. Fastify's `onResponse` hooks still run for served requests.
- * Register it before the routes so that every route and the 404 handler inherit it.
+ * Serves hosted sites and Web Apps by `Host` header (design.md, URL table: `http://<sub>.localhost:4000/`),
+ * on Node's own request objects before any framework routing. A request for `<sub>.<hosting domain>`
+ * (any port) goes to the Web App of that subdomain through the reverse proxy (issue 6), or is answered
+ * from the Backend App's `cloud/public/` folder: GET and HEAD only (405 otherwise), 404 for an unknown
+ * subdomain or a missing file, 400/403 for paths that try to leave the folder.
+ * @returns a function that answers such a request and returns true, or returns false at once (after
+ *   one string comparison) for every other request (the bare domain, `localhost:4000`, other hosts).
  */
-export function hostedSites(platform: Platform): onRequestHookHandler {
+export function hostedSites(platform: Platform): (req: IncomingMessage, res: ServerResponse) => boolean {
   const { services, config, log } = platform;
   // Known once the listener is bound (the base URL may depend on the port); fixed from then on.
   let domains: { parent: string; publicHostname: string } | undefined;
@@ -144,21 +143,15 @@ export function hostedSites(platform: Platform): onRequestHookHandler {
     return domains;
   };
 
-  return function hostedSitesHook(request, reply, done) {
+  return function serveHosted(req, res) {
     const d = currentDomains();
-    const sub = d && hostedSubdomain(request.headers.host, d.parent, d.publicHostname);
-    if (sub === undefined) return done();
-    // ---- Web Apps (issue 6): a Web App's subdomain is a reverse proxy to its active container (any method).
+    const sub = d && hostedSubdomain(req.headers.host, d.parent, d.publicHostname);
+    if (sub === undefined) return false;
     const webApp = services.webApps.proxy.route(sub);
     if (webApp) {
-      reply.hijack();
-      services.webApps.proxy.web(request.raw, reply.raw, webApp);
-      return done();
+      services.webApps.proxy.web(req, res, webApp);
+      return true;
     }
-    // ---- end of Web Apps
-    reply.hijack();
-    const { raw: req } = request;
-    const res = reply.raw;
     const serve = async () => {
       if (req.method !== 'GET' && req.method !== 'HEAD') {
         return errorPage(req, res, 405, 'Hosted sites answer GET and HEAD only.', { Allow: 'GET, HEAD' });
@@ -168,10 +161,10 @@ export function hostedSites(platform: Platform): onRequestHookHandler {
       return serveFolder(req, res, hostedFolder(config.home, appId));
     };
     serve().catch((err: unknown) => {
-      log.error({ err, host: request.headers.host, url: req.url }, 'hosted site failure');
+      log.error({ err, host: req.headers.host, url: req.url }, 'hosted site failure');
       errorPage(req, res, 500, 'The file could not be served.');
     });
-    done();
+    return true;
   };
 }
 

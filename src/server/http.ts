@@ -10,9 +10,10 @@ import { operations } from '../../tools/index.js';
 import { dashboard } from './dashboard/index.js';
 import { sdkScript } from './sdk.js';
 import { hostedSites, hostedUpgrades } from './hosting.js';
-import { dataApi } from '../data/rest/plugin.js';
+import { createDataHandler } from '../data/rest/handler.js';
 import { publicRoutes } from '../data/rest/routes/public.js';
 import { gitHost } from './git.js';
+import { createFront } from './front.js';
 
 /** What `backyard mcp` reads to find a Backyard already serving the same home. */
 export interface ServerFile {
@@ -34,12 +35,24 @@ export interface HttpServer {
 
 /**
  * Starts the one HTTP listener that serves every interface by path (design.md, "One process, one
- * port"): `/v1` (management API), `/mcp`, `/dashboard`, `/healthz`.
+ * port"): `/v1` (management API), `/mcp`, `/dashboard`, `/git`, `/sdk`, `/healthz` through Fastify, and
+ * in front of it (front.ts) `/data` (the data API) and the hosted sites and Web Apps by `Host`.
  * @throws Error with code EADDRINUSE when the port is taken.
  */
 export async function startHttpServer(platform: Platform, options: { port: number; host: string }): Promise<HttpServer> {
   const { log, services } = platform;
   const instanceId = randomUUID();
+  const front = createFront({
+    hosted: hostedSites(platform),
+    data: createDataHandler({
+      apps: services.dataApi.apps,
+      router: platform.dataRouter,
+      mountUrl: () => services.urls.dataApi,
+      publicRoute: publicRoutes(services.dataApi.apps),
+      log,
+    }),
+    log,
+  });
   const app = Fastify({
     loggerInstance: log as unknown as import('fastify').FastifyBaseLogger,
     // One line per request, written by the onResponse hook below, instead of Fastify's two.
@@ -48,21 +61,19 @@ export async function startHttpServer(platform: Platform, options: { port: numbe
     childLoggerFactory: (logger) => logger,
     bodyLimit: 16 * 1024 * 1024,
     return503OnClosing: true,
+    // Hosted sites, Web Apps and the data API are answered in front of Fastify (front.ts).
+    serverFactory: front.serverFactory,
   });
-  let closing = false;
-  // While stopping, answers end their connection so that keep-alive sockets do not hold the exit.
-  app.addHook('onSend', async (_request, reply) => {
-    if (closing) reply.header('connection', 'close');
-  });
-  app.addHook('onResponse', (request, reply, done) => {
-    log.info(
-      { method: request.method, url: request.url.split('?')[0], status: reply.statusCode, ms: Math.round(reply.elapsedTime) },
-      'request',
-    );
-    done();
-  });
-  // Hosted sites by Host header (`<sub>.localhost:4000`), before any route; other hosts pass through.
-  app.addHook('onRequest', hostedSites(platform));
+  // Not even the hook when its line would be dropped.
+  if (log.isLevelEnabled('info')) {
+    app.addHook('onResponse', (request, reply, done) => {
+      log.info(
+        { method: request.method, url: request.url.split('?')[0], status: reply.statusCode, ms: Math.round(reply.elapsedTime) },
+        'request',
+      );
+      done();
+    });
+  }
   // WebSocket upgrades to Web Apps' subdomains go to their containers (issue 6).
   app.server.on('upgrade', hostedUpgrades(platform));
   app.get('/healthz', async () => ({ service: 'backyard', instanceId }));
@@ -70,7 +81,6 @@ export async function startHttpServer(platform: Platform, options: { port: numbe
   await app.register(mcpHttp(platform, operations));
   await app.register(dashboard(platform), { prefix: '/dashboard' });
   await app.register(sdkScript());
-  await app.register(dataApi(services.dataApi.apps, platform.dataRouter, () => services.urls.dataApi, publicRoutes(services.dataApi.apps)), { prefix: '/data' });
   await app.register(gitHost(platform), { prefix: '/git' });
 
   await app.listen({ port: options.port, host: options.host });
@@ -93,7 +103,7 @@ export async function startHttpServer(platform: Platform, options: { port: numbe
     url,
     instanceId,
     close: async () => {
-      closing = true;
+      front.closing = true;
       await app.close();
       try {
         const current = JSON.parse(fs.readFileSync(serverFile, 'utf8')) as ServerFile;

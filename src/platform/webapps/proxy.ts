@@ -2,6 +2,7 @@ import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import { Readable, type Duplex } from 'node:stream';
 import { createProxyServer, type ProxyServer } from 'http-proxy-3';
 import type { Logger } from '../../log.js';
+import type { ContainerAddress } from './addresses.js';
 import type { RouteRow } from './store.js';
 
 /** What the proxy asks of the Web App service. */
@@ -10,6 +11,10 @@ export interface ProxyDirectory {
   route(subdomain: string): RouteRow | undefined;
   /** Looks the deployment's container up again (by label) after a refused connection; resolves to its port, if it runs. */
   relocate(deploymentId: string): Promise<number | undefined>;
+  /** The container's own network address, when it can be trusted and reached (addresses.ts); else the loopback port is used. */
+  address(deploymentId: string): ContainerAddress | undefined;
+  /** Stops using the container's network address after it did not answer there. */
+  forget(deploymentId: string): void;
 }
 
 const HTML_ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
@@ -73,8 +78,8 @@ function notRunning(route: RouteRow): string {
 export class WebAppProxy {
   private readonly inFlight = new Map<string, number>();
   private readonly drained = new Map<string, Array<() => void>>();
-  /** Keep-alive connections to each deployment's container, by deployment id (and the port they go to). */
-  private readonly agents = new Map<string, { port: number; agent: http.Agent }>();
+  /** Keep-alive connections to each deployment's container, by deployment id (and the origin they go to). */
+  private readonly agents = new Map<string, { target: string; agent: http.Agent }>();
   private readonly server: ProxyServer;
 
   constructor(
@@ -82,6 +87,13 @@ export class WebAppProxy {
     private readonly log: Logger,
   ) {
     this.server = createProxyServer({ xfwd: true, ws: true });
+    // Connection and Keep-Alive are hop-by-hop (RFC 9110 §7.6.1): an app that closes every connection
+    // (busybox httpd does) must not make the client's connection to Backyard close too, which would
+    // cost the client a new TCP connection per request on top of the proxy's own.
+    this.server.on('proxyRes', (proxyRes) => {
+      delete proxyRes.headers.connection;
+      delete proxyRes.headers['keep-alive'];
+    });
   }
 
   /** The Web App at `subdomain`, or undefined when the subdomain is not a Web App's (hosted sites then answer). */
@@ -95,8 +107,9 @@ export class WebAppProxy {
     if (!deploymentId || !route.host_port) return unavailablePage(req, res, 503, `${route.app_name} is not running yet`, notRunning(route));
     this.enter(deploymentId);
     res.once('close', () => this.leave(deploymentId));
-    const target = `http://127.0.0.1:${route.host_port}`;
-    const agent = this.agentFor(deploymentId, route.host_port);
+    const address = this.directory.address(deploymentId);
+    const target = address ? `http://${address.ip}:${address.port}` : `http://127.0.0.1:${route.host_port}`;
+    const agent = this.agentFor(deploymentId, target);
     const idempotent = (req.method === 'GET' || req.method === 'HEAD') && !hasBody(req);
     const fail = (error: unknown) => {
       this.unreachable(deploymentId, error);
@@ -168,20 +181,21 @@ export class WebAppProxy {
     this.server.close();
   }
 
-  /** The keep-alive pool of a deployment's container at `port` (a new one when the port changed). */
-  private agentFor(deploymentId: string, port: number): http.Agent {
+  /** The keep-alive pool of a deployment's container at `target` (a new one when its address changed). */
+  private agentFor(deploymentId: string, target: string): http.Agent {
     const known = this.agents.get(deploymentId);
-    if (known && known.port === port) return known.agent;
+    if (known && known.target === target) return known.agent;
     known?.agent.destroy();
     // Idle connections go after 4 s, before most servers' own keep-alive time-out (Node's is 5 s).
     const agent = new http.Agent({ keepAlive: true, maxSockets: 256, maxFreeSockets: 64, timeout: 4_000 });
-    this.agents.set(deploymentId, { port, agent });
+    this.agents.set(deploymentId, { target, agent });
     return agent;
   }
 
   private unreachable(deploymentId: string, error: unknown): void {
     const e = error as { code?: string; message?: string };
     this.log.warn({ deploymentId, code: e.code, message: e.message }, 'web app container did not answer');
+    this.directory.forget(deploymentId);
     void this.directory.relocate(deploymentId).catch(() => undefined);
   }
 

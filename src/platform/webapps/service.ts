@@ -1,3 +1,4 @@
+import { ContainerAddresses } from './addresses.js';
 import path from 'node:path';
 import type { Config } from '../../config.js';
 import { homePaths } from '../../config.js';
@@ -86,6 +87,8 @@ export class WebAppService {
   private readonly builder: ImageBuilder;
   private readonly pipeline: DeploymentPipeline;
   private readonly autoDeploy: AutoDeploy;
+  /** Network addresses of the running containers, for the proxy (addresses.ts). */
+  readonly addresses: ContainerAddresses;
   /** Identifies this process as the owner of the deployments it runs. */
   private readonly owner = newOwner();
   private readonly settings: WebAppSettings;
@@ -102,7 +105,16 @@ export class WebAppService {
     this.sources = new RepositorySources(options.repoHost);
     this.runner = new ContainerRunner(docker, options.settings);
     this.builder = new ImageBuilder(docker, options.settings.dockerHost);
-    this.proxy = new WebAppProxy({ route: (sub) => this.store.route(sub), relocate: (id) => this.relocate(id) }, options.log);
+    this.addresses = new ContainerAddresses(docker, options.settings.home, options.log);
+    this.proxy = new WebAppProxy(
+      {
+        route: (sub) => this.store.route(sub),
+        relocate: (id) => this.relocate(id),
+        address: (id) => this.addresses.get(id),
+        forget: (id) => this.addresses.forget(id),
+      },
+      options.log,
+    );
     this.pipeline = new DeploymentPipeline({
       store: this.store,
       sources: this.sources,
@@ -265,6 +277,7 @@ export class WebAppService {
   start(): void {
     void this.sweep().catch((error: unknown) => this.log.warn({ message: (error as Error).message }, 'could not look up Web App containers at start'));
     this.autoDeploy.startPolling(this.settings.pollMs);
+    this.addresses.start();
   }
 
   /** Resolves when no deployment is queued or running and superseded containers are gone (tests, benchmarks). */
@@ -284,6 +297,7 @@ export class WebAppService {
     this.autoDeploy.close();
     this.pipeline.close();
     this.proxy.close();
+    this.addresses.close();
   }
 
   // ---- Internals ----

@@ -1,7 +1,7 @@
 import type { DataApps } from '../../apps.js';
 import { ParseCode } from '../../errors.js';
 import { FileStore } from '../../files.js';
-import type { PublicRoute } from '../plugin.js';
+import type { PublicRoute } from '../handler.js';
 import type { DataResponse } from '../types.js';
 
 const FILE_PATH = /^\/files\/([^/]+)\/([^/]+)$/;
@@ -28,7 +28,7 @@ const notFound = (): DataResponse => ({ status: 404, body: undefined, raw: { dat
 
 /**
  * The routes of the data API answered without keys, as Parse Server answers them (`PublicRoute`
- * of `plugin.ts`; it calls this for GET requests only, with the path below the mount):
+ * of `handler.ts`; it calls this for GET requests only, with the path below the mount):
  * - `GET /health`: 200 `{"status": "ok"}`;
  * - `GET /files/<appId>/<name>`: the file's bytes with its stored content type (the URLs that
  *   `DataEngine.fileUrl` gives); 403 `{code: 119}` for an unknown application id and 404

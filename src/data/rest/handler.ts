@@ -1,0 +1,199 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { parse as parseQuery } from 'fast-querystring';
+import getRawBody from 'raw-body';
+import type { Logger } from '../../log.js';
+import type { DataApps } from '../apps.js';
+import { ParseCode, ParseError } from '../errors.js';
+import { isPlainObject } from '../values.js';
+import { authenticate, readCredentials, SDK_BODY_FIELDS, unauthorized } from './credentials.js';
+import { errorResponse, type DataRouter } from './router.js';
+import type { DataRequest, DataResponse } from './types.js';
+
+/** Uploads up to this size are accepted (files); JSON bodies are parsed from the same buffer. */
+export const DATA_BODY_LIMIT = 20 * 1024 * 1024;
+
+const CREDENTIAL_HEADERS = ['Application-Id', 'REST-API-Key', 'JavaScript-Key', 'Client-Key', 'Windows-Key', 'Master-Key', 'Session-Token', 'Installation-Id', 'Client-Version', 'Revocable-Session', 'Request-Id'];
+
+/**
+ * CORS as Parse Server answers it: any origin may call the data API with the credential headers.
+ * Allowed methods and headers matter only to a preflight (Fetch standard, "CORS-preflight fetch"), so
+ * only OPTIONS carries them: every other answer stays some 700 bytes shorter.
+ */
+const CORS_HEADERS = {
+  'access-control-allow-origin': '*',
+  'access-control-expose-headers': 'X-Parse-Job-Status-Id, X-Parse-Push-Status-Id, X-Backend-Job-Status-Id',
+};
+const PREFLIGHT_HEADERS = {
+  ...CORS_HEADERS,
+  'access-control-allow-methods': 'GET, PUT, POST, DELETE, OPTIONS',
+  'access-control-allow-headers': [
+    ...CREDENTIAL_HEADERS.flatMap((h) => [`X-Parse-${h}`, `X-Backend-${h}`]),
+    'X-Requested-With',
+    'Content-Type',
+    'Pragma',
+    'Cache-Control',
+  ].join(', '),
+  'access-control-max-age': '86400',
+};
+const JSON_TYPE = 'application/json; charset=utf-8';
+
+const METHODS = new Set(['GET', 'POST', 'PUT', 'DELETE']);
+/** Methods whose body is read; a GET or HEAD body is ignored, as Fastify and Parse Server do. */
+const WITH_BODY = new Set(['POST', 'PUT', 'DELETE', 'PATCH']);
+
+/**
+ * Whether a file POST carries the file's own bytes rather than the JS SDK's JSON form
+ * (`{base64, _ContentType, _ApplicationId, ...}`). As Parse Server tells them apart: the JSON form
+ * carries the app id in the body, raw uploads in a header; a JSON body that holds `base64` is the
+ * JSON form whatever the headers say, so REST clients may use it with header credentials too.
+ */
+function isRawUpload(buffer: Buffer, contentType: string, headers: IncomingMessage['headers']): boolean {
+  if (!/^(application\/json|text\/plain)/.test(contentType)) return true;
+  const headerAppId = typeof headers['x-parse-application-id'] === 'string' || typeof headers['x-backend-application-id'] === 'string';
+  if (!headerAppId) return false;
+  try {
+    const parsed: unknown = JSON.parse(buffer.toString('utf8'));
+    return !(isPlainObject(parsed) && typeof parsed.base64 === 'string');
+  } catch {
+    return true;
+  }
+}
+
+/** Routes answered without keys (Parse Server serves health and file downloads to anyone): called for GET with the path below the mount. */
+export type PublicRoute = (path: string) => DataResponse | undefined | Promise<DataResponse | undefined>;
+
+export interface DataHandlerOptions {
+  apps: DataApps;
+  router: DataRouter;
+  /** The data API's public root (`http://localhost:4000/data`), for Location headers and file URLs. */
+  mountUrl: () => string;
+  publicRoute?: PublicRoute;
+  log: Logger;
+}
+
+/**
+ * Answers one data API request on the raw Node objects; `target` is the request target below the
+ * mount (`/classes/ToDo?where=...`). It never throws and never rejects.
+ */
+export type DataHandler = (req: IncomingMessage, res: ServerResponse, target: string) => void;
+
+/** Reads the body as bytes, at most DATA_BODY_LIMIT. @throws ParseError 130/116 (413) when larger, 107 when unreadable. */
+async function readBody(req: IncomingMessage, isFile: boolean): Promise<Buffer | undefined> {
+  if (!WITH_BODY.has(req.method ?? '')) {
+    req.resume();
+    return undefined;
+  }
+  try {
+    return await getRawBody(req, { limit: DATA_BODY_LIMIT, length: req.headers['content-length'] });
+  } catch (error) {
+    const type = (error as { type?: string }).type;
+    if (type === 'entity.too.large') {
+      throw new ParseError(isFile ? ParseCode.FILE_TOO_LARGE : ParseCode.OBJECT_TOO_LARGE, `The request body is larger than ${DATA_BODY_LIMIT} bytes.`, 413);
+    }
+    throw new ParseError(ParseCode.INVALID_JSON, 'The request body could not be read (its length does not match Content-Length, or the client stopped sending it).');
+  }
+}
+
+/**
+ * The data API (Interface B) on Node's own request and response objects, without a web framework's
+ * per-request machinery in front (bench/data-api: a GET by id costs little more than the bare server).
+ * It reads the body (JSON, the JS SDK's `text/plain` JSON with `_method` and credential fields, or
+ * raw bytes for files), resolves the app and the caller's auth (design.md decision 6), hands the call
+ * to the data router (find-my-way) and writes the answer in one write with Parse Server's CORS
+ * headers. A failure of Backyard's own is a 500 Parse body and a log line, never a stack trace.
+ */
+export function createDataHandler(options: DataHandlerOptions): DataHandler {
+  const { apps, router, mountUrl, log } = options;
+  const publicRoute = options.publicRoute ?? (() => undefined);
+
+  const send = (req: IncomingMessage, res: ServerResponse, answer: DataResponse): void => {
+    if (res.headersSent || res.destroyed) return;
+    // A string goes out in the same write as the headers; a Buffer would take a second one.
+    const payload = answer.raw ? answer.raw.data : JSON.stringify(answer.body);
+    res.writeHead(answer.status, {
+      ...CORS_HEADERS,
+      ...answer.headers,
+      'content-type': answer.raw ? answer.raw.contentType : JSON_TYPE,
+      'content-length': typeof payload === 'string' ? Buffer.byteLength(payload) : payload.length,
+    });
+    res.end(req.method === 'HEAD' ? undefined : payload);
+  };
+
+  const answer = async (req: IncomingMessage, res: ServerResponse, target: string): Promise<DataResponse> => {
+    const q = target.indexOf('?');
+    const path = (q < 0 ? target : target.slice(0, q)).replace(/\/+$/, '') || '/';
+    const query = q < 0 ? {} : (parseQuery(target.slice(q + 1)) as Record<string, unknown>);
+    const httpMethod = req.method === 'HEAD' ? 'GET' : (req.method ?? 'GET');
+    if (httpMethod === 'GET') {
+      const publicAnswer = await publicRoute(path);
+      if (publicAnswer) return publicAnswer;
+    }
+
+    const contentType = String(req.headers['content-type'] ?? '');
+    const isFilePost = httpMethod === 'POST' && path.startsWith('/files/');
+    const buffer = await readBody(req, isFilePost);
+    const isUpload = isFilePost && buffer !== undefined && isRawUpload(buffer, contentType, req.headers);
+    let json: unknown;
+    if (buffer?.length && !isUpload) {
+      try {
+        json = JSON.parse(buffer.toString('utf8'));
+      } catch {
+        throw new ParseError(ParseCode.INVALID_JSON, 'Invalid JSON in the request body.');
+      }
+    }
+    const bodyObject = isPlainObject(json) ? json : undefined;
+    const override = typeof bodyObject?._method === 'string' ? bodyObject._method.toUpperCase() : undefined;
+    const method = (override ?? httpMethod) as DataRequest['method'];
+    if (!METHODS.has(method)) throw new ParseError(ParseCode.INVALID_JSON, `Unsupported method ${method}.`);
+
+    const credentials = readCredentials(req.headers, bodyObject);
+    const keys = credentials.applicationId ? apps.keys(credentials.applicationId) : undefined;
+    const engine = keys && apps.engine(keys.applicationId);
+    if (!keys || !engine) throw unauthorized();
+
+    let body: unknown = json;
+    if (bodyObject) {
+      body = { ...bodyObject };
+      for (const field of SDK_BODY_FIELDS) if (!(isFilePost && field === '_ContentType')) delete (body as Record<string, unknown>)[field];
+    }
+    const isRead = method === 'GET';
+    const auth = authenticate(keys, credentials, engine.storage);
+    const registry = await apps.cloud.registry(keys.applicationId);
+    const res_ = await router.dispatch({
+      registry,
+      method,
+      path,
+      query: isRead && isPlainObject(body) ? { ...query, ...body } : query,
+      body: isRead ? undefined : body,
+      raw: isUpload && buffer ? { data: buffer, contentType } : undefined,
+      auth,
+      engine,
+      keys,
+      apps,
+      mountUrl: mountUrl(),
+    });
+    if (!isRead) await engine.storage.durable();
+    return res_;
+  };
+
+  return (req, res, target) => {
+    if (req.method === 'OPTIONS') {
+      req.resume();
+      res.writeHead(200, { ...PREFLIGHT_HEADERS, 'content-length': 0 });
+      res.end();
+      return;
+    }
+    answer(req, res, target).then(
+      (result) => send(req, res, result),
+      (error: unknown) => {
+        if (error instanceof ParseError) {
+          // A body left unread (too large) would be taken for the next request on this connection.
+          if (error.httpStatus === 413) res.shouldKeepAlive = false;
+          return send(req, res, errorResponse(error));
+        }
+        log.error({ err: error, method: req.method, url: req.url?.split('?')[0] }, 'data API failure');
+        send(req, res, { status: 500, body: { code: ParseCode.INTERNAL_SERVER_ERROR, error: 'Internal server error.' } });
+      },
+    );
+  };
+}
