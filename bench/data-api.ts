@@ -56,6 +56,39 @@ async function load(options: autocannon.Options): Promise<Result> {
   return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, errors: r.errors + r.non2xx };
 }
 
+/**
+ * Median microseconds of a write and an `fdatasync` in `folder`: 4 KiB over the start of a file (a
+ * WAL reused after a checkpoint) and 8 KiB appended (a WAL that grows, as after each open).
+ */
+function fdatasyncMicros(folder: string): { overwrite: number; append: number } {
+  const file = path.join(folder, 'bench-sync.tmp');
+  const fd = fs.openSync(file, 'w+');
+  const median = (xs: number[]) => xs.sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+  try {
+    fs.writeSync(fd, Buffer.alloc(64 * 1024), 0, 64 * 1024, 0);
+    fs.fdatasyncSync(fd);
+    const timed = (write: (i: number) => void) =>
+      median(
+        Array.from({ length: 200 }, (_, i) => {
+          const start = performance.now();
+          write(i);
+          fs.fdatasyncSync(fd);
+          return (performance.now() - start) * 1000;
+        }),
+      );
+    const overwrite = timed((i) => fs.writeSync(fd, Buffer.alloc(4096, 1), 0, 4096, (i % 16) * 4096));
+    let end = 64 * 1024;
+    const append = timed(() => {
+      fs.writeSync(fd, Buffer.alloc(8192, 2), 0, 8192, end);
+      end += 8192;
+    });
+    return { overwrite, append };
+  } finally {
+    fs.closeSync(fd);
+    fs.rmSync(file, { force: true });
+  }
+}
+
 export async function dataApiBench(): Promise<void> {
   const home = fs.mkdtempSync(path.join(os.tmpdir(), 'backyard-bench-data-'));
   const env = { ...process.env, BACKYARD_HOME: home, BACKYARD_LOG_LEVEL: 'warn' };
@@ -115,6 +148,13 @@ export async function dataApiBench(): Promise<void> {
       ['count with where (1 connection)', { url: q({ category: 'c7' }, { count: '1', limit: '0' }), connections: 1, headers }, bare1],
     ];
     console.log(`bare node:http: ${bare1.rps.toFixed(0)} req/s (1 connection), ${bare16.rps.toFixed(0)} req/s (16 connections)`);
+    // A create answers once its commit is on disk (durability.ts), so one connection waits for one
+    // fdatasync per create: with the bare round trip, that bounds sequential creates on this disk.
+    const sync = fdatasyncMicros(path.join(home, 'apps', app.appId));
+    console.log(
+      `write + fdatasync in the app's folder (median of 200): ${sync.overwrite.toFixed(0)} µs for a 4 KiB overwrite, ${sync.append.toFixed(0)} µs for an 8 KiB append; ` +
+        `one append sync per create bounds sequential creates at ${(1e6 / (1e6 / bare1.rps + sync.append)).toFixed(0)}/s`,
+    );
     // Cloud functions: a round trip through the worker, against a plain GET by id at the same concurrency.
     const getById = await load({ url: `${data}/classes/Item/${id}`, connections: 1, headers });
     const fn = await load({ url: `${data}/functions/echo`, connections: 1, method: 'POST', headers, body: JSON.stringify({ value: 42 }) });

@@ -39,7 +39,8 @@ function deepFreeze<T>(value: T): T {
 const MAX_IN = 10_000;
 
 /**
- * The SQLite storage adapter: one `data.db` per Backend App (WAL, `synchronous=FULL`), laid out as
+ * The SQLite storage adapter: one `data.db` per Backend App (WAL, `synchronous=NORMAL` plus a group
+ * commit that syncs the WAL before a write is answered: durability.ts), laid out as
  * `layout.ts` describes, with queries compiled by `src/data/query` so that SQLite filters, sorts,
  * counts and pages. Also the schema lookup its compiler uses.
  */
