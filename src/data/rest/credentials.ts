@@ -24,6 +24,10 @@ const header = (headers: Record<string, string | string[] | undefined>, name: st
   return undefined;
 };
 
+/** Headers (after the `X-Backend-`/`X-Parse-` prefix) and SDK body fields that carry a client key. */
+const CLIENT_KEY_HEADERS = ['rest-api-key', 'javascript-key', 'client-key', 'windows-key'];
+const CLIENT_KEY_FIELDS = ['_RESTAPIKey', '_JavaScriptKey', '_ClientKey', '_windowsKey'];
+
 /** Body fields the JS SDK sends beside an object's own fields; never data. */
 export const SDK_BODY_FIELDS = [
   '_ApplicationId',
@@ -48,16 +52,18 @@ export const SDK_BODY_FIELDS = [
  */
 export function readCredentials(headers: Record<string, string | string[] | undefined>, body: Record<string, unknown> | undefined): Credentials {
   const field = (name: string) => (typeof body?.[name] === 'string' && body[name] !== '' ? (body[name] as string) : undefined);
-  const clientKeys = [
-    header(headers, 'rest-api-key'),
-    header(headers, 'javascript-key'),
-    header(headers, 'client-key'),
-    header(headers, 'windows-key'),
-    field('_RESTAPIKey'),
-    field('_JavaScriptKey'),
-    field('_ClientKey'),
-    field('_windowsKey'),
-  ].filter((k): k is string => k !== undefined);
+  // Runs on every data API call: no intermediate arrays.
+  const clientKeys: string[] = [];
+  for (const name of CLIENT_KEY_HEADERS) {
+    const value = header(headers, name);
+    if (value !== undefined) clientKeys.push(value);
+  }
+  if (body) {
+    for (const name of CLIENT_KEY_FIELDS) {
+      const value = field(name);
+      if (value !== undefined) clientKeys.push(value);
+    }
+  }
   return {
     applicationId: header(headers, 'application-id') ?? field('_ApplicationId'),
     masterKey: header(headers, 'master-key') ?? field('_MasterKey'),

@@ -77,12 +77,8 @@ export interface DataHandlerOptions {
  */
 export type DataHandler = (req: IncomingMessage, res: ServerResponse, target: string) => void;
 
-/** Reads the body as bytes, at most DATA_BODY_LIMIT. @throws ParseError 130/116 (413) when larger, 107 when unreadable. */
-async function readBody(req: IncomingMessage, isFile: boolean): Promise<Buffer | undefined> {
-  if (!WITH_BODY.has(req.method ?? '')) {
-    req.resume();
-    return undefined;
-  }
+/** Reads the body of a POST, PUT, DELETE or PATCH as bytes, at most DATA_BODY_LIMIT. @throws ParseError 130/116 (413) when larger, 107 when unreadable. */
+async function readBody(req: IncomingMessage, isFile: boolean): Promise<Buffer> {
   try {
     return await getRawBody(req, { limit: DATA_BODY_LIMIT, length: req.headers['content-length'] });
   } catch (error) {
@@ -125,13 +121,19 @@ export function createDataHandler(options: DataHandlerOptions): DataHandler {
     const query = q < 0 ? {} : (parseQuery(target.slice(q + 1)) as Record<string, unknown>);
     const httpMethod = req.method === 'HEAD' ? 'GET' : (req.method ?? 'GET');
     if (httpMethod === 'GET') {
-      const publicAnswer = await publicRoute(path);
-      if (publicAnswer) return publicAnswer;
+      const publicAnswer = publicRoute(path);
+      // Most GETs are not public: no extra turn of the microtask queue for them.
+      if (publicAnswer) {
+        const answered = await publicAnswer;
+        if (answered) return answered;
+      }
     }
 
     const contentType = String(req.headers['content-type'] ?? '');
     const isFilePost = httpMethod === 'POST' && path.startsWith('/files/');
-    const buffer = await readBody(req, isFilePost);
+    let buffer: Buffer | undefined;
+    if (WITH_BODY.has(httpMethod)) buffer = await readBody(req, isFilePost);
+    else req.resume();
     const isUpload = isFilePost && buffer !== undefined && isRawUpload(buffer, contentType, req.headers);
     let json: unknown;
     if (buffer?.length && !isUpload) {

@@ -36,10 +36,7 @@ const notFound = (): DataResponse => ({ status: 404, body: undefined, raw: { dat
  * Any other path: undefined, so that the keyed routes answer it.
  */
 export function publicRoutes(apps: DataApps): PublicRoute {
-  return async (path) => {
-    if (path === '/health') return { status: 200, body: { status: 'ok' } };
-    const match = FILE_PATH.exec(path);
-    if (!match) return undefined;
+  const download = async (match: RegExpExecArray): Promise<DataResponse> => {
     // The path may arrive decoded or not; names that pass Parse's rule hold no `%`, so decoding is safe.
     const appId = decode(match[1]!);
     const name = decode(match[2]!);
@@ -48,5 +45,10 @@ export function publicRoutes(apps: DataApps): PublicRoute {
     const file = await new FileStore(apps.filesFolder(appId)).read(name);
     if (!file) return notFound();
     return { status: 200, body: undefined, headers: DOWNLOAD_HEADERS, raw: file };
+  };
+  return (path) => {
+    if (path === '/health') return { status: 200, body: { status: 'ok' } };
+    const match = FILE_PATH.exec(path);
+    return match ? download(match) : undefined;
   };
 }
