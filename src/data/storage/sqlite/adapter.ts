@@ -9,6 +9,7 @@ import { classTable, indexExpr, jsonPath, quoteIdent, relationTable } from './la
 import { dataMigrations } from './migrations.js';
 import { readConfig, writeConfig } from './config.js';
 import { WalSync } from './durability.js';
+import { checkpointer } from './checkpointer.js';
 
 interface RowRecord {
   objectId: string;
@@ -50,12 +51,22 @@ export class SqliteAdapter implements StorageAdapter, SchemaLookup {
   private classes = new Map<string, StoredClass>();
 
   private readonly wal: WalSync;
+  private readonly file: string;
+  private readonly txn: { begin: Database.Statement; commit: Database.Statement; rollback: Database.Statement };
 
   constructor(file: string) {
     this.db = openDatabase(file, dataMigrations);
     // Group commit: commits do not sync; `durable()` syncs the WAL off the event loop (durability.ts).
     this.db.pragma('synchronous = NORMAL');
-    this.wal = new WalSync(`${file}-wal`);
+    // Checkpoints run on the checkpoint thread, not inside a commit on the event loop (checkpointer.ts);
+    // without the thread, a PASSIVE checkpoint here every CHECKPOINT_EVERY commits.
+    this.db.pragma('wal_autocheckpoint = 0');
+    this.wal = new WalSync(`${file}-wal`, () => {
+      if (checkpointer.available) checkpointer.request(file);
+      else this.db.pragma('wal_checkpoint(PASSIVE)');
+    });
+    this.file = file;
+    this.txn = { begin: this.db.prepare('BEGIN IMMEDIATE'), commit: this.db.prepare('COMMIT'), rollback: this.db.prepare('ROLLBACK') };
     registerQueryFunctions(this.db);
     for (const cls of this.readSchema()) this.classes.set(cls.className, deepFreeze(cls));
   }
@@ -74,9 +85,24 @@ export class SqliteAdapter implements StorageAdapter, SchemaLookup {
     this.statements.clear();
   }
 
+  /**
+   * Runs `fn` in one write transaction (BEGIN IMMEDIATE ... COMMIT), or inside the one already open.
+   * Prepared BEGIN/COMMIT rather than better-sqlite3's `db.transaction(fn)`, which builds a wrapper per
+   * call: every create and update comes through here (about 9 µs less per write, bench/data-api).
+   * @throws what `fn` throws, after rolling back.
+   */
   transaction<T>(fn: () => T): T {
     if (this.db.inTransaction) return fn();
-    const result = this.db.transaction(fn).immediate();
+    this.txn.begin.run();
+    let result: T;
+    try {
+      result = fn();
+      this.txn.commit.run();
+    } catch (error) {
+      // SQLite may have rolled back already (a full disk, for one).
+      if (this.db.inTransaction) this.txn.rollback.run();
+      throw error;
+    }
     this.wal.wrote();
     return result;
   }
@@ -315,5 +341,6 @@ export class SqliteAdapter implements StorageAdapter, SchemaLookup {
   close(): void {
     this.wal.close();
     if (this.db.open) this.db.close();
+    void checkpointer.release(this.file);
   }
 }
