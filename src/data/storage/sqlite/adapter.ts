@@ -9,7 +9,6 @@ import { classTable, indexExpr, jsonPath, quoteIdent, relationTable } from './la
 import { dataMigrations } from './migrations.js';
 import { readConfig, writeConfig } from './config.js';
 import { WalSync } from './durability.js';
-import { checkpointer } from './checkpointer.js';
 
 interface RowRecord {
   objectId: string;
@@ -51,21 +50,13 @@ export class SqliteAdapter implements StorageAdapter, SchemaLookup {
   private classes = new Map<string, StoredClass>();
 
   private readonly wal: WalSync;
-  private readonly file: string;
   private readonly txn: { begin: Database.Statement; commit: Database.Statement; rollback: Database.Statement };
 
   constructor(file: string) {
     this.db = openDatabase(file, dataMigrations);
     // Group commit: commits do not sync; `durable()` syncs the WAL off the event loop (durability.ts).
     this.db.pragma('synchronous = NORMAL');
-    // Checkpoints run on the checkpoint thread, not inside a commit on the event loop (checkpointer.ts);
-    // without the thread, a PASSIVE checkpoint here every CHECKPOINT_EVERY commits.
-    this.db.pragma('wal_autocheckpoint = 0');
-    this.wal = new WalSync(`${file}-wal`, () => {
-      if (checkpointer.available) checkpointer.request(file);
-      else this.db.pragma('wal_checkpoint(PASSIVE)');
-    });
-    this.file = file;
+    this.wal = new WalSync(`${file}-wal`);
     this.txn = { begin: this.db.prepare('BEGIN IMMEDIATE'), commit: this.db.prepare('COMMIT'), rollback: this.db.prepare('ROLLBACK') };
     registerQueryFunctions(this.db);
     for (const cls of this.readSchema()) this.classes.set(cls.className, deepFreeze(cls));
@@ -341,6 +332,5 @@ export class SqliteAdapter implements StorageAdapter, SchemaLookup {
   close(): void {
     this.wal.close();
     if (this.db.open) this.db.close();
-    void checkpointer.release(this.file);
   }
 }

@@ -8,9 +8,6 @@ import fs from 'node:fs';
  * that is on disk (design.md, "State"), while concurrent writers share one sync and the event loop
  * keeps running during it (libuv's thread pool does the sync).
  */
-/** Commits between checkpoints: a create writes two or three pages, so about SQLite's default of 1,000 pages. */
-export const CHECKPOINT_EVERY = 256;
-
 export class WalSync {
   private fd: number | undefined;
   /** Incremented by every commit that wrote. */
@@ -19,26 +16,11 @@ export class WalSync {
   private synced = 0;
   private running: Promise<void> | undefined;
 
-  /** Commits since the last checkpoint was asked for. */
-  private sinceCheckpoint = 0;
-
-  /**
-   * @param walFile the database's `-wal` file.
-   * @param checkpoint asks for a checkpoint; called every CHECKPOINT_EVERY commits, in place of
-   *   SQLite's automatic checkpoint (which the adapter turns off: checkpointer.ts).
-   */
-  constructor(
-    private readonly walFile: string,
-    private readonly checkpoint: () => void = () => undefined,
-  ) {}
+  constructor(private readonly walFile: string) {}
 
   /** Records that a commit wrote something. Call after each write transaction. */
   wrote(): void {
     this.written++;
-    if (++this.sinceCheckpoint >= CHECKPOINT_EVERY) {
-      this.sinceCheckpoint = 0;
-      this.checkpoint();
-    }
   }
 
   /** Resolves when every commit recorded before this call is on stable storage. */
