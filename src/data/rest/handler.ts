@@ -154,7 +154,8 @@ export function createDataHandler(options: DataHandlerOptions): DataHandler {
     if (!keys || !engine) throw unauthorized();
 
     let body: unknown = json;
-    if (bodyObject) {
+    // Only the JS SDK's bodies carry these; a REST body is used as it came.
+    if (bodyObject && SDK_BODY_FIELDS.some((field) => field in bodyObject)) {
       body = { ...bodyObject };
       for (const field of SDK_BODY_FIELDS) if (!(isFilePost && field === '_ContentType')) delete (body as Record<string, unknown>)[field];
     }

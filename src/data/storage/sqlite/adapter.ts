@@ -56,6 +56,11 @@ export class SqliteAdapter implements StorageAdapter, SchemaLookup {
     this.db = openDatabase(file, dataMigrations);
     // Group commit: commits do not sync; `durable()` syncs the WAL off the event loop (durability.ts).
     this.db.pragma('synchronous = NORMAL');
+    // A checkpoint copies each page changed since the last one into data.db and syncs it, inside a
+    // commit on the event loop. Random objectIds spread inserts over the table's pages, so a longer
+    // interval copies each page once for many commits: 10,000 pages (a WAL of up to 40 MB, reused,
+    // and removed at close) instead of SQLite's 1,000 took about 15 µs off each insert here.
+    this.db.pragma('wal_autocheckpoint = 10000');
     this.wal = new WalSync(`${file}-wal`);
     this.txn = { begin: this.db.prepare('BEGIN IMMEDIATE'), commit: this.db.prepare('COMMIT'), rollback: this.db.prepare('ROLLBACK') };
     registerQueryFunctions(this.db);
