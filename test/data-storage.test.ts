@@ -31,6 +31,28 @@ describe('the SQLite adapter write path', () => {
     adapter.close();
   });
 
+  it('a lone writer syncs at once on this thread; concurrent writers share one sync in the thread pool', async () => {
+    const adapter = new SqliteAdapter(file);
+    adapter.saveClass(CLASS);
+    const wal = (adapter as unknown as { wal: { written: number; synced: number; running?: Promise<void> } }).wal;
+    adapter.transaction(() => adapter.insert('Item', row(1)));
+    const alone = adapter.durable(true);
+    // Already on disk when the call returns: no hand-off to another thread.
+    expect(wal.synced).toBe(wal.written);
+    expect(wal.running).toBeUndefined();
+    await alone;
+
+    adapter.transaction(() => adapter.insert('Item', row(2)));
+    const first = adapter.durable();
+    adapter.transaction(() => adapter.insert('Item', row(3)));
+    const second = adapter.durable(true); // a sync is running: it waits like the others
+    expect(wal.running).toBeDefined();
+    expect(wal.synced).toBeLessThan(wal.written);
+    await Promise.all([first, second]);
+    expect(wal.synced).toBe(wal.written);
+    adapter.close();
+  });
+
   it('a transaction that throws rolls back and leaves nothing written', () => {
     const adapter = new SqliteAdapter(file);
     adapter.saveClass(CLASS);

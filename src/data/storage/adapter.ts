@@ -51,8 +51,10 @@ export interface StorageAdapter {
   /**
    * Resolves once every change committed before the call is on stable storage. Front ends await it
    * before answering a write, so a success answer means the change is on disk.
+   * @param alone true when no other request is in flight: an adapter may then sync at once on this
+   *   thread rather than hand the sync to another and wait to be woken (nobody could share it).
    */
-  durable(): Promise<void>;
+  durable(alone?: boolean): Promise<void>;
 
   loadSchema(): StoredClass[];
   /** One class's schema entry, shared and read-only (copy it to change it), or undefined. */

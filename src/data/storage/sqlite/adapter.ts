@@ -103,8 +103,8 @@ export class SqliteAdapter implements StorageAdapter, SchemaLookup {
     return result;
   }
 
-  durable(): Promise<void> {
-    return this.wal.durable();
+  durable(alone = false): Promise<void> {
+    return this.wal.durable(alone);
   }
 
   private merged = new Map<string, Readonly<Record<string, FieldType>>>();
