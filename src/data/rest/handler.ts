@@ -7,6 +7,7 @@ import { ParseCode, ParseError } from '../errors.js';
 import { isPlainObject } from '../values.js';
 import { authenticate, readCredentials, SDK_BODY_FIELDS, unauthorized } from './credentials.js';
 import { errorResponse, type DataRouter } from './router.js';
+import { RequestTraffic } from './traffic.js';
 import type { DataRequest, DataResponse } from './types.js';
 
 /** Uploads up to this size are accepted (files); JSON bodies are parsed from the same buffer. */
@@ -71,9 +72,6 @@ export interface DataHandlerOptions {
   log: Logger;
 }
 
-/** The window in which the connections that sent data API requests are counted, in ms. */
-const WINDOW_MS = 100;
-
 /**
  * Answers one data API request on the raw Node objects; `target` is the request target below the
  * mount (`/classes/ToDo?where=...`). It never throws and never rejects.
@@ -95,7 +93,7 @@ async function readBody(req: IncomingMessage, isFile: boolean): Promise<Buffer> 
 
 /**
  * The data API (Interface B) on Node's own request and response objects, without a web framework's
- * per-request machinery in front (bench/data-api: a GET by id costs little more than the bare server).
+ * per-request machinery in front (bench/data-api measures it against a bare `node:http` server).
  * It reads the body (JSON, the JS SDK's `text/plain` JSON with `_method` and credential fields, or
  * raw bytes for files), resolves the app and the caller's auth (design.md decision 6), hands the call
  * to the data router (find-my-way) and writes the answer in one write with Parse Server's CORS
@@ -104,32 +102,7 @@ async function readBody(req: IncomingMessage, isFile: boolean): Promise<Buffer> 
 export function createDataHandler(options: DataHandlerOptions): DataHandler {
   const { apps, router, mountUrl, log } = options;
   const publicRoute = options.publicRoute ?? (() => undefined);
-  /** Data API requests begun and not yet answered (a lone write may sync at once: durability.ts). */
-  let inFlight = 0;
-  /** Connections that sent a request in this window and the one before (WINDOW_MS each). */
-  let current = new Set<unknown>();
-  let previous = new Set<unknown>();
-  let windowStart = 0;
-  const sawRequestOn = (socket: unknown) => {
-    const now = performance.now();
-    if (now - windowStart > WINDOW_MS) {
-      previous = now - windowStart > 2 * WINDOW_MS ? new Set() : current;
-      current = new Set();
-      windowStart = now;
-    }
-    current.add(socket);
-  };
-  /**
-   * A write is alone when it is the only request in flight and one connection alone has been sending
-   * requests lately. In-flight requests are not enough: while a sync blocks the event loop, requests
-   * of other clients wait unread in their sockets, and would then look alone one after the other.
-   */
-  const alone = () => {
-    if (inFlight !== 1 || current.size > 1 || previous.size > 1) return false;
-    const [a] = current;
-    const [b] = previous;
-    return a === undefined || b === undefined || a === b;
-  };
+  const traffic = new RequestTraffic();
 
   const send = (req: IncomingMessage, res: ServerResponse, answer: DataResponse): void => {
     if (res.headersSent || res.destroyed) return;
@@ -204,14 +177,13 @@ export function createDataHandler(options: DataHandlerOptions): DataHandler {
       apps,
       mountUrl: mountUrl(),
     });
-    if (!isRead) await engine.storage.durable(alone());
+    if (!isRead) await engine.storage.durable(traffic.alone());
     return res_;
   };
 
   return (req, res, target) => {
-    inFlight++;
-    sawRequestOn(req.socket);
-    res.once('close', () => inFlight--);
+    traffic.begin(req.socket);
+    res.once('close', () => traffic.end());
     if (req.method === 'OPTIONS') {
       req.resume();
       res.writeHead(200, { ...PREFLIGHT_HEADERS, 'content-length': 0 });
