@@ -39,6 +39,17 @@ Parse.Cloud.afterSave('ToDo', async (request) => {
   log.set('todo', request.object.id);
   await log.save(null, { useMasterKey: true });
 });
+Parse.Cloud.beforeSave(Parse.User, (request) => {
+  if (!request.object.isNew()) return;
+  if (String(request.object.get('password') || '').length < 8) throw new Parse.Error(142, 'A password needs 8 characters.');
+  request.object.set('nickname', String(request.object.get('username')).toUpperCase());
+});
+Parse.Cloud.afterSave(Parse.User, async (request) => {
+  const log = new Parse.Object('AuditLog');
+  log.set('user', request.object.id);
+  log.set('sawPassword', request.object.get('password') !== undefined || request.object.get('_hashed_password') !== undefined);
+  await log.save(null, { useMasterKey: true });
+});
 Parse.Cloud.beforeDelete('Locked', () => { throw new Error('Locked objects stay.'); });
 Parse.Cloud.beforeFind('Secret', (request) => { request.query.equalTo('visible', true); });
 Parse.Cloud.afterFind('Shout', (request) => request.objects.map((o) => { o.set('text', String(o.get('text')).toUpperCase()); return o; }));
@@ -78,7 +89,7 @@ describe('cloud functions', () => {
   it('see the caller (master or user) and use the SDK against their own data API', async () => {
     expect((await app.call('POST', '/functions/whoami', { body: {} })).body.result).toEqual({ master: false, user: null });
     expect((await app.call('POST', '/functions/whoami', { body: {}, master: true })).body.result).toEqual({ master: true, user: null });
-    const signup = await app.call('POST', '/users', { body: { username: 'cloudy', password: 'pw' } });
+    const signup = await app.call('POST', '/users', { body: { username: 'cloudy', password: 'cloudy-password' } });
     const asUser = await app.call('POST', '/functions/whoami', { body: {}, sessionToken: signup.body.sessionToken });
     expect(asUser.body.result).toEqual({ master: false, user: 'cloudy' });
     const objectResult = await app.call('POST', '/functions/returnObject', { body: {} });
@@ -121,6 +132,31 @@ describe('triggers', () => {
     await good.save();
     await good.fetch();
     expect(good.get('titleLength')).toBe(12);
+  });
+
+  it('signup runs _User beforeSave (which sees the password and may refuse or change the user) and afterSave (which sees neither password nor hash)', async () => {
+    const weak = new Parse.User();
+    weak.set('username', 'shorty');
+    weak.set('password', 'short');
+    await expect(weak.signUp()).rejects.toMatchObject({ code: 142, message: 'A password needs 8 characters.' });
+    // Refused before anything was written.
+    expect(await new Parse.Query(Parse.User).equalTo('username', 'shorty').count({ useMasterKey: true })).toBe(0);
+
+    const user = new Parse.User();
+    user.set('username', 'strongling');
+    user.set('password', 'long enough');
+    await user.signUp();
+    expect(user.getSessionToken()).toMatch(/^r:/);
+    const stored = await new Parse.Query(Parse.User).get(user.id!, { useMasterKey: true });
+    expect(stored.get('nickname')).toBe('STRONGLING');
+    expect(stored.get('password')).toBeUndefined();
+    const [audit] = await new Parse.Query('AuditLog').equalTo('user', user.id).find({ useMasterKey: true });
+    expect(audit?.get('sawPassword')).toBe(false);
+    // The password the trigger saw is the one stored (hashed): logging in works.
+    await Parse.User.logOut();
+    const again = await Parse.User.logIn('strongling', 'long enough');
+    expect(again.id).toBe(user.id);
+    await Parse.User.logOut();
   });
 
   it('beforeDelete can refuse a delete', async () => {

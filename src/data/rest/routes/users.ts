@@ -3,7 +3,7 @@ import { isPlainObject } from '../../values.js';
 import { refuseInTransaction, type DataRouter } from '../router.js';
 import { ok, type DataRequest, type DataResponse, type RouteHandler } from '../types.js';
 import { roleRoutes } from './roles.js';
-import { afterTrigger, guardTrigger } from '../../cloud/hooks.js';
+import { afterTrigger, beforeSave, guardTrigger } from '../../cloud/hooks.js';
 import { triggerContext } from './classes.js';
 import { sessionRoutes } from './sessions.js';
 
@@ -15,9 +15,17 @@ const userLocation = (req: DataRequest, objectId: string) => `${req.mountUrl}/us
 /** A field of the body, else of the query string (the JS SDK sends a GET's fields in a POST body). */
 const param = (req: DataRequest, name: string): unknown => (isPlainObject(req.body) && req.body[name] !== undefined ? req.body[name] : req.query[name]);
 
+/**
+ * Signup runs `_User`'s beforeSave and afterSave, as Parse Server's RestWrite does for any create:
+ * beforeSave sees the fields as sent (the plaintext password included, so it can judge it; it is
+ * never stored or answered) and may change them or refuse; afterSave sees the saved user.
+ */
 const signUpRoute: RouteHandler = async (req) => {
   refuseInTransaction(req);
-  const { user, sessionToken } = await signUp(req.engine, req.body, req.auth);
+  const ctx = triggerContext(req);
+  const body = await beforeSave(ctx, '_User', req.body);
+  const { user, sessionToken } = await signUp(req.engine, body, req.auth);
+  await afterTrigger(ctx, 'afterSave', '_User', req.engine.toJson('_User', user));
   return ok({ objectId: user.objectId, createdAt: user.createdAt, sessionToken }, 201, { location: userLocation(req, user.objectId) });
 };
 
