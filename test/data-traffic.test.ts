@@ -18,44 +18,28 @@ describe('RequestTraffic', () => {
     for (let i = 0; i < 5; i++) {
       traffic.begin(connection);
       expect(traffic.alone()).toBe(true);
-      traffic.end();
     }
   });
 
-  it('two requests in flight are not alone', () => {
-    const traffic = new RequestTraffic();
-    const connection = {};
-    traffic.begin(connection);
-    traffic.begin(connection);
-    expect(traffic.alone()).toBe(false);
-    traffic.end();
-    expect(traffic.alone()).toBe(true);
-  });
-
-  it('clients taking turns are not alone, even with one request in flight at a time; after a quiet spell one client is again', () => {
+  it('clients taking turns are not alone; after a window without the other, or a quiet spell, one client is again', () => {
     const time = clock();
     const traffic = new RequestTraffic(time.now);
     const first = {};
     const second = {};
     traffic.begin(first);
-    traffic.end();
     traffic.begin(second);
     expect(traffic.alone()).toBe(false);
-    traffic.end();
     // The other client is still counted in the next window.
     time.advance(120);
     traffic.begin(first);
     expect(traffic.alone()).toBe(false);
-    traffic.end();
     // A window without the other client: alone again.
     time.advance(120);
     traffic.begin(first);
     expect(traffic.alone()).toBe(true);
-    traffic.end();
     // After a long quiet spell, whoever comes first is alone.
     time.advance(10_000);
     traffic.begin(second);
     expect(traffic.alone()).toBe(true);
-    traffic.end();
   });
 });

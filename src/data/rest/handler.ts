@@ -183,7 +183,6 @@ export function createDataHandler(options: DataHandlerOptions): DataHandler {
 
   return (req, res, target) => {
     traffic.begin(req.socket);
-    res.once('close', () => traffic.end());
     if (req.method === 'OPTIONS') {
       req.resume();
       res.writeHead(200, { ...PREFLIGHT_HEADERS, 'content-length': 0 });
