@@ -5,7 +5,7 @@ import { createLogger } from './log.js';
 import { runStdioMcp } from './mcp/stdio.js';
 import { openPlatform, type Platform } from './platform/platform.js';
 import { findRunningServer, startHttpServer } from './server/http.js';
-import { SIGN_IN_LINK_TTL_MS, signInLink } from './server/dashboard/sessions.js';
+import { SIGN_IN_LINK_TTL_MS, signInLink } from './platform/dashboard/sessions.js';
 import { dockerClient, engineFailure } from './platform/devenvs/engine.js';
 import { BUSYBOX_PATH, OFFLINE_IMAGE, buildOfflineImage } from './platform/devenvs/offlineImage.js';
 import { packageVersion } from './version.js';

@@ -16,6 +16,7 @@ import { loadConfig } from '../src/config.js';
 import { ManagementError } from '../src/errors.js';
 import { createLogger } from '../src/log.js';
 import type { Account } from '../src/platform/accounts/service.js';
+import { openPlatform } from '../src/platform/platform.js';
 import type { RepoHostService } from '../src/platform/repohost/service.js';
 import { openDatabase } from '../src/platform/store/db.js';
 import { AutoDeploy } from '../src/platform/webapps/autodeploy.js';
@@ -28,6 +29,7 @@ import { runSpec } from '../src/platform/webapps/runner.js';
 import { RepositorySources, SourceError } from '../src/platform/webapps/source.js';
 import { WebAppStore } from '../src/platform/webapps/store.js';
 import { commit, ok } from './helpers/webapps.js';
+import { refusalOf } from './helpers/refusal.js';
 
 const refusal = (f: () => unknown): string => {
   try {
@@ -348,3 +350,44 @@ describe('deployment log rows', () => {
   });
 });
 
+
+describe('the listing of a Web App\'s deployments (the dashboard\'s read)', () => {
+  it('lists newest first (in the order queued), at most `limit`, and refuses another account\'s app as unknown', () => {
+    const home = fs.mkdtempSync(path.join(os.tmpdir(), 'backyard-deployments-'));
+    const platform = openPlatform(loadConfig({ home }, { BACKYARD_LOG_LEVEL: 'silent' }), createLogger('silent'));
+    try {
+      const alice = platform.services.accounts.create('alice').account.id;
+      const bob = platform.services.accounts.create('bob').account.id;
+      // Rows written as the service writes them; no deployment runs (no Docker here).
+      const store = new WebAppStore(platform.db);
+      store.insertApp({
+        id: 'w1', account_id: alice, app_name: 'app', subdomain: 'app', repository_owner_login: 'alice', repository_name: 'app', branch_name: 'main',
+        root_dir_path: '.', environment_variables: '[]', port: null, health_check_path: '/', auto_deploy: 0, last_seen_sha: '', created_at: '2026-01-01T00:00:00.000Z',
+      });
+      const at = '2026-01-01T00:00:01.000Z'; // one millisecond for all: the order queued decides
+      store.insertDeployment({ id: 'd1', web_app_id: 'w1', trigger: 'create', owner: 'elsewhere/1/x', created_at: at });
+      store.insertDeployment({ id: 'd2', web_app_id: 'w1', trigger: 'manual', owner: 'elsewhere/1/x', created_at: at });
+      store.insertDeployment({ id: 'd3', web_app_id: 'w1', trigger: 'update', owner: 'elsewhere/1/x', created_at: at });
+      store.finish('d1', 'failed', 'no Dockerfile', '2026-01-01T00:00:02.000Z');
+      store.finish('d2', 'superseded', '', '2026-01-01T00:00:03.000Z');
+
+      const webApps = platform.services.webApps;
+      expect(webApps.deployments(alice, 'w1').map((x) => x.id)).toEqual(['d3', 'd2', 'd1']);
+      expect(webApps.deployments(alice, 'w1', 2).map((x) => x.id)).toEqual(['d3', 'd2']);
+      expect(webApps.deployments(alice, 'w1', 1)).toEqual([
+        { id: 'd3', commitSHA: '', createdAt: at, status: 'queued', error: '', trigger: 'update', finishedAt: null },
+      ]);
+      expect(webApps.deployments(alice, 'w1').at(-1)).toEqual({
+        id: 'd1', commitSHA: '', createdAt: at, status: 'failed', error: 'no Dockerfile', trigger: 'create', finishedAt: '2026-01-01T00:00:02.000Z',
+      });
+      const others = refusalOf(() => webApps.deployments(bob, 'w1'));
+      expect(others.kind).toBe('notFound');
+      // The same answer as for an id that does not exist: nothing tells bob that the app exists.
+      expect(others.message).toBe(refusalOf(() => webApps.deployments(bob, 'nope')).message.replace('nope', 'w1'));
+      expect(refusalOf(() => webApps.deployments(alice, 'w1', 0)).kind).toBe('invalid');
+    } finally {
+      platform.close();
+      fs.rmSync(home, { recursive: true, force: true });
+    }
+  });
+});

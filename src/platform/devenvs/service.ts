@@ -16,11 +16,13 @@ import {
   executionOf,
   type CommandExecution,
   type DevelopmentEnvironment,
+  type EnvironmentActivity,
   type EnvironmentRow,
   type ExecutionRow,
+  type ExecutionSummary,
 } from './store.js';
 
-export type { CommandExecution, DevelopmentEnvironment } from './store.js';
+export type { CommandExecution, DevelopmentEnvironment, EnvironmentActivity, ExecutionSummary } from './store.js';
 
 /** Settings of the development environment service (Config: BACKYARD_DEVENV_*, BACKYARD_EXEC_WAIT_MS, DOCKER_HOST). */
 export interface DevEnvSettings extends ContainerSettings {
@@ -44,6 +46,9 @@ export const INTERACTION = {
   /** How long the signalled command may take to be reported exited after the SIGKILL. */
   afterKillMs: 10_000,
 } as const;
+
+/** How many executions `executions` lists when no limit is given (the dashboard's environment page). */
+export const EXECUTIONS_LIST_LIMIT = 200;
 
 /** How often running executions' output is written to platform.db while they run, in milliseconds. */
 const FLUSH_MS = 250;
@@ -173,6 +178,43 @@ export class DevEnvService {
   }
 
   /**
+   * The newest `limit` executions of an environment, newest first (by start time, then by the order
+   * they were recorded), without their output. Read as stored: an execution whose Backyard went away
+   * reads `running` here until `inspect` settles it.
+   * @param limit how many at most, a positive integer (default `EXECUTIONS_LIST_LIMIT`, 200).
+   * @throws ManagementError(notFound) for an unknown environment or another account's (design.md,
+   *   decision 2); (invalid) for a limit that is not a positive integer (SQLite reads a negative LIMIT as none).
+   */
+  executions(accountId: string, environmentId: string, limit = EXECUTIONS_LIST_LIMIT): ExecutionSummary[] {
+    this.requireEnvironment(accountId, environmentId);
+    if (!Number.isInteger(limit) || limit < 1) throw invalid(`limit must be a positive integer (it is ${limit}).`);
+    return this.store.executionSummaries(environmentId, limit);
+  }
+
+  /**
+   * An environment's activity at a glance: how many executions it has, how many are marked running
+   * (as stored, see `executions`), and its latest one.
+   * @throws ManagementError(notFound) for an unknown environment or another account's.
+   */
+  activity(accountId: string, environmentId: string): EnvironmentActivity {
+    this.requireEnvironment(accountId, environmentId);
+    const { total, running } = this.store.executionCounts(environmentId);
+    const [latest] = this.store.executionSummaries(environmentId, 1);
+    return { total, running, ...(latest ? { latest } : {}) };
+  }
+
+  /**
+   * One execution's command, state and times, without its output (as stored, see `executions`).
+   * @throws ManagementError(notFound) for unknown ids, or an environment of another account.
+   */
+  executionSummary(accountId: string, environmentId: string, executionId: string): ExecutionSummary {
+    this.requireEnvironment(accountId, environmentId);
+    const summary = this.store.executionSummary(environmentId, executionId);
+    if (!summary) throw executionNotFound(environmentId, executionId);
+    return summary;
+  }
+
+  /**
    * Stops following executions. Each one still running keeps its output so far and is ended inside the
    * container (SIGTERM, then SIGKILL) without waiting; its row stays `running` until the next reader or
    * the next Backyard on this home sees that its owner is gone, marks it exited with a note, and ends
@@ -211,11 +253,7 @@ export class DevEnvService {
   private requireExecution(accountId: string, environmentId: string, executionId: string): ExecutionRow {
     this.requireEnvironment(accountId, environmentId);
     const row = this.store.execution(environmentId, executionId);
-    if (!row) {
-      throw notFound(
-        `No command execution has the id "${executionId}" in the development environment "${environmentId}". Use the id that executeCommand answered.`,
-      );
-    }
+    if (!row) throw executionNotFound(environmentId, executionId);
     return this.reconcile(row);
   }
 
@@ -341,6 +379,9 @@ export class DevEnvService {
     await this.terminate(running.container, row.id);
   }
 }
+
+const executionNotFound = (environmentId: string, executionId: string) =>
+  notFound(`No command execution has the id "${executionId}" in the development environment "${environmentId}". Use the id that executeCommand answered.`);
 
 /** The engine's answer when an exec targets a container that stopped (409) or was removed (404). */
 const isContainerGone = (error: unknown): boolean => {

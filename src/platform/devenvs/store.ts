@@ -22,6 +22,27 @@ export interface CommandExecution {
   exitCode?: number;
 }
 
+/**
+ * One execution as the dashboard lists it: what ran, its state and when, without its output (read
+ * that through `DevEnvService.inspect`). Times are ISO 8601 in UTC with milliseconds; `exitCode` is
+ * null while `running`, and `exitedAt` too.
+ */
+export interface ExecutionSummary {
+  id: string;
+  command: string;
+  status: 'running' | 'exited';
+  exitCode: number | null;
+  createdAt: string;
+  exitedAt: string | null;
+}
+
+/** How many executions an environment has, how many are marked running, and its latest one (absent when none ran). */
+export interface EnvironmentActivity {
+  total: number;
+  running: number;
+  latest?: ExecutionSummary;
+}
+
 export interface EnvironmentRow {
   id: string;
   account_id: string;
@@ -59,6 +80,18 @@ export const executionOf = (row: ExecutionRow): CommandExecution => ({
   ...(row.status === 'exited' && row.exit_code !== null ? { exitCode: row.exit_code } : {}),
 });
 
+/** The columns of `ExecutionSummary`: lists never load the outputs (up to 1 MiB per stream each). */
+type SummaryRow = Pick<ExecutionRow, 'id' | 'command' | 'status' | 'exit_code' | 'created_at' | 'exited_at'>;
+
+const summaryOf = (r: SummaryRow): ExecutionSummary => ({
+  id: r.id,
+  command: r.command,
+  status: r.status,
+  exitCode: r.exit_code,
+  createdAt: r.created_at,
+  exitedAt: r.exited_at,
+});
+
 /** Prepared statements over the two tables. */
 export class DevEnvStore {
   private readonly stmts;
@@ -75,6 +108,13 @@ export class DevEnvStore {
          VALUES (?, ?, ?, 'running', ?, ?, ?)`,
       ),
       exec: db.prepare('SELECT * FROM command_executions WHERE id = ? AND environment_id = ?'),
+      // rowid breaks ties between executions started in the same millisecond: the later insert is newer.
+      summaries: db.prepare(
+        `SELECT id, command, status, exit_code, created_at, exited_at FROM command_executions
+          WHERE environment_id = ? ORDER BY created_at DESC, rowid DESC LIMIT ?`,
+      ),
+      summary: db.prepare('SELECT id, command, status, exit_code, created_at, exited_at FROM command_executions WHERE id = ? AND environment_id = ?'),
+      counts: db.prepare(`SELECT COUNT(*) AS total, SUM(status = 'running') AS running FROM command_executions WHERE environment_id = ?`),
       output: db.prepare("UPDATE command_executions SET stdout = ?, stderr = ?, heartbeat_at = ? WHERE id = ? AND status = 'running'"),
       exited: db.prepare(
         "UPDATE command_executions SET status = 'exited', exit_code = ?, stdout = ?, stderr = ?, exited_at = ? WHERE id = ? AND status = 'running'",
@@ -116,6 +156,24 @@ export class DevEnvStore {
   /** The execution `id` when it belongs to the environment `environmentId`. */
   execution(environmentId: string, id: string): ExecutionRow | undefined {
     return this.stmts.exec.get(id, environmentId) as ExecutionRow | undefined;
+  }
+
+  /** The newest `limit` executions of the environment `environmentId`, newest first, without their output. */
+  executionSummaries(environmentId: string, limit: number): ExecutionSummary[] {
+    return (this.stmts.summaries.all(environmentId, limit) as SummaryRow[]).map(summaryOf);
+  }
+
+  /** The execution `id` of the environment `environmentId`, without its output. */
+  executionSummary(environmentId: string, id: string): ExecutionSummary | undefined {
+    const row = this.stmts.summary.get(id, environmentId) as SummaryRow | undefined;
+    return row && summaryOf(row);
+  }
+
+  /** How many executions the environment `environmentId` has, and how many are marked running. */
+  executionCounts(environmentId: string): { total: number; running: number } {
+    // SUM over no rows is NULL.
+    const counts = this.stmts.counts.get(environmentId) as { total: number; running: number | null };
+    return { total: counts.total, running: counts.running ?? 0 };
   }
 
   /** Output so far of a running execution (also refreshes its heartbeat). */

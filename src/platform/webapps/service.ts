@@ -36,6 +36,15 @@ import { UNFINISHED, WebAppStore, variablesOf, type DeploymentRow, type Deployme
 export type { CreateWebAppInput, Deployment, LogOptions, UpdateWebAppInput, WebApp } from './types.js';
 
 export const DEFAULT_LOGS_LIMIT = 15;
+/** How many deployments `deployments` lists when no limit is given (the dashboard's Web App page). */
+export const DEPLOYMENTS_LIST_LIMIT = 50;
+
+/** A deployment in a list: the Interface A `Deployment`, what started it, and when it ended (null while unfinished). */
+export interface DeploymentSummary extends Deployment {
+  trigger: DeploymentTrigger;
+  /** ISO 8601 in UTC with milliseconds; null while queued, building or starting. */
+  finishedAt: string | null;
+}
 
 /** Settings of the Web App service (Config: BACKYARD_WEBAPP_*, DOCKER_HOST). */
 export interface WebAppSettings extends PipelineSettings, RunnerSettings {
@@ -265,6 +274,19 @@ export class WebAppService {
     const buildLogs = options.includeBuildLogs ? this.store.lastLogs(row.id, 'build', options.buildLogsLimit ?? DEFAULT_LOGS_LIMIT) : [];
     const containersLogs = options.includeContainersLogs ? await this.containerLogs(row, options.containersLogsLimit ?? DEFAULT_LOGS_LIMIT) : [];
     return { ...deploymentOf(row), buildLogs, containersLogs };
+  }
+
+  /**
+   * The newest `limit` deployments of a Web App, newest first (in the order they were queued), for
+   * the dashboard's list; getDeployment answers one at a time, with logs.
+   * @param limit how many at most, a positive integer (default `DEPLOYMENTS_LIST_LIMIT`, 50).
+   * @throws ManagementError(notFound) for an unknown app or another account's (design.md, decision 2);
+   *   (invalid) for a limit that is not a positive integer (SQLite reads a negative LIMIT as none).
+   */
+  deployments(accountId: string, appId: string, limit = DEPLOYMENTS_LIST_LIMIT): DeploymentSummary[] {
+    this.requireApp(accountId, appId);
+    if (!Number.isInteger(limit) || limit < 1) throw invalid(`limit must be a positive integer (it is ${limit}).`);
+    return this.store.deployments(appId, limit).map((row) => ({ ...deploymentOf(row), trigger: row.trigger, finishedAt: row.finished_at }));
   }
 
   // ---- Life cycle ----

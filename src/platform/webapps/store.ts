@@ -122,6 +122,8 @@ export class WebAppStore {
       setLast: db.prepare('UPDATE web_apps SET last_deployment_id = ? WHERE id = ?'),
       deployment: db.prepare('SELECT * FROM deployments WHERE id = ? AND web_app_id = ?'),
       deploymentById: db.prepare('SELECT * FROM deployments WHERE id = ?'),
+      // rowid is the order of insertion: created_at can tie within a millisecond.
+      deployments: db.prepare('SELECT * FROM deployments WHERE web_app_id = ? ORDER BY rowid DESC LIMIT ?'),
       newer: db.prepare('SELECT 1 FROM deployments WHERE web_app_id = ? AND rowid > (SELECT rowid FROM deployments WHERE id = ?) LIMIT 1'),
       status: db.prepare(`UPDATE deployments SET status = ?, heartbeat_at = ? WHERE id = ? AND status IN ('queued', 'building', 'starting')`),
       commit: db.prepare('UPDATE deployments SET commit_sha = ? WHERE id = ?'),
@@ -236,6 +238,11 @@ export class WebAppStore {
 
   deploymentById(id: string | null): DeploymentRow | undefined {
     return id === null ? undefined : (this.s.deploymentById.get(id) as DeploymentRow | undefined);
+  }
+
+  /** The newest `limit` deployments of the Web App `webAppId`, newest first. */
+  deployments(webAppId: string, limit: number): DeploymentRow[] {
+    return this.s.deployments.all(webAppId, limit) as DeploymentRow[];
   }
 
   /** True when the app has a deployment created after `id`. */

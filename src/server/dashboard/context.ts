@@ -3,10 +3,10 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Platform } from '../../platform/platform.js';
 import type { Services } from '../../platform/services.js';
 import type { BackendApp } from '../../platform/backendapps/service.js';
+import type { DashboardSession, DashboardSessions } from '../../platform/dashboard/sessions.js';
 import { html, query, type HtmlValue } from './html.js';
 import { layout, notice, type PageParts } from './layout.js';
 import type { Flash, FlashMessages } from './security.js';
-import type { DashboardSession, DashboardSessions } from './sessions.js';
 
 /** What the dashboard's page handlers share. */
 export interface Dashboard {

@@ -158,7 +158,7 @@ function filterForm(app: BackendApp, cls: SchemaClass, view: TableView): Html {
 </form></details>`;
 }
 
-function addColumnForm(session: import('./sessions.js').DashboardSession, app: BackendApp, cls: SchemaClass, classNames: string[]): Html {
+function addColumnForm(session: import('../../platform/dashboard/sessions.js').DashboardSession, app: BackendApp, cls: SchemaClass, classNames: string[]): Html {
   return html`<details><summary>Add a column</summary>
 <form method="post" action="${classHref(app.appId, cls.className)}/columns" class="panel">
   ${csrfField(session)}
@@ -176,7 +176,7 @@ function addColumnForm(session: import('./sessions.js').DashboardSession, app: B
 </form></details>`;
 }
 
-function addClassForm(session: import('./sessions.js').DashboardSession, app: BackendApp): Html {
+function addClassForm(session: import('../../platform/dashboard/sessions.js').DashboardSession, app: BackendApp): Html {
   return html`<details><summary>Add a class</summary>
 <form method="post" action="${appHref(app.appId, 'data')}" class="panel">
   ${csrfField(session)}
@@ -255,7 +255,7 @@ async function classPage(d: Dashboard, request: FastifyRequest, reply: FastifyRe
 
 /** The object form: one control per field (values as given, or the object's). */
 function objectForm(
-  session: import('./sessions.js').DashboardSession,
+  session: import('../../platform/dashboard/sessions.js').DashboardSession,
   app: BackendApp,
   cls: SchemaClass,
   object: Record<string, unknown> | undefined,

@@ -1,8 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ManagementError } from '../../errors.js';
-import type { CommandExecution, DevelopmentEnvironment } from '../../platform/devenvs/service.js';
+import { EXECUTIONS_LIST_LIMIT, type CommandExecution, type DevelopmentEnvironment, type ExecutionSummary } from '../../platform/devenvs/service.js';
 import { sendNotFound, sendPage, sessionOf, type Dashboard } from './context.js';
-import { executionSummary, executionsOf } from './executions.js';
 import { openEventStream } from './events.js';
 import { html, path, plural, when } from './html.js';
 import { badge } from './layout.js';
@@ -26,15 +25,23 @@ function ownEnvironment(d: Dashboard, request: FastifyRequest, reply: FastifyRep
   return environment;
 }
 
-/** The state of one execution, or undefined when the environment has no such execution. */
-function inspect(d: Dashboard, accountId: string, environmentId: string, executionId: string): CommandExecution | undefined {
+/** What `read` answers, or undefined when it refuses with notFound (an unknown id, or another account's). */
+function unlessNotFound<T>(read: () => T): T | undefined {
   try {
-    return d.services.devenvs.inspect(accountId, environmentId, executionId);
+    return read();
   } catch (error) {
     if (error instanceof ManagementError && error.kind === 'notFound') return undefined;
     throw error;
   }
 }
+
+/** The state of one execution, or undefined when the environment has no such execution. */
+const inspect = (d: Dashboard, accountId: string, environmentId: string, executionId: string): CommandExecution | undefined =>
+  unlessNotFound(() => d.services.devenvs.inspect(accountId, environmentId, executionId));
+
+/** One execution's command and times, or undefined when the environment has no such execution. */
+const summaryOf = (d: Dashboard, accountId: string, environmentId: string, executionId: string): ExecutionSummary | undefined =>
+  unlessNotFound(() => d.services.devenvs.executionSummary(accountId, environmentId, executionId));
 
 const stateBadge = (execution: { status: string; exitCode?: number | null }, id?: string) =>
   execution.status === 'running' ? badge('run', 'running', id) : badge(execution.exitCode === 0 ? 'ok' : 'bad', 'exited', id);
@@ -54,7 +61,7 @@ export function environmentRoutes(app: FastifyInstance, d: Dashboard): void {
     const session = sessionOf(request);
     const environment = ownEnvironment(d, request, reply, request.params.environmentId);
     if (!environment) return reply;
-    const executions = executionsOf(d.platform.db, environment.id).map((e) => {
+    const executions = d.services.devenvs.executions(session.account.id, environment.id).map((e) => {
       if (e.status !== 'running') return e;
       const now = inspect(d, session.account.id, environment.id, e.id);
       return now && now.status === 'exited' ? { ...e, status: 'exited' as const, exitCode: now.exitCode ?? null } : e;
@@ -65,7 +72,7 @@ export function environmentRoutes(app: FastifyInstance, d: Dashboard): void {
       crumbs: [{ label: 'Overview', href: '/dashboard' }, { label: environment.chatTitle }],
       heading: html`<h1>${environment.chatTitle} <span class="muted small">Development environment</span></h1>`,
       body: html`<dl class="facts"><dt>Environment id</dt><dd><code>${environment.id}</code></dd><dt>Created</dt><dd>${when(environment.createdAt)}</dd>
-<dt>Commands</dt><dd>${plural(executions.length, 'command')}${executions.length >= 200 ? ' (the latest 200 shown)' : ''}</dd></dl>
+<dt>Commands</dt><dd>${plural(executions.length, 'command')}${executions.length >= EXECUTIONS_LIST_LIMIT ? ` (the latest ${EXECUTIONS_LIST_LIMIT} shown)` : ''}</dd></dl>
 <section aria-labelledby="executions-heading">
 <h2 id="executions-heading">Command executions</h2>
 ${executions.length
@@ -85,7 +92,7 @@ ${executions.length
     const environment = ownEnvironment(d, request, reply, request.params.environmentId);
     if (!environment) return reply;
     const execution = inspect(d, session.account.id, environment.id, request.params.executionId);
-    const summary = executionSummary(d.platform.db, environment.id, request.params.executionId);
+    const summary = summaryOf(d, session.account.id, environment.id, request.params.executionId);
     if (!execution || !summary) return sendNotFound(reply, session, 'command execution');
     const running = execution.status === 'running';
     const events = `${executionHref(environment.id, execution.id)}/events`;

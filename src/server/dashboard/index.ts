@@ -1,10 +1,10 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { dashboardSessionsOf } from '../../platform/dashboard/sessions.js';
 import type { Platform } from '../../platform/platform.js';
 import { ASSETS } from './assets.js';
 import { bindSession, formOf, sendNotFound, sendPage, signInPath, type Dashboard } from './context.js';
 import { html } from './html.js';
-import { FlashMessages, SESSION_COOKIE, readCookie, sameOrigin, securityHeaders } from './security.js';
-import { DashboardSessions, sameSecret } from './sessions.js';
+import { FlashMessages, SESSION_COOKIE, readCookie, sameOrigin, sameSecret, securityHeaders } from './security.js';
 import { PUBLIC, signInRoutes } from './signin.js';
 import { overviewRoutes } from './overview.js';
 import { appRoutes } from './app.js';
@@ -55,7 +55,7 @@ export function dashboard(platform: Platform) {
   const d: Dashboard = {
     platform,
     services,
-    sessions: new DashboardSessions(platform.db, services.accounts),
+    sessions: dashboardSessionsOf(platform),
     flash: new FlashMessages(),
     streams: new Set(),
   };

@@ -1,6 +1,6 @@
 import { assetUrl } from './assets.js';
 import { html, type Html, type HtmlValue } from './html.js';
-import type { DashboardSession } from './sessions.js';
+import type { DashboardSession } from '../../platform/dashboard/sessions.js';
 
 /** One step of the breadcrumb trail; the last one is the current page and has no link. */
 export interface Crumb {

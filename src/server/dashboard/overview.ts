@@ -1,7 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { appHref, dataCall } from './appframe.js';
 import { flashOf, sendPage, sessionOf, type Dashboard } from './context.js';
-import { activityOf } from './executions.js';
 import { html, path, plural, when } from './html.js';
 import { badge } from './layout.js';
 import { webAppBadge, webAppHref } from './webapps.js';
@@ -54,7 +53,7 @@ export function overviewRoutes(app: FastifyInstance, d: Dashboard): void {
 
     const environmentCards = environments.length
       ? html`<ul class="cards">${environments.map((e) => {
-          const activity = activityOf(d.platform.db, e.id);
+          const activity = d.services.devenvs.activity(accountId, e.id);
           const latest = activity.latest;
           return html`<li class="card">
   <h3><a href="${environmentHref(e.id)}">${e.chatTitle}</a></h3>

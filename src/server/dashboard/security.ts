@@ -1,11 +1,19 @@
+import { timingSafeEqual } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { SESSION_TTL_MS } from '../../platform/dashboard/sessions.js';
 import { randomSecret } from '../../platform/ids.js';
-import { SESSION_TTL_MS } from './sessions.js';
 
 /** The session cookie's name. Host-only (no Domain), so hosted sites on `<sub>.localhost` never get it. */
 export const SESSION_COOKIE = 'backyard_session';
 
 const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]']);
+
+/** Compares two strings in constant time (for tokens of the same kind, such as a request's CSRF token and its session's). */
+export function sameSecret(a: string, b: string): boolean {
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  return x.length === y.length && timingSafeEqual(x, y);
+}
 
 /** Reads one cookie from a request's `Cookie` header. */
 export function readCookie(request: FastifyRequest, name: string): string | undefined {

@@ -5,7 +5,7 @@ import { updateWebApp } from '../../../tools/updateWebApp.js';
 import type { Dashboard } from './context.js';
 import { attr, html, type Html } from './html.js';
 import { csrfField } from './layout.js';
-import type { DashboardSession } from './sessions.js';
+import type { DashboardSession } from '../../platform/dashboard/sessions.js';
 
 /** The settings the form edits, under updateWebApp's field names (variables have their own forms). */
 const SETTINGS = ['branchName', 'rootDirPath', 'port', 'healthCheckPath', 'autoDeploy'] as const;

@@ -1,6 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ManagementError } from '../../errors.js';
-import type { Db } from '../../platform/store/db.js';
 import type { WebApp } from '../../platform/webapps/service.js';
 import { flashOf, formOf, redirectWith, sendNotFound, sendPage, sessionOf, type Dashboard } from './context.js';
 import { openEventStream } from './events.js';
@@ -31,28 +30,6 @@ export const webAppBadge = (status: WebApp['status']): Html =>
 /** A deployment's state as a badge; `id` lets the live script update it. */
 const deploymentBadge = (status: string, id?: string): Html =>
   badge(status === 'active' ? 'ok' : status === 'failed' ? 'bad' : status === 'superseded' ? 'off' : 'run', status, id);
-
-interface DeploymentSummary {
-  id: string;
-  status: string;
-  commitSHA: string;
-  error: string;
-  trigger: string;
-  createdAt: string;
-  finishedAt: string | null;
-}
-
-/**
- * A Web App's deployments, newest first, for the dashboard's list (the Web App service answers one
- * deployment at a time). Read-only SQL over the rows of the Web App migration; the caller checked
- * that the app is the session's own.
- */
-function deploymentsOf(db: Db, appId: string, limit = 50): DeploymentSummary[] {
-  const rows = db
-    .prepare('SELECT id, status, commit_sha, error, trigger, created_at, finished_at FROM deployments WHERE web_app_id = ? ORDER BY rowid DESC LIMIT ?')
-    .all(appId, limit) as Array<{ id: string; status: string; commit_sha: string; error: string; trigger: string; created_at: string; finished_at: string | null }>;
-  return rows.map((r) => ({ id: r.id, status: r.status, commitSHA: r.commit_sha, error: r.error, trigger: r.trigger, createdAt: r.created_at, finishedAt: r.finished_at }));
-}
 
 /** One of the session's own Web Apps, or undefined after answering 404. */
 async function ownWebApp(d: Dashboard, request: FastifyRequest, reply: FastifyReply, appId: string): Promise<WebApp | undefined> {
@@ -102,7 +79,8 @@ export function webAppRoutes(app: FastifyInstance, d: Dashboard): void {
       if (error instanceof ManagementError && error.kind === 'notFound') return sendNotFound(reply, session, 'deployment');
       throw error;
     }
-    const summary = deploymentsOf(d.platform.db, webApp.appId, 1_000).find((x) => x.id === deployment.id);
+    // Only for its trigger, which getDeployment does not answer; looked for among the latest 1000.
+    const summary = d.services.webApps.deployments(session.account.id, webApp.appId, 1_000).find((x) => x.id === deployment.id);
     const live = !FINISHED.has(deployment.status);
     return sendPage(reply, 200, {
       title: `Deployment · ${webApp.appName}`,
@@ -253,7 +231,7 @@ ${live ? html`<p class="hint" data-live-hint>The logs update live while the depl
  */
 function sendWebAppPage(d: Dashboard, request: FastifyRequest, reply: FastifyReply, webApp: WebApp, problem?: SettingsProblem): FastifyReply {
   const session = sessionOf(request);
-  const deployments = deploymentsOf(d.platform.db, webApp.appId);
+  const deployments = d.services.webApps.deployments(session.account.id, webApp.appId);
   const here = webAppHref(webApp.appId);
   return sendPage(reply, problem ? 400 : 200, {
     title: webApp.appName,

@@ -1,8 +1,15 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
-import type { Account, AccountService } from '../../platform/accounts/service.js';
-import { hashToken, sameHash } from '../../platform/accounts/tokens.js';
-import { randomSecret } from '../../platform/ids.js';
-import type { Db } from '../../platform/store/db.js';
+import { createHmac } from 'node:crypto';
+import type { Account, AccountService } from '../accounts/service.js';
+import { hashToken, sameHash } from '../accounts/tokens.js';
+import { randomSecret } from '../ids.js';
+import type { Platform } from '../platform.js';
+import type { Db } from '../store/db.js';
+
+/*
+ * The storage side of dashboard sign-in: sessions and one-time sign-in links. What travels over HTTP
+ * (the cookie, the CSRF checks of requests) stays in the front end (src/server/dashboard/security.ts
+ * and index.ts), which only hands this class the tokens it read.
+ */
 
 /** How long a dashboard session lasts after sign-in (the cookie's Max-Age too). */
 export const SESSION_TTL_MS = 7 * 24 * 60 * 60 * 1000;
@@ -21,13 +28,6 @@ export interface DashboardSession {
 
 /** The CSRF token of a session: an HMAC of a fixed label under the session token (known only to its browser and, per request, to us). */
 export const csrfTokenOf = (sessionToken: string): string => createHmac('sha256', sessionToken).update('backyard dashboard csrf').digest('base64url');
-
-/** Compares two strings in constant time (for tokens of the same kind). */
-export function sameSecret(a: string, b: string): boolean {
-  const x = Buffer.from(a);
-  const y = Buffer.from(b);
-  return x.length === y.length && timingSafeEqual(x, y);
-}
 
 /**
  * Dashboard sessions and one-time sign-in links in `platform.db` (migration 6). Like account tokens,
@@ -58,7 +58,7 @@ export class DashboardSessions {
     return { token, session: { account, hash, csrfToken: csrfTokenOf(token), expiresAt } };
   }
 
-  /** The live session of a cookie's token, or undefined when it is unknown, ended or expired. */
+  /** The live session of a session token (the dashboard's cookie), or undefined when it is unknown, ended or expired. */
   find(token: string | undefined): DashboardSession | undefined {
     if (!token || token.length > 200) return undefined;
     const hash = hashToken(token);
@@ -138,6 +138,10 @@ export class DashboardSessions {
   }
 }
 
+/** The dashboard sessions of a platform: over its `platform.db` and its accounts. */
+export const dashboardSessionsOf = (platform: Pick<Platform, 'db' | 'services'>): DashboardSessions =>
+  new DashboardSessions(platform.db, platform.services.accounts);
+
 /**
  * A one-time link that signs `login` in to the dashboard served at `base` (`backyard dashboard`).
  * The account is created when it does not exist yet, as `backyard mcp` would.
@@ -145,5 +149,6 @@ export class DashboardSessions {
 export function signInLink(db: Db, accounts: AccountService, login: string, base: string): string {
   const account = accounts.ensure(login);
   const code = new DashboardSessions(db, accounts).createLinkCode(account.id);
+  // The dashboard's sign-in link route (src/server/dashboard/signin.ts), as `dashboardURL`s are built here too.
   return `${base.replace(/\/+$/, '')}/dashboard/sign-in/link?code=${encodeURIComponent(code)}`;
 }
