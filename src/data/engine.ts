@@ -4,7 +4,8 @@ import { ParseCode, ParseError } from './errors.js';
 import { applyChanges } from './objects/operations.js';
 import { parseFindParams, type FindParams } from './objects/findParams.js';
 import { includePointers } from './objects/include.js';
-import { objectJson, protectUser, selectKeys, type FileUrl } from './objects/output.js';
+import { objectJson, selectKeys, type FileUrl } from './objects/output.js';
+import { withoutHidden } from './objects/protectedFields.js';
 import { checkClassName, checkFieldName, READ_ONLY_SYSTEM, Schema } from './schema.js';
 import type { StorageAdapter, StoredRow } from './storage/adapter.js';
 import { checkAcl, isPlainObject } from './values.js';
@@ -148,6 +149,19 @@ export class DataEngine {
   }
 
   /**
+   * `object` (API form) as `auth` may see it: without the fields its class's CLP `protectedFields`
+   * hide from this caller (objects/protectedFields.ts). `_User` adds Parse Server's default, `email`
+   * under `*`, and users always see their own object whole. The master key sees everything.
+   */
+  protect(className: string, object: Record<string, unknown>, auth: Auth): Record<string, unknown> {
+    if (auth.master) return object;
+    const configured = this.schema.get(className)?.classLevelPermissions.protectedFields;
+    if (className !== '_User') return withoutHidden(object, configured, auth);
+    if (auth.user?.objectId === object.objectId) return object;
+    return withoutHidden(object, { ...configured, '*': [...new Set([...(configured?.['*'] ?? []), 'email'])] }, auth);
+  }
+
+  /**
    * Fetches one object (Parse REST guide, "Retrieving Objects") with `keys`, `excludeKeys` and `include`.
    * @throws ParseError 101 when it does not exist or the caller may not read it.
    */
@@ -189,7 +203,7 @@ export class DataEngine {
   }
 
   private present(className: string, rows: StoredRow[], params: FindParams, auth: Auth): Record<string, unknown>[] {
-    const objects = rows.map((r) => (className === '_User' ? protectUser(this.toJson(className, r), auth) : this.toJson(className, r)));
+    const objects = rows.map((r) => this.protect(className, this.toJson(className, r), auth));
     if (params.include.length) includePointers(this, objects, className, params.include, auth);
     return objects.map((o) => selectKeys(o, params.keys, params.excludeKeys));
   }

@@ -1,7 +1,6 @@
 import type { Auth } from '../auth/context.js';
 import type { DataEngine } from '../engine.js';
 import { applyChanges } from '../objects/operations.js';
-import { protectUser } from '../objects/output.js';
 import { isPlainObject } from '../values.js';
 import type { CloudCaller, CloudRegistry, CloudRuntime, TriggerName } from './types.js';
 
@@ -73,5 +72,6 @@ export async function afterFind(ctx: TriggerContext, className: string, objects:
     const { __type: _t, className: _c, ...rest } = o;
     return rest;
   });
-  return className === '_User' ? out.map((u) => protectUser(u, ctx.auth)) : out;
+  // What the trigger returns is answered as objects of the class, so their protected fields stay hidden.
+  return out.map((o) => ctx.engine.protect(className, o, ctx.auth));
 }

@@ -1,7 +1,6 @@
 import type { Auth } from '../auth/context.js';
 import type { DataEngine } from '../engine.js';
 import { isPlainObject } from '../values.js';
-import { protectUser } from './output.js';
 
 /**
  * Replaces pointers on the `include` paths (`"project"`, `"project.owner"`, `"*"` for every pointer
@@ -32,7 +31,7 @@ export function includePointers(engine: DataEngine, objects: Record<string, unkn
         principals: auth.master ? undefined : auth.principals,
       });
       for (const row of rows) {
-        const object = target === '_User' ? protectUser(engine.toJson(target, row), auth) : engine.toJson(target, row);
+        const object = engine.protect(target, engine.toJson(target, row), auth);
         found.set(`${target}:${row.objectId}`, { ...object, __type: 'Object', className: target });
       }
     }

@@ -42,12 +42,3 @@ export function selectKeys(object: Record<string, unknown>, keys: readonly strin
   return out;
 }
 
-/**
- * Hides a user's email from everyone but the user and the master key (Parse Server's default
- * `protectedFields` of `_User`), wherever a user object is answered: queries, gets and includes.
- */
-export function protectUser(user: Record<string, unknown>, viewer: { master: boolean; user?: { objectId: string } }): Record<string, unknown> {
-  if (viewer.master || viewer.user?.objectId === user.objectId || !('email' in user)) return user;
-  const { email: _hidden, ...rest } = user;
-  return rest;
-}

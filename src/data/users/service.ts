@@ -1,4 +1,3 @@
-import { protectUser } from '../objects/output.js';
 import { randomBytes } from 'node:crypto';
 import { aclAllows, MASTER, type Auth } from '../auth/context.js';
 import { sessionUser } from '../auth/sessions.js';
@@ -75,11 +74,6 @@ export function createSession(engine: DataEngine, userId: string, createdWith: C
     }
     return engine.create('_Session', body, MASTER).row;
   });
-}
-
-/** A user as another caller may see it: Parse Server's default `protectedFields` hide `email` from all but the user and the master key. */
-export function presentUser(user: Record<string, unknown>, auth: Auth): Record<string, unknown> {
-  return protectUser(user, auth);
 }
 
 /** The fields of a `_User` write, split into data, password and ACL. */

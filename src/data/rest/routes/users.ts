@@ -1,4 +1,4 @@
-import { authenticate, deleteUser, logIn, logInAs, loginPayload, logOut, me, presentUser, signUp, updateUser, type UserUpdate } from '../../users/service.js';
+import { authenticate, deleteUser, logIn, logInAs, loginPayload, logOut, me, signUp, updateUser, type UserUpdate } from '../../users/service.js';
 import { isPlainObject } from '../../values.js';
 import { refuseInTransaction, type DataRouter } from '../router.js';
 import { ok, type DataRequest, type DataResponse, type RouteHandler } from '../types.js';
@@ -31,12 +31,12 @@ const signUpRoute: RouteHandler = async (req) => {
 
 const findUsers: RouteHandler = (req) => {
   const answer = req.engine.find('_User', req.query, req.auth);
-  return ok({ ...answer, results: answer.results.map((u) => presentUser(u, req.auth)) });
+  return ok(answer);
 };
 
 /** Parse Server adds the caller's session token when users fetch themselves (the SDK's `fetch` keeps it). */
 const getUser: RouteHandler = (req, { objectId }) => {
-  const user = presentUser(req.engine.get('_User', objectId!, req.auth, req.query), req.auth);
+  const user = req.engine.get('_User', objectId!, req.auth, req.query);
   if (req.auth.sessionToken && req.auth.user?.objectId === objectId) user.sessionToken = req.auth.sessionToken;
   return ok(user);
 };
