@@ -53,6 +53,29 @@ describe('the SQLite adapter write path', () => {
     adapter.close();
   });
 
+  it('_User gets case-insensitive indexes on username and email, which the free-name check uses', () => {
+    const adapter = new SqliteAdapter(file);
+    adapter.saveClass({ className: '_User', fields: { username: { type: 'String' }, email: { type: 'String' } }, classLevelPermissions: {}, indexes: {} });
+    const now = new Date().toISOString();
+    for (const [i, name] of ['Alice', 'bob', 'Carol.Smith'].entries()) {
+      adapter.transaction(() => adapter.insert('_User', { objectId: `user${i}`, createdAt: now, updatedAt: now, data: { username: name, email: `${name.toLowerCase()}@example.test` }, acl: null }));
+    }
+    const db = (adapter as unknown as { db: { prepare(sql: string): { all(...p: unknown[]): unknown[] } } }).db;
+    const indexes = db.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'cls__User'").all().map((r) => (r as { name: string }).name);
+    expect(indexes).toEqual(expect.arrayContaining(['cls__User_username_lower', 'cls__User_email_lower']));
+    const taken = (username: string) => adapter.find('_User', { where: { username: { $regex: `^${username.replace(/[.\\-]/g, '\\$&')}$`, $options: 'i' } }, limit: 1 }).map((r) => r.objectId);
+    expect(taken('ALICE')).toEqual(['user0']);
+    expect(taken('carol.smith')).toEqual(['user2']);
+    expect(taken('carolXsmith')).toEqual([]);
+    // An app made before these indexes gets them when its database is opened.
+    (db as unknown as { exec(sql: string): void }).exec('DROP INDEX "cls__User_username_lower"; DROP INDEX "cls__User_email_lower"');
+    adapter.close();
+    const reopened = new SqliteAdapter(file);
+    const again = (reopened as unknown as { db: typeof db }).db.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'cls__User'").all().map((r) => (r as { name: string }).name);
+    expect(again).toEqual(expect.arrayContaining(['cls__User_username_lower', 'cls__User_email_lower']));
+    reopened.close();
+  });
+
   it('a transaction that throws rolls back and leaves nothing written', () => {
     const adapter = new SqliteAdapter(file);
     adapter.saveClass(CLASS);

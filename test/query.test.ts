@@ -187,6 +187,13 @@ describe('compileWhere agrees with mingo', () => {
     { tags: [] },
     { tags: { k: 2 } },
     { tags: { $regex: '^[Ac]' } },
+    { name: { $regex: '^bob$', $options: 'i' } },
+    { name: { $regex: '^A\\.C$', $options: 'i' } },
+    { name: { $regex: '^ALICE$', $options: 'i' } },
+    { name: { $regex: '^álvaro$', $options: 'i' } },
+    { mixed: { $regex: '^ABC$', $options: 'i' } },
+    { score: { $regex: '^5$', $options: 'i' } },
+    { name: { $regex: '^bob\\$', $options: 'i' } },
     { tags: { $exists: true } },
     { 'meta.city': 'Paris' },
     { 'meta.city': null },
@@ -541,6 +548,7 @@ describe('indexes are used (style.md, example 8)', () => {
     db.exec(`CREATE INDEX i ON "cls_T"(json_extract(data, '$."score"'))`);
     db.exec(`CREATE INDEX i_when ON "cls_T"(json_extract(data, '$."when"."iso"'))`);
     db.exec(`CREATE INDEX i_created ON "cls_T"(createdAt)`);
+    db.exec(`CREATE INDEX i_name_lower ON "cls_T"(lower(json_extract(data, '$."name"')))`);
   });
   it.each([
     [{ score: 5 }, 'INDEX i '],
@@ -549,6 +557,8 @@ describe('indexes are used (style.md, example 8)', () => {
     [{ score: { $in: [1, 2, 3] } }, 'INDEX i '],
     [{ when: { $gte: date('2024-01-01') } }, 'INDEX i_when'],
     [{ createdAt: { $lt: date('2024-01-05') } }, 'INDEX i_created'],
+    // A case-insensitive exact match (how a username is checked to be free) uses an index on lower(field).
+    [{ name: { $regex: '^B\\.o-b$', $options: 'i' } }, 'INDEX i_name_lower'],
   ])('%j searches, not scans', (where, index) => {
     const detail = plan(where);
     expect(detail).toMatch(/SEARCH t USING INDEX/);
@@ -557,5 +567,6 @@ describe('indexes are used (style.md, example 8)', () => {
   });
   it('results are the same with the index', () => {
     expect(run({ score: { $gt: 2 } })).toEqual(oracle({ score: { $gt: 2 } }));
+    for (const where of [{ name: { $regex: '^bob$', $options: 'i' } }, { name: { $regex: '^A\\.C$', $options: 'i' } }]) expect(run(where)).toEqual(oracle(where));
   });
 });

@@ -82,8 +82,44 @@ function regexArgs(pattern: unknown, options: unknown): [string, string] {
   return [pattern, flags];
 }
 
+/**
+ * The text a pattern `^literal$` matches and nothing else, when every character between the anchors
+ * is plain or backslash-escaped punctuation; undefined for any other pattern.
+ */
+export function exactLiteral(pattern: string): string | undefined {
+  if (pattern.length < 2 || !pattern.startsWith('^') || !pattern.endsWith('$')) return undefined;
+  const body = pattern.slice(1, -1);
+  let out = '';
+  for (let i = 0; i < body.length; i++) {
+    const c = body[i]!;
+    if (c === '\\') {
+      const next = body[i + 1];
+      // \d, \w, \Q ... are classes or commands, not literals; a trailing \ escaped the final $.
+      if (next === undefined || /[A-Za-z0-9]/.test(next)) return undefined;
+      out += next;
+      i++;
+    } else if ('^$.*+?()[]{}|'.includes(c)) {
+      return undefined;
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+const ASCII = /^[\x00-\x7f]*$/;
+
 const matchesRegex = (t: Target, [pattern, flags]: [string, string]): SqlFragment => {
   if (t.kind === 'relation') return FALSE;
+  // A case-insensitive exact match of ASCII text (how the users service checks that a username or
+  // email is free) as `lower(field) = ?`, so an index on lower(field) serves it instead of a regex
+  // over every row. Same answers: without the u flag, the i flag folds only ASCII letters onto ASCII
+  // letters, and SQLite's lower() folds exactly those.
+  const literal = flags === 'i' ? exactLiteral(pattern) : undefined;
+  if (literal !== undefined && ASCII.test(literal)) {
+    const equal = frag(`lower(${t.at()}) = ?`, literal.toLowerCase());
+    return t.kind === 'column' ? equal : and([frag(`${t.typeAt()} = 'text'`), equal]);
+  }
   const call = frag(`${FN.regexp}(?, ?, ${t.at()})`, pattern, flags);
   return t.kind === 'column' ? call : and([frag(`${t.typeAt()} = 'text'`), call]);
 };

@@ -65,6 +65,7 @@ export class SqliteAdapter implements StorageAdapter, SchemaLookup {
     this.txn = { begin: this.db.prepare('BEGIN IMMEDIATE'), commit: this.db.prepare('COMMIT'), rollback: this.db.prepare('ROLLBACK') };
     registerQueryFunctions(this.db);
     for (const cls of this.readSchema()) this.classes.set(cls.className, deepFreeze(cls));
+    if (this.classes.has('_User')) this.userIndexes();
   }
 
   private stmt(sql: string): Database.Statement {
@@ -124,6 +125,18 @@ export class SqliteAdapter implements StorageAdapter, SchemaLookup {
     return this.classes.get(className);
   }
 
+  /**
+   * Case-insensitive indexes on `_User`'s username and email: signup, login and updates check that
+   * they are free with a case-insensitive exact match, which the compiler turns into
+   * `lower(field) = ?` (query/operators.ts), so that check looks up one entry instead of reading
+   * every user. Created with the `_User` table, and at open for apps made before them.
+   */
+  private userIndexes(): void {
+    for (const field of ['username', 'email']) {
+      this.db.exec(`CREATE INDEX IF NOT EXISTS ${quoteIdent(`cls__User_${field}_lower`)} ON ${classTable('_User')} (lower(${indexExpr([field])}))`);
+    }
+  }
+
   private readSchema(): StoredClass[] {
     const rows = this.db.prepare('SELECT className, schema FROM _SCHEMA ORDER BY className').all() as Array<{ className: string; schema: string }>;
     return rows.map((r) => ({ className: r.className, ...(JSON.parse(r.schema) as Omit<StoredClass, 'className'>) }));
@@ -147,6 +160,7 @@ export class SqliteAdapter implements StorageAdapter, SchemaLookup {
              data TEXT NOT NULL, acl TEXT) WITHOUT ROWID`,
         );
         this.db.exec(`CREATE INDEX IF NOT EXISTS ${quoteIdent(`cls_${className}_createdAt`)} ON ${classTable(className)} (createdAt)`);
+        if (className === '_User') this.userIndexes();
         this.forgetStatements();
       }
       for (const [field, type] of Object.entries(cls.fields)) {
