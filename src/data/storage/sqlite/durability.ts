@@ -8,8 +8,13 @@ import fs from 'node:fs';
  * that is on disk (design.md, "State"), while concurrent writers share one sync and the event loop
  * keeps running during it (libuv's thread pool does the sync).
  */
+/** Syncs slower than this (milliseconds) are never run on the event loop. */
+export const INLINE_SYNC_MAX_MS = 2;
+
 export class WalSync {
   private fd: number | undefined;
+  /** How long the last sync took, in milliseconds (a sync in the thread pool counts its wait). */
+  private lastSyncMs = 0;
   /** Incremented by every commit that wrote. */
   private written = 0;
   /** The highest `written` value known to be on disk. */
@@ -29,11 +34,16 @@ export class WalSync {
    *   sync running either, the sync runs here, on the event loop. A lone writer then skips two
    *   hand-offs between threads (to the thread pool and back), each a wake-up that costs more than
    *   the wait it saves (bench/data-api, sequential creates); concurrent writers keep sharing syncs.
+   *   Not when the last sync took longer than INLINE_SYNC_MAX_MS.
    */
   async durable(alone = false): Promise<void> {
     const target = this.written;
-    if (alone && !this.running && this.synced < target && this.open()) {
+    // Only where syncs are quick: on a slow disk the event loop would stand still for each one, and
+    // the requests of the other interfaces (MCP, the dashboard) with it.
+    if (alone && this.lastSyncMs <= INLINE_SYNC_MAX_MS && !this.running && this.synced < target && this.open()) {
+      const start = performance.now();
       fs.fdatasyncSync(this.fd!);
+      this.lastSyncMs = performance.now() - start;
       this.synced = Math.max(this.synced, target);
       return;
     }
@@ -65,7 +75,9 @@ export class WalSync {
       this.synced = Math.max(this.synced, target);
       return;
     }
+    const start = performance.now();
     await new Promise<void>((resolve, reject) => fs.fdatasync(this.fd!, (e) => (e ? reject(e) : resolve())));
+    this.lastSyncMs = performance.now() - start;
     this.synced = Math.max(this.synced, target);
   }
 
