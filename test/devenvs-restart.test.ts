@@ -1,20 +1,13 @@
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import net from 'node:net';
+import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEVENV_ENV, SKIP_DOCKER, removeDevenvs, requireDocker } from './helpers/devenvs.js';
-import { CLI, modernHttpClient, stdioEnv, type AnyMcpClient } from './helpers/mcpClients.js';
+import { CLI, stdioEnv, type AnyMcpClient } from './helpers/mcpClients.js';
+import { ServeProcess, freePort } from './helpers/serveProcess.js';
 import { makeHome, removeHome } from './helpers/server.js';
 
 const exec = promisify(execFile);
 
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const probe = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as net.AddressInfo;
-      probe.close(() => resolve(port));
-    });
-  });
 
 async function call(client: AnyMcpClient, name: string, args: Record<string, unknown>): Promise<Record<string, any>> {
   const result = await client.callTool({ name, arguments: args });
@@ -30,40 +23,21 @@ describe.skipIf(SKIP_DOCKER)('development environments across restarts of the se
   let home: string;
   let token: string;
   let port: number;
-  let child: ChildProcess | undefined;
-  let client: AnyMcpClient | undefined;
+  let server: ServeProcess;
   const env = () => stdioEnv(home, { ...DEVENV_ENV, BACKYARD_LOG_LEVEL: 'warn' });
 
-  async function start(): Promise<AnyMcpClient> {
-    child = spawn(process.execPath, [CLI, 'serve', '--port', String(port)], { env: env(), stdio: ['ignore', 'ignore', 'inherit'] });
-    for (let i = 0; i < 100; i++) {
-      try {
-        if ((await fetch(`http://localhost:${port}/healthz`)).ok) return (client = await modernHttpClient(`http://localhost:${port}`, token));
-      } catch {
-        // not listening yet
-      }
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    throw new Error('backyard serve did not start');
-  }
-
-  async function stop(signal: NodeJS.Signals): Promise<void> {
-    await client?.close().catch(() => undefined);
-    client = undefined;
-    const proc = child!;
-    const exited = new Promise((resolve) => proc.once('exit', resolve));
-    proc.kill(signal);
-    await exited;
-  }
+  const start = () => server.start();
+  const stop = (signal: NodeJS.Signals) => server.stop(signal);
 
   beforeAll(async () => {
     await requireDocker();
     home = makeHome();
     port = await freePort();
     token = (await exec(process.execPath, [CLI, 'account', 'create', 'alice'], { env: env() })).stdout.trim();
+    server = new ServeProcess(port, token, env);
   });
   afterAll(async () => {
-    if (child && child.exitCode === null && child.signalCode === null) await stop('SIGKILL');
+    if (server?.running) await stop('SIGKILL');
     if (home) {
       await removeDevenvs(home);
       removeHome(home);

@@ -14,7 +14,7 @@ import path from 'node:path';
 import { createLogger } from '../src/log.js';
 import { openPlatform, type Platform } from '../src/platform/platform.js';
 import { STALE_MS, newOwner, ownerGone } from '../src/platform/devenvs/owners.js';
-import tar from 'tar-stream';
+import { tarEntries } from './helpers/tarEntries.js';
 import { refusalOf } from './helpers/refusal.js';
 
 /** Parts of development environments that need no Docker engine. */
@@ -134,18 +134,7 @@ describe('the offline image', () => {
 
   it('packs busybox, its applet links, /bin/sh, /tmp (1777) and /workspace', async () => {
     const pack = offlineRootTar(Buffer.from('#!fake'), ['bin/ls', 'usr/bin/wget', 'sbin/ip']);
-    const entries = new Map<string, tar.Headers>();
-    const extract = tar.extract();
-    extract.on('entry', (header, stream, next) => {
-      entries.set(header.name, header);
-      stream.resume();
-      stream.on('end', next);
-    });
-    await new Promise((resolve, reject) => {
-      extract.on('finish', resolve);
-      extract.on('error', reject);
-      pack.pipe(extract);
-    });
+    const entries = await tarEntries(pack);
     expect(entries.get('bin/busybox')).toMatchObject({ type: 'file', mode: 0o755 });
     for (const link of ['bin/sh', 'bin/ls', 'usr/bin/wget', 'sbin/ip']) expect(entries.get(link)).toMatchObject({ type: 'symlink', linkname: '/bin/busybox' });
     expect(entries.get('tmp/')).toMatchObject({ type: 'directory', mode: 0o1777 });

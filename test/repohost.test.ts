@@ -10,6 +10,7 @@ import type { PushEvent } from '../src/platform/repohost/service.js';
 import { ZERO_SHA } from '../src/platform/repohost/names.js';
 import { CLI, stdioEnv } from './helpers/mcpClients.js';
 import { api, startTestServer, type TestServer } from './helpers/server.js';
+import { git as gitIn, ok as gitOk } from './helpers/webapps.js';
 
 const exec = promisify(execFile);
 
@@ -17,39 +18,9 @@ let server: TestServer;
 let work: string;
 const events: PushEvent[] = [];
 
-/** Runs the host's real `git` in `cwd`, isolated from the user's configuration. */
-async function git(cwd: string, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  try {
-    const { stdout, stderr } = await exec('git', args, {
-      cwd,
-      maxBuffer: 64 * 1024 * 1024,
-      env: {
-        PATH: process.env.PATH ?? '',
-        HOME: work,
-        GIT_CONFIG_NOSYSTEM: '1',
-        GIT_CONFIG_GLOBAL: '/dev/null',
-        GIT_TERMINAL_PROMPT: '0',
-        GIT_ASKPASS: '/bin/false',
-        LC_ALL: 'C',
-        GIT_AUTHOR_NAME: 'Tester',
-        GIT_AUTHOR_EMAIL: 'tester@example.invalid',
-        GIT_COMMITTER_NAME: 'Tester',
-        GIT_COMMITTER_EMAIL: 'tester@example.invalid',
-      },
-    });
-    return { code: 0, stdout, stderr };
-  } catch (error) {
-    const e = error as { code?: number; stdout?: string; stderr?: string };
-    return { code: typeof e.code === 'number' ? e.code : 1, stdout: e.stdout ?? '', stderr: e.stderr ?? '' };
-  }
-}
-
-/** `git` that must succeed; returns its stdout. */
-async function ok(cwd: string, args: string[]): Promise<string> {
-  const result = await git(cwd, args);
-  if (result.code !== 0) throw new Error(`git ${args.join(' ')} failed (${result.code}): ${result.stderr}`);
-  return result.stdout;
-}
+/** The host's real `git`, with HOME in this suite's work folder. */
+const git = (cwd: string, args: string[]) => gitIn(cwd, args, work);
+const ok = (cwd: string, args: string[]) => gitOk(cwd, args, work);
 
 /** The address of a built-in repository with `secret` as the password. */
 const remote = (owner: string, repo: string, secret?: string) => {

@@ -4,28 +4,21 @@
  * a build. The interrupted deployment reads failed with a reason, the active container is found
  * again by its label (even on a new port) and keeps serving, and auto-deploy works afterwards.
  */
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LABEL_DEPLOYMENT } from '../src/platform/webapps/labels.js';
 import { SKIP_DOCKER, docker, requireDocker } from './helpers/devenvs.js';
-import { CLI, modernHttpClient, stdioEnv, type AnyMcpClient } from './helpers/mcpClients.js';
+import { CLI, stdioEnv, type AnyMcpClient } from './helpers/mcpClients.js';
+import { ServeProcess, freePort } from './helpers/serveProcess.js';
 import { makeHome, removeHome } from './helpers/server.js';
 import { WEBAPP_ENV, call, commit, fetchApp, push, removeWebApps, sampleApp, settle } from './helpers/webapps.js';
 
 const exec = promisify(execFile);
 
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const probe = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as net.AddressInfo;
-      probe.close(() => resolve(port));
-    });
-  });
 
 describe.skipIf(SKIP_DOCKER)('Web Apps across restarts of the server process', () => {
   let home: string;
@@ -34,31 +27,11 @@ describe.skipIf(SKIP_DOCKER)('Web Apps across restarts of the server process', (
   let token: string;
   let port: number;
   let url: string;
-  let child: ChildProcess | undefined;
-  let client: AnyMcpClient | undefined;
+  let server: ServeProcess;
   const env = () => stdioEnv(home, { ...WEBAPP_ENV, BACKYARD_LOG_LEVEL: process.env.BACKYARD_TEST_LOG_LEVEL ?? 'warn' });
 
-  async function start(): Promise<AnyMcpClient> {
-    child = spawn(process.execPath, [CLI, 'serve', '--port', String(port)], { env: env(), stdio: ['ignore', 'ignore', 'inherit'] });
-    for (let i = 0; i < 100; i++) {
-      try {
-        if ((await fetch(`${url}/healthz`)).ok) return (client = await modernHttpClient(url, token));
-      } catch {
-        // not listening yet
-      }
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    throw new Error('backyard serve did not start');
-  }
-
-  async function stop(signal: NodeJS.Signals): Promise<void> {
-    await client?.close().catch(() => undefined);
-    client = undefined;
-    const proc = child!;
-    const exited = new Promise((resolve) => proc.once('exit', resolve));
-    proc.kill(signal);
-    await exited;
-  }
+  const start = () => server.start();
+  const stop = (signal: NodeJS.Signals) => server.stop(signal);
 
   /** Pushes a commit whose build sleeps, and waits until the build is in its sleep. */
   async function pushSlowBuild(mcp: AnyMcpClient, appId: string): Promise<string> {
@@ -84,9 +57,10 @@ describe.skipIf(SKIP_DOCKER)('Web Apps across restarts of the server process', (
     port = await freePort();
     url = `http://localhost:${port}`;
     token = (await exec(process.execPath, [CLI, 'account', 'create', 'alice'], { env: env() })).stdout.trim();
+    server = new ServeProcess(port, token, env);
   });
   afterAll(async () => {
-    if (child && child.exitCode === null && child.signalCode === null) await stop('SIGKILL');
+    if (server?.running) await stop('SIGKILL');
     if (home) {
       await removeWebApps(home);
       removeHome(home);

@@ -10,7 +10,7 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import tar from 'tar-stream';
+import { tarEntries } from './helpers/tarEntries.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.js';
 import { ManagementError } from '../src/errors.js';
@@ -121,16 +121,7 @@ describe('the build context', () => {
 
   it('tars the folder without what .dockerignore names or .git, keeping modes and links, with the commit\'s time and owner 0', async () => {
     const mtime = new Date('2026-01-02T03:04:05Z');
-    const entries = new Map<string, tar.Headers>();
-    const extract = tar.extract();
-    extract.on('entry', (header, stream, next) => {
-      entries.set(header.name, header);
-      stream.resume();
-      stream.on('end', next);
-    });
-    const done = new Promise((resolve) => extract.on('finish', resolve));
-    buildContext(dir, { mtime, skipGit: true }).pipe(extract);
-    await done;
+    const entries = await tarEntries(buildContext(dir, { mtime, skipGit: true }));
     expect([...entries.keys()].sort()).toEqual(
       // `secrets/**` leaves out what is inside the folder, not the folder itself (as Docker).
       ['.dockerignore', 'Dockerfile', 'app.js', 'bin/', 'bin/run.sh', 'docs/README.md', 'keep.log', 'link.js', 'secrets/', 'src/', 'src/node_modules/', 'src/node_modules/b.js'].sort(),

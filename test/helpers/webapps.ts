@@ -57,17 +57,22 @@ export function sampleApp(page: string, extra: Record<string, string> = {}): Rec
   };
 }
 
-/** Runs the host's `git` in `cwd` with an isolated configuration. */
-export async function git(cwd: string, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+/**
+ * Runs the host's real `git` in `cwd`, isolated from the user's configuration (HOME is `home`,
+ * default `cwd`) and never asking for a password (a refused token fails instead of prompting).
+ */
+export async function git(cwd: string, args: string[], home = cwd): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
     const { stdout, stderr } = await exec('git', args, {
       cwd,
+      maxBuffer: 64 * 1024 * 1024,
       env: {
         PATH: process.env.PATH ?? '',
-        HOME: cwd,
+        HOME: home,
         GIT_CONFIG_NOSYSTEM: '1',
         GIT_CONFIG_GLOBAL: '/dev/null',
         GIT_TERMINAL_PROMPT: '0',
+        GIT_ASKPASS: '/bin/false',
         LC_ALL: 'C',
         GIT_AUTHOR_NAME: 'Tester',
         GIT_AUTHOR_EMAIL: 'tester@example.invalid',
@@ -83,8 +88,8 @@ export async function git(cwd: string, args: string[]): Promise<{ code: number; 
 }
 
 /** `git` that must succeed; returns its stdout. */
-export async function ok(cwd: string, args: string[]): Promise<string> {
-  const result = await git(cwd, args);
+export async function ok(cwd: string, args: string[], home = cwd): Promise<string> {
+  const result = await git(cwd, args, home);
   if (result.code !== 0) throw new Error(`git ${args.join(' ')} failed (${result.code}): ${result.stderr}`);
   return result.stdout;
 }

@@ -1,0 +1,62 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import net from 'node:net';
+import { CLI, modernHttpClient, type AnyMcpClient } from './mcpClients.js';
+
+/** A free TCP port on loopback (probed, then released). */
+export const freePort = (): Promise<number> =>
+  new Promise((resolve) => {
+    const probe = net.createServer().listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as net.AddressInfo;
+      probe.close(() => resolve(port));
+    });
+  });
+
+/**
+ * A real `backyard serve` child process on a fixed port, started and stopped as the restart suites
+ * need: `start()` waits for `/healthz` and connects an MCP client over HTTP with `token`; `stop()`
+ * closes the client and sends a signal (SIGTERM: a clean stop; SIGKILL: a crash).
+ */
+export class ServeProcess {
+  private child: ChildProcess | undefined;
+  private client: AnyMcpClient | undefined;
+
+  /** @param env the environment of each start (called each time, so it may change between starts). */
+  constructor(
+    readonly port: number,
+    private readonly token: string,
+    private readonly env: () => NodeJS.ProcessEnv,
+  ) {}
+
+  get url(): string {
+    return `http://localhost:${this.port}`;
+  }
+
+  /** Whether a started process has not exited yet. */
+  get running(): boolean {
+    return this.child !== undefined && this.child.exitCode === null && this.child.signalCode === null;
+  }
+
+  /** @throws Error when the server does not answer within 10 s. */
+  async start(): Promise<AnyMcpClient> {
+    this.child = spawn(process.execPath, [CLI, 'serve', '--port', String(this.port)], { env: this.env(), stdio: ['ignore', 'ignore', 'inherit'] });
+    for (let i = 0; i < 100; i++) {
+      try {
+        if ((await fetch(`${this.url}/healthz`)).ok) return (this.client = await modernHttpClient(this.url, this.token));
+      } catch {
+        // not listening yet
+      }
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    throw new Error('backyard serve did not start');
+  }
+
+  /** Closes the MCP client, signals the process and waits for it to exit. */
+  async stop(signal: NodeJS.Signals): Promise<void> {
+    await this.client?.close().catch(() => undefined);
+    this.client = undefined;
+    const proc = this.child!;
+    const exited = new Promise((resolve) => proc.once('exit', resolve));
+    proc.kill(signal);
+    await exited;
+  }
+}
