@@ -1,25 +1,13 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { FieldType } from '../../data/types.js';
 import type { BackendApp } from '../../platform/backendapps/service.js';
+import type { DashboardSession } from '../../platform/dashboard/sessions.js';
 import { appCrumbs, appHeading, appHref, classList, classesOf, dataCall, errorText, type SchemaClass } from './appframe.js';
 import { flashOf, formOf, ownApp, queryOf, redirectWith, sendNotFound, sendPage, sessionOf, type Dashboard } from './context.js';
-import { count, html, path, query, type Html, type HtmlValue } from './html.js';
+import { count, html, path, query, type Html } from './html.js';
 import { csrfField, notice } from './layout.js';
-import {
-  COLUMN_TYPES,
-  FILTERS,
-  READ_ONLY_FIELDS,
-  cell,
-  editable,
-  fieldInput,
-  filterWhere,
-  objectHref,
-  parseInput,
-  relationHref,
-  typeHint,
-  valueText,
-  type FilterOp,
-} from './values.js';
+import { changesOf, classHref, columnsOf, objectForm } from './objectForm.js';
+import { COLUMN_TYPES, FILTERS, cell, filterWhere, objectHref, type FilterOp } from './values.js';
 
 type ClassParams = { Params: { appId: string; className: string } };
 type ObjectParams = { Params: { appId: string; className: string; objectId: string } };
@@ -27,15 +15,6 @@ type ObjectParams = { Params: { appId: string; className: string; objectId: stri
 /** Page sizes the data browser offers. */
 const PAGE_SIZES = [25, 50, 100, 200];
 const DEFAULT_PAGE_SIZE = 50;
-
-const classHref = (appId: string, className: string) => path`/dashboard/apps/${appId}/data/${className}`;
-
-/** Columns in the order Parse Dashboard shows them: objectId, the class's own fields, then the built-in dates and ACL. */
-function columnsOf(cls: SchemaClass): Array<[string, FieldType]> {
-  const own = Object.entries(cls.fields).filter(([name]) => !['objectId', 'createdAt', 'updatedAt', 'ACL'].includes(name));
-  const builtIn = (name: string): Array<[string, FieldType]> => (cls.fields[name] ? [[name, cls.fields[name]!]] : []);
-  return [...builtIn('objectId'), ...own, ...builtIn('createdAt'), ...builtIn('updatedAt'), ...builtIn('ACL')];
-}
 
 /** Sorting by these types means nothing. */
 const UNSORTABLE = new Set(['Relation', 'ACL']);
@@ -158,7 +137,7 @@ function filterForm(app: BackendApp, cls: SchemaClass, view: TableView): Html {
 </form></details>`;
 }
 
-function addColumnForm(session: import('../../platform/dashboard/sessions.js').DashboardSession, app: BackendApp, cls: SchemaClass, classNames: string[]): Html {
+function addColumnForm(session: DashboardSession, app: BackendApp, cls: SchemaClass, classNames: string[]): Html {
   return html`<details><summary>Add a column</summary>
 <form method="post" action="${classHref(app.appId, cls.className)}/columns" class="panel">
   ${csrfField(session)}
@@ -176,7 +155,7 @@ function addColumnForm(session: import('../../platform/dashboard/sessions.js').D
 </form></details>`;
 }
 
-function addClassForm(session: import('../../platform/dashboard/sessions.js').DashboardSession, app: BackendApp): Html {
+function addClassForm(session: DashboardSession, app: BackendApp): Html {
   return html`<details><summary>Add a class</summary>
 <form method="post" action="${appHref(app.appId, 'data')}" class="panel">
   ${csrfField(session)}
@@ -251,82 +230,6 @@ async function classPage(d: Dashboard, request: FastifyRequest, reply: FastifyRe
   ${total > view.limit ? pager(app.appId, className, view, total, rows.length, 'bottom') : ''}
 </div></div>`,
   });
-}
-
-/** The object form: one control per field (values as given, or the object's). */
-function objectForm(
-  session: import('../../platform/dashboard/sessions.js').DashboardSession,
-  app: BackendApp,
-  cls: SchemaClass,
-  object: Record<string, unknown> | undefined,
-  given: Record<string, string> | undefined,
-): Html {
-  const className = cls.className;
-  const objectId = object ? String(object.objectId) : undefined;
-  const fields = columnsOf(cls);
-  const controls: HtmlValue[] = fields.map(([name, type], i) => {
-    const id = `field-${i}`;
-    const hintId = `${id}-hint`;
-    const label = html`<label for="${id}">${name} <span class="hint">${type.type}${type.targetClass ? ` <${type.targetClass}>` : ''}</span></label>`;
-    if (READ_ONLY_FIELDS.has(name)) {
-      if (!object) return '';
-      return html`<div class="field"><span class="label"><strong>${name}</strong></span><code>${valueText(object[name], type)}</code></div>`;
-    }
-    if (!editable(name, type)) {
-      if (!object) return '';
-      const value = type.type === 'Relation' ? { __type: 'Relation', className: type.targetClass } : object[name];
-      return html`<div class="field"><strong>${name} <span class="hint">${type.type}</span></strong>
-        <span>${cell(value, type, { appId: app.appId, className, objectId: objectId!, field: name })}</span>
-        ${type.type === 'Relation' && type.targetClass ? html`<a class="small" href="${relationHref({ appId: app.appId, className, objectId: objectId!, field: name }, type.targetClass)}">Browse related objects</a>` : ''}</div>`;
-    }
-    if (className === '_User' && name === 'password') {
-      return html`<div class="field"><label for="${id}">password</label>
-        <input id="${id}" name="f.password" type="password" autocomplete="new-password" aria-describedby="${hintId}">
-        <span class="hint" id="${hintId}">${object ? 'A new password; leave empty to keep the current one.' : 'The new user\'s password.'}</span></div>`;
-    }
-    const control = fieldInput(name, type, object?.[name], id, hintId, given?.[`f.${name}`]);
-    const pointerLink =
-      type.type === 'Pointer' && object?.[name] && typeof (object[name] as { objectId?: unknown }).objectId === 'string'
-        ? html` <a class="small" href="${objectHref(app.appId, type.targetClass ?? '', String((object[name] as { objectId: string }).objectId))}">Open the ${type.targetClass} object</a>`
-        : '';
-    return html`<div class="field">${label}${control}<span class="hint" id="${hintId}">${typeHint(type)}${pointerLink}</span></div>`;
-  });
-  const action = object ? objectHref(app.appId, className, objectId!) : `${classHref(app.appId, className)}/new`;
-  return html`<form method="post" action="${action}" class="panel" aria-label="${object ? `Object ${objectId}` : `New ${className} object`}">
-  ${csrfField(session)}
-  ${controls}
-  <button type="submit">${object ? 'Save changes' : 'Create object'}</button>
-</form>`;
-}
-
-/** JSON with object keys sorted, to compare values whatever the order of their keys. */
-function canonical(value: unknown): string {
-  return JSON.stringify(value, (_key, v: unknown) =>
-    v && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : 1))) : v,
-  );
-}
-
-/** The body of a create or update from the form: changed fields only (for an update), or the reasons it cannot be sent. */
-function changesOf(cls: SchemaClass, form: Record<string, string>, object: Record<string, unknown> | undefined): { body: Record<string, unknown>; errors: string[] } {
-  const body: Record<string, unknown> = {};
-  const errors: string[] = [];
-  for (const [name, type] of columnsOf(cls)) {
-    if (!editable(name, type)) continue;
-    const raw = form[`f.${name}`];
-    if (raw === undefined) continue;
-    const parsed = parseInput(raw, name, type);
-    if ('error' in parsed) {
-      errors.push(parsed.error);
-      continue;
-    }
-    const current = object?.[name];
-    if ('unset' in parsed) {
-      if (current !== undefined && !(cls.className === '_User' && name === 'password')) body[name] = { __op: 'Delete' };
-      continue;
-    }
-    if (current === undefined || canonical(current) !== canonical(parsed.value)) body[name] = parsed.value;
-  }
-  return { body, errors };
 }
 
 async function objectPage(
