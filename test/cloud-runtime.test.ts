@@ -412,4 +412,30 @@ Parse.Cloud.job('report', async () => { console.info('job says hi'); return 'rep
       await runtime.close();
     }
   });
+  it('knows the registry without waiting once a worker is live, and for an app without cloud code', async () => {
+    const { pino } = await import('pino');
+    const { WorkerCloudRuntime } = await import('../src/data/cloud/runtime.js');
+    const runtime = new WorkerCloudRuntime({
+      home: server.home,
+      directory: server.platform.services.backendApps,
+      dataApiUrl: () => runsApp.apiURL,
+      functionTimeoutMs: 2000,
+      jobTimeoutMs: 2000,
+      memoryMb: 128,
+      log: pino({ level: 'silent' }),
+    });
+    try {
+      // No cloud/main.js: nothing to wait for.
+      expect(runtime.registryNow('no-such-app')).toEqual({ functions: [], jobs: [], triggers: {} });
+      // Cloud code and no worker yet, then a worker starting: the caller must wait.
+      expect(runtime.registryNow(runsApp.appId)).toBeUndefined();
+      const loading = runtime.registry(runsApp.appId);
+      expect(runtime.registryNow(runsApp.appId)).toBeUndefined();
+      const registry = await loading;
+      expect(registry.functions).toContain('chatty');
+      expect(runtime.registryNow(runsApp.appId)).toBe(registry);
+    } finally {
+      await runtime.close();
+    }
+  });
 });

@@ -31,6 +31,25 @@ describe('the SQLite adapter write path', () => {
     adapter.close();
   });
 
+  it('holds the file exclusively: no -shm file, and a second connection is refused while the app is open', async () => {
+    const { default: Database } = await import('better-sqlite3');
+    const adapter = new SqliteAdapter(file);
+    adapter.saveClass(CLASS);
+    adapter.transaction(() => adapter.insert('Item', row(1)));
+    expect(fs.existsSync(`${file}-shm`)).toBe(false);
+    const other = new Database(file, { timeout: 0 });
+    try {
+      expect(() => other.prepare('SELECT count(*) FROM sqlite_master').get()).toThrow(/locked|busy/i);
+    } finally {
+      other.close();
+    }
+    adapter.close();
+    // Closed: the data is all there for whoever opens the file next.
+    const after = new Database(file, { readonly: true });
+    expect(after.prepare('SELECT count(*) AS n FROM "cls_Item"').get()).toEqual({ n: 1 });
+    after.close();
+  });
+
   it('a lone writer syncs at once on this thread; concurrent writers share one sync in the thread pool', async () => {
     const adapter = new SqliteAdapter(file);
     adapter.saveClass(CLASS);

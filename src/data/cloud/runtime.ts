@@ -60,6 +60,8 @@ const tail = (text: string, max = 600) => (text.length > max ? `…${text.slice(
 /** One worker process and the calls it is running. */
 class Worker {
   readonly ready: Promise<CloudRegistry>;
+  /** What `ready` resolved to, once it has. */
+  loaded: CloudRegistry | undefined;
   readonly pending = new Map<number, Pending>();
   /**
    * The records of recent calls by id, also after they answered: code may still log from a timer
@@ -106,6 +108,7 @@ class Worker {
         onExit(this);
       });
     });
+    void this.ready.then((registry) => (this.loaded = registry));
   }
 
   private settle(id: number, error: { code: number; message: string } | undefined, result: unknown, omittedLines: unknown): void {
@@ -247,6 +250,14 @@ export class WorkerCloudRuntime implements CloudRuntime {
       this.starting.set(appId, starting);
     }
     return starting;
+  }
+
+  registryNow(appId: string): CloudRegistry | undefined {
+    const live = this.workers.get(appId);
+    if (live && !live.exited) return live.loaded;
+    if (this.starting.has(appId)) return undefined;
+    // As start() decides, so that a main.js put in place by hand is loaded by the next call too.
+    return fs.existsSync(this.mainFile(appId)) ? undefined : EMPTY_REGISTRY;
   }
 
   async registry(appId: string): Promise<CloudRegistry> {

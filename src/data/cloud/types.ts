@@ -39,6 +39,12 @@ export interface CloudRuntime {
   /** What the app's cloud code registered (loads its worker if needed). */
   registry(appId: string): Promise<CloudRegistry>;
   /**
+   * The registry when it is known without waiting: the live worker's, or the empty one when the app
+   * has no `cloud/main.js` and no worker. Undefined while a worker starts or must be started; then
+   * call `registry`. Lets each data API call skip a wait when nothing needs one.
+   */
+  registryNow(appId: string): CloudRegistry | undefined;
+  /**
    * Runs a function, a trigger or a job in the app's worker.
    * @throws ParseError 141 when the code throws, times out or its worker crashes; a ParseError the
    *   code threw (e.g. `new Parse.Error(142, ...)`) keeps its code.

@@ -14,18 +14,24 @@ export interface Credentials {
   installationId?: string;
 }
 
-const HEADER_PREFIXES = ['x-backend-', 'x-parse-'];
+/** A credential's two header names, `X-Backend-*` first (design.md decision 6), lower-cased as Node gives them. */
+const headerNames = (name: string): readonly [string, string] => [`x-backend-${name}`, `x-parse-${name}`];
 
-const header = (headers: Record<string, string | string[] | undefined>, name: string): string | undefined => {
-  for (const prefix of HEADER_PREFIXES) {
-    const value = headers[prefix + name];
-    if (typeof value === 'string' && value !== '') return value;
-  }
-  return undefined;
+const header = (headers: Record<string, string | string[] | undefined>, names: readonly [string, string]): string | undefined => {
+  const first = headers[names[0]];
+  if (typeof first === 'string' && first !== '') return first;
+  const second = headers[names[1]];
+  return typeof second === 'string' && second !== '' ? second : undefined;
 };
 
+// Built once: a name put together per request is a new string that each lookup must hash first.
+const APPLICATION_ID = headerNames('application-id');
+const MASTER_KEY = headerNames('master-key');
+const SESSION_TOKEN = headerNames('session-token');
+const INSTALLATION_ID = headerNames('installation-id');
+
 /** Headers (after the `X-Backend-`/`X-Parse-` prefix) and SDK body fields that carry a client key. */
-const CLIENT_KEY_HEADERS = ['rest-api-key', 'javascript-key', 'client-key', 'windows-key'];
+const CLIENT_KEY_HEADERS = ['rest-api-key', 'javascript-key', 'client-key', 'windows-key'].map(headerNames);
 const CLIENT_KEY_FIELDS = ['_RESTAPIKey', '_JavaScriptKey', '_ClientKey', '_windowsKey'];
 
 /** Body fields the JS SDK sends beside an object's own fields; never data. */
@@ -54,8 +60,8 @@ export function readCredentials(headers: Record<string, string | string[] | unde
   const field = (name: string) => (typeof body?.[name] === 'string' && body[name] !== '' ? (body[name] as string) : undefined);
   // Runs on every data API call: no intermediate arrays.
   const clientKeys: string[] = [];
-  for (const name of CLIENT_KEY_HEADERS) {
-    const value = header(headers, name);
+  for (const names of CLIENT_KEY_HEADERS) {
+    const value = header(headers, names);
     if (value !== undefined) clientKeys.push(value);
   }
   if (body) {
@@ -65,19 +71,28 @@ export function readCredentials(headers: Record<string, string | string[] | unde
     }
   }
   return {
-    applicationId: header(headers, 'application-id') ?? field('_ApplicationId'),
-    masterKey: header(headers, 'master-key') ?? field('_MasterKey'),
+    applicationId: header(headers, APPLICATION_ID) ?? field('_ApplicationId'),
+    masterKey: header(headers, MASTER_KEY) ?? field('_MasterKey'),
     clientKeys,
-    sessionToken: header(headers, 'session-token') ?? field('_SessionToken'),
-    installationId: header(headers, 'installation-id') ?? field('_InstallationId'),
+    sessionToken: header(headers, SESSION_TOKEN) ?? field('_SessionToken'),
+    installationId: header(headers, INSTALLATION_ID) ?? field('_InstallationId'),
   };
 }
 
-const same = (a: string, b: string) => {
-  const x = Buffer.from(a);
-  const y = Buffer.from(b);
-  return x.length === y.length && timingSafeEqual(x, y);
-};
+/** The app's keys as bytes, made once per app: keys never change once the app exists (apps.ts). */
+const keyBytes = new WeakMap<AppKeys, { master: Buffer; client: Buffer[] }>();
+
+function bytesOf(keys: AppKeys): { master: Buffer; client: Buffer[] } {
+  let bytes = keyBytes.get(keys);
+  if (!bytes) {
+    bytes = { master: Buffer.from(keys.masterKey), client: [keys.restKey, keys.javascriptKey, keys.clientKey, keys.dotnetKey].map((k) => Buffer.from(k)) };
+    keyBytes.set(keys, bytes);
+  }
+  return bytes;
+}
+
+/** Compares in constant time for equal lengths, so that the answer's timing does not leak a key. */
+const same = (given: Buffer, key: Buffer) => given.length === key.length && timingSafeEqual(given, key);
 
 /** Parse refuses keys that match nothing with `403 {"error":"unauthorized"}`. */
 export const unauthorized = () => Object.assign(new ParseError(0, 'unauthorized', 403), { bare: true });
@@ -88,11 +103,15 @@ export const unauthorized = () => Object.assign(new ParseError(0, 'unauthorized'
  * @throws the 403 unauthorized error when no key matches; ParseError 209 for a bad session token.
  */
 export function authenticate(keys: AppKeys, credentials: Credentials, storage: StorageAdapter): Auth {
+  const bytes = bytesOf(keys);
   if (credentials.masterKey !== undefined) {
-    if (!same(credentials.masterKey, keys.masterKey)) throw unauthorized();
+    if (!same(Buffer.from(credentials.masterKey), bytes.master)) throw unauthorized();
     return { ...MASTER, installationId: credentials.installationId, sessionToken: credentials.sessionToken };
   }
-  const accepted = [keys.restKey, keys.javascriptKey, keys.clientKey, keys.dotnetKey];
-  if (!credentials.clientKeys.some((k) => accepted.some((a) => same(k, a)))) throw unauthorized();
+  if (!credentials.clientKeys.some((k) => {
+    const given = Buffer.from(k);
+    return bytes.client.some((key) => same(given, key));
+  }))
+    throw unauthorized();
   return clientAuth(storage, credentials.sessionToken, credentials.installationId);
 }

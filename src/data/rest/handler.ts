@@ -108,18 +108,22 @@ export function createDataHandler(options: DataHandlerOptions): DataHandler {
     if (res.headersSent || res.destroyed) return;
     // A string goes out in the same write as the headers; a Buffer would take a second one.
     const payload = answer.raw ? answer.raw.data : JSON.stringify(answer.body);
-    res.writeHead(answer.status, {
-      ...CORS_HEADERS,
-      ...answer.headers,
+    // Set one by one: an object spread per answer costs more than the few headers it holds.
+    const headers: Record<string, string | number> = {
+      'access-control-allow-origin': CORS_HEADERS['access-control-allow-origin'],
+      'access-control-expose-headers': CORS_HEADERS['access-control-expose-headers'],
       'content-type': answer.raw ? answer.raw.contentType : JSON_TYPE,
       'content-length': typeof payload === 'string' ? Buffer.byteLength(payload) : payload.length,
-    });
+    };
+    if (answer.headers) for (const name in answer.headers) headers[name] = answer.headers[name]!;
+    res.writeHead(answer.status, headers);
     res.end(req.method === 'HEAD' ? undefined : payload);
   };
 
   const answer = async (req: IncomingMessage, res: ServerResponse, target: string): Promise<DataResponse> => {
     const q = target.indexOf('?');
-    const path = (q < 0 ? target : target.slice(0, q)).replace(/\/+$/, '') || '/';
+    let path = q < 0 ? target : target.slice(0, q);
+    if (path === '' || path.endsWith('/')) path = path.replace(/\/+$/, '') || '/';
     const query = q < 0 ? {} : (parseQuery(target.slice(q + 1)) as Record<string, unknown>);
     const httpMethod = req.method === 'HEAD' ? 'GET' : (req.method ?? 'GET');
     if (httpMethod === 'GET') {
@@ -163,7 +167,7 @@ export function createDataHandler(options: DataHandlerOptions): DataHandler {
     }
     const isRead = method === 'GET';
     const auth = authenticate(keys, credentials, engine.storage);
-    const registry = await apps.cloud.registry(keys.applicationId);
+    const registry = apps.cloud.registryNow(keys.applicationId) ?? (await apps.cloud.registry(keys.applicationId));
     const res_ = await router.dispatch({
       registry,
       method,

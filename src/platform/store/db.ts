@@ -9,11 +9,17 @@ export type Db = Database.Database;
  * Opens (creating if needed) a SQLite database in WAL mode with `synchronous=FULL`, so that an answer
  * that reports success means the change is on disk (design.md, "State"), and applies `migrations`
  * whose version is above the file's `user_version`, each in its own transaction.
- * @throws Error when the file is newer than this build (its version above the last migration).
+ * @param options.exclusive hold SQLite's locks from the first read until close (`locking_mode =
+ *   EXCLUSIVE`, set before WAL mode so that the WAL index lives in this process's memory, not in a
+ *   `-shm` file): no other connection can open the file meanwhile, and no statement pays the two
+ *   `fcntl` lock calls SQLite otherwise makes around each transaction.
+ * @throws Error when the file is newer than this build (its version above the last migration), or
+ *   SqliteError SQLITE_BUSY when `exclusive` and another connection holds the file.
  */
-export function openDatabase(file: string, migrations: readonly Migration[] = platformMigrations): Db {
+export function openDatabase(file: string, migrations: readonly Migration[] = platformMigrations, options: { exclusive?: boolean } = {}): Db {
   fs.mkdirSync(path.dirname(file), { recursive: true });
   const db = new Database(file);
+  if (options.exclusive) db.pragma('locking_mode = EXCLUSIVE');
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = FULL');
   db.pragma('foreign_keys = ON');
