@@ -10,20 +10,18 @@ import { dataMigrations } from './migrations.js';
 import { readConfig, writeConfig } from './config.js';
 import { WalSync } from './durability.js';
 
-interface RowRecord {
-  objectId: string;
-  createdAt: string;
-  updatedAt: string;
-  data: string;
-  acl: string | null;
-}
+/** A class row as SQLite gives it in raw mode: objectId, createdAt, updatedAt, data (JSON), acl (JSON or null). */
+type RowRecord = [string, string, string, string, string | null];
+
+/** The columns of RowRecord, in order, for a class table aliased `t`. */
+const ROW_COLUMNS = 't.objectId, t.createdAt, t.updatedAt, t.data, t.acl';
 
 const toRow = (r: RowRecord): StoredRow => ({
-  objectId: r.objectId,
-  createdAt: r.createdAt,
-  updatedAt: r.updatedAt,
-  data: JSON.parse(r.data) as Record<string, unknown>,
-  acl: r.acl === null ? null : (JSON.parse(r.acl) as StoredRow['acl']),
+  objectId: r[0],
+  createdAt: r[1],
+  updatedAt: r[2],
+  data: JSON.parse(r[3]) as Record<string, unknown>,
+  acl: r[4] === null ? null : (JSON.parse(r[4]) as StoredRow['acl']),
 });
 
 /** Schema entries are shared read-only; whoever changes one works on a copy (`structuredClone`). */
@@ -47,6 +45,10 @@ const MAX_IN = 10_000;
 export class SqliteAdapter implements StorageAdapter, SchemaLookup {
   private readonly db: Database.Database;
   private readonly statements = new Map<string, Database.Statement>();
+  /** Statements that read class rows, in raw mode: arrays, so no column name is looked up per row. */
+  private readonly rowStatements = new Map<string, Database.Statement>();
+  /** The get-by-objectId statement of each class, so that a get builds no SQL text. */
+  private readonly getStatements = new Map<string, Database.Statement>();
   private classes = new Map<string, StoredClass>();
 
   private readonly wal: WalSync;
@@ -78,6 +80,15 @@ export class SqliteAdapter implements StorageAdapter, SchemaLookup {
     }
     return s;
   }
+  private rowStmt(sql: string): Database.Statement {
+    let s = this.rowStatements.get(sql);
+    if (!s) {
+      s = this.db.prepare(sql).raw(true);
+      this.rowStatements.set(sql, s);
+    }
+    return s;
+  }
+
 
   /** Statements naming a table must be prepared again after the table changes. */
   private forgetStatements(): void {
@@ -263,9 +274,12 @@ export class SqliteAdapter implements StorageAdapter, SchemaLookup {
 
   get(className: string, objectId: string): StoredRow | undefined {
     if (!this.classes.has(className)) return undefined;
-    const r = this.stmt(`SELECT objectId, createdAt, updatedAt, data, acl FROM ${classTable(className)} WHERE objectId = ?`).get(objectId) as
-      | RowRecord
-      | undefined;
+    let statement = this.getStatements.get(className);
+    if (!statement) {
+      statement = this.rowStmt(`SELECT ${ROW_COLUMNS} FROM ${classTable(className)} AS t WHERE t.objectId = ?`);
+      this.getStatements.set(className, statement);
+    }
+    const r = statement.get(objectId) as RowRecord | undefined;
     return r && toRow(r);
   }
 
@@ -302,10 +316,10 @@ export class SqliteAdapter implements StorageAdapter, SchemaLookup {
       }
     }
     const limit = options.limit ?? 100;
-    const sql = `SELECT t.objectId, t.createdAt, t.updatedAt, t.data, t.acl FROM ${classTable(className)} AS t WHERE ${where.sql}${
+    const sql = `SELECT ${ROW_COLUMNS} FROM ${classTable(className)} AS t WHERE ${where.sql}${
       orderSql ? ` ORDER BY ${orderSql}` : ''
     } LIMIT ? OFFSET ?`;
-    return (this.stmt(sql).all(...params, limit, options.skip ?? 0) as RowRecord[]).map(toRow);
+    return (this.rowStmt(sql).all(...params, limit, options.skip ?? 0) as RowRecord[]).map(toRow);
   }
 
   count(className: string, options: Pick<FindOptions, 'where' | 'principals'>): number {
