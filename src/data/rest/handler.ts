@@ -4,11 +4,15 @@ import getRawBody from 'raw-body';
 import type { Logger } from '../../log.js';
 import type { DataApps } from '../apps.js';
 import { ParseCode, ParseError } from '../errors.js';
+import type { CloudRegistry } from '../cloud/types.js';
 import { isPlainObject } from '../values.js';
 import { authenticate, readCredentials, SDK_BODY_FIELDS, unauthorized } from './credentials.js';
 import { errorResponse, type DataRouter } from './router.js';
 import { RequestTraffic } from './traffic.js';
 import type { DataRequest, DataResponse } from './types.js';
+
+/** A data API answer, now or once something it waits for is done. */
+type Answer = DataResponse | Promise<DataResponse>;
 
 /** Uploads up to this size are accepted (files); JSON bodies are parsed from the same buffer. */
 export const DATA_BODY_LIMIT = 20 * 1024 * 1024;
@@ -120,26 +124,37 @@ export function createDataHandler(options: DataHandlerOptions): DataHandler {
     res.end(req.method === 'HEAD' ? undefined : payload);
   };
 
-  const answer = async (req: IncomingMessage, res: ServerResponse, target: string): Promise<DataResponse> => {
+  /**
+   * The answer to a request, synchronous when nothing has to wait: a GET of an app whose cloud code
+   * is loaded (or absent) and whose route answers at once costs no promise and no turn of the
+   * microtask queue (bench/data-api, GET by id). A body, a starting worker, a route that waits and the
+   * sync of a write make it a promise. @throws ParseError (or rejects with it) for a refused request.
+   */
+  const answer = (req: IncomingMessage, target: string): Answer => {
     const q = target.indexOf('?');
     let path = q < 0 ? target : target.slice(0, q);
     if (path === '' || path.endsWith('/')) path = path.replace(/\/+$/, '') || '/';
     const query = q < 0 ? {} : (parseQuery(target.slice(q + 1)) as Record<string, unknown>);
     const httpMethod = req.method === 'HEAD' ? 'GET' : (req.method ?? 'GET');
+    const isFilePost = httpMethod === 'POST' && path.startsWith('/files/');
+    const withBody = (): Answer => {
+      if (!WITH_BODY.has(httpMethod)) {
+        req.resume();
+        return answerCall(req, path, query, httpMethod, isFilePost, undefined);
+      }
+      return readBody(req, isFilePost).then((buffer) => answerCall(req, path, query, httpMethod, isFilePost, buffer));
+    };
     if (httpMethod === 'GET') {
       const publicAnswer = publicRoute(path);
-      // Most GETs are not public: no extra turn of the microtask queue for them.
-      if (publicAnswer) {
-        const answered = await publicAnswer;
-        if (answered) return answered;
-      }
+      if (publicAnswer instanceof Promise) return publicAnswer.then((answered) => answered ?? withBody());
+      if (publicAnswer) return publicAnswer;
     }
+    return withBody();
+  };
 
+  /** The call once its body (if any) is read: credentials, auth, the route, and the sync of a write. */
+  const answerCall = (req: IncomingMessage, path: string, query: Record<string, unknown>, httpMethod: string, isFilePost: boolean, buffer: Buffer | undefined): Answer => {
     const contentType = String(req.headers['content-type'] ?? '');
-    const isFilePost = httpMethod === 'POST' && path.startsWith('/files/');
-    let buffer: Buffer | undefined;
-    if (WITH_BODY.has(httpMethod)) buffer = await readBody(req, isFilePost);
-    else req.resume();
     const isUpload = isFilePost && buffer !== undefined && isRawUpload(buffer, contentType, req.headers);
     let json: unknown;
     if (buffer?.length && !isUpload) {
@@ -167,22 +182,36 @@ export function createDataHandler(options: DataHandlerOptions): DataHandler {
     }
     const isRead = method === 'GET';
     const auth = authenticate(keys, credentials, engine.storage);
-    const registry = apps.cloud.registryNow(keys.applicationId) ?? (await apps.cloud.registry(keys.applicationId));
-    const res_ = await router.dispatch({
-      registry,
-      method,
-      path,
-      query: isRead && isPlainObject(body) ? { ...query, ...body } : query,
-      body: isRead ? undefined : body,
-      raw: isUpload && buffer ? { data: buffer, contentType } : undefined,
-      auth,
-      engine,
-      keys,
-      apps,
-      mountUrl: mountUrl(),
-    });
-    if (!isRead) await engine.storage.durable(traffic.alone());
-    return res_;
+    const route = (registry: CloudRegistry): Answer => {
+      const result = router.dispatch({
+        registry,
+        method,
+        path,
+        query: isRead && isPlainObject(body) ? { ...query, ...body } : query,
+        body: isRead ? undefined : body,
+        raw: isUpload && buffer ? { data: buffer, contentType } : undefined,
+        auth,
+        engine,
+        keys,
+        apps,
+        mountUrl: mountUrl(),
+      });
+      if (isRead) return result;
+      // A write is answered once it is on disk (durability.ts).
+      return Promise.resolve(result).then((written) => engine.storage.durable(traffic.alone()).then(() => written));
+    };
+    const registry = apps.cloud.registryNow(keys.applicationId);
+    return registry ? route(registry) : apps.cloud.registry(keys.applicationId).then(route);
+  };
+
+  const fail = (req: IncomingMessage, res: ServerResponse, error: unknown): void => {
+    if (error instanceof ParseError) {
+      // A body left unread (too large) would be taken for the next request on this connection.
+      if (error.httpStatus === 413) res.shouldKeepAlive = false;
+      return send(req, res, errorResponse(error));
+    }
+    log.error({ err: error, method: req.method, url: req.url?.split('?')[0] }, 'data API failure');
+    send(req, res, { status: 500, body: { code: ParseCode.INTERNAL_SERVER_ERROR, error: 'Internal server error.' } });
   };
 
   return (req, res, target) => {
@@ -193,17 +222,13 @@ export function createDataHandler(options: DataHandlerOptions): DataHandler {
       res.end();
       return;
     }
-    answer(req, res, target).then(
-      (result) => send(req, res, result),
-      (error: unknown) => {
-        if (error instanceof ParseError) {
-          // A body left unread (too large) would be taken for the next request on this connection.
-          if (error.httpStatus === 413) res.shouldKeepAlive = false;
-          return send(req, res, errorResponse(error));
-        }
-        log.error({ err: error, method: req.method, url: req.url?.split('?')[0] }, 'data API failure');
-        send(req, res, { status: 500, body: { code: ParseCode.INTERNAL_SERVER_ERROR, error: 'Internal server error.' } });
-      },
-    );
+    let result: Answer;
+    try {
+      result = answer(req, target);
+    } catch (error) {
+      return fail(req, res, error);
+    }
+    if (result instanceof Promise) result.then((answered) => send(req, res, answered), (error: unknown) => fail(req, res, error));
+    else send(req, res, result);
   };
 }
