@@ -15,6 +15,14 @@ import autocannon from 'autocannon';
 const CLI = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../src/cli.js');
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const OBJECTS = Number(process.env.BENCH_OBJECTS ?? 100_000);
+/**
+ * Each workload runs in ROUNDS rounds, each next to its baseline: on a machine whose speed drifts
+ * from one second to the next, a ratio taken within a round compares like with like.
+ */
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
+const ROUND_SECONDS = Number(process.env.BENCH_ROUND_SECONDS ?? 2);
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 const freePort = () =>
   new Promise<number>((resolve) => {
@@ -79,7 +87,6 @@ async function load(options: autocannon.Options): Promise<Result> {
 function fdatasyncMicros(folder: string): { overwrite: number; append: number } {
   const file = path.join(folder, 'bench-sync.tmp');
   const fd = fs.openSync(file, 'w+');
-  const median = (xs: number[]) => xs.sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
   try {
     fs.writeSync(fd, Buffer.alloc(64 * 1024), 0, 64 * 1024, 0);
     fs.fdatasyncSync(fd);
@@ -156,17 +163,11 @@ export async function dataApiBench(): Promise<void> {
     const id = one.results[0]!.objectId;
     const q = (where: unknown, extra: Record<string, string> = {}) => `${data}/classes/Item?${new URLSearchParams({ where: JSON.stringify(where), ...extra })}`;
 
-    const bare1 = await load({ url: bare, connections: 1, method: 'POST', body: '{}' });
-    const bare16 = await load({ url: bare, connections: 16, method: 'POST', body: '{}' });
-    const durable1 = await load({ url: `http://127.0.0.1:${durablePort}/`, connections: 1, method: 'POST', body: '{}' });
-    const workloads: Array<[string, autocannon.Options, Result]> = [
-      ['sequential creates', { url: `${data}/classes/Created`, connections: 1, method: 'POST', headers, body: JSON.stringify({ title: 'x', n: 1 }) }, bare1],
-      ['16 concurrent creates', { url: `${data}/classes/Created`, connections: 16, method: 'POST', headers, body: JSON.stringify({ title: 'x', n: 1 }) }, bare16],
-      ['GET by id (16 connections)', { url: `${data}/classes/Item/${id}`, connections: 16, headers }, bare16],
-      ['where equality, indexed (1 connection)', { url: q({ category: 'c42' }, { limit: '10' }), connections: 1, headers }, bare1],
-      ['range + order + limit (1 connection)', { url: q({ score: { $gte: 500, $lt: 600 } }, { order: '-score', limit: '20' }), connections: 1, headers }, bare1],
-      ['count with where (1 connection)', { url: q({ category: 'c7' }, { count: '1', limit: '0' }), connections: 1, headers }, bare1],
-    ];
+    const bareOptions = (connections: number): autocannon.Options => ({ url: bare, connections, method: 'POST', body: '{}' });
+    const durableOptions: autocannon.Options = { url: `http://127.0.0.1:${durablePort}/`, connections: 1, method: 'POST', body: '{}' };
+    const bare1 = await load(bareOptions(1));
+    const bare16 = await load(bareOptions(16));
+    const durable1 = await load(durableOptions);
     console.log(`bare node:http: ${bare1.rps.toFixed(0)} req/s (1 connection), ${bare16.rps.toFixed(0)} req/s (16 connections)`);
     console.log(`bare node:http + a 4 KiB overwrite and fdatasync before each answer: ${durable1.rps.toFixed(0)} req/s (1 connection), the ceiling for durable sequential writes here`);
     // A create answers once its commit is on disk (durability.ts), so one connection waits for one
@@ -182,14 +183,36 @@ export async function dataApiBench(): Promise<void> {
     console.log(
       `function round trip (1 connection): ${fn.rps.toFixed(0)} req/s, p50 ${fn.p50.toFixed(2)} ms; GET by id: ${getById.rps.toFixed(0)} req/s; ratio ${(fn.rps / getById.rps).toFixed(2)}×${fn.errors ? ` (${fn.errors} errors)` : ''}`,
     );
-    console.log(`${'workload'.padEnd(40)} ${'req/s'.padStart(8)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)}  vs bare`);
-    for (const [name, options, baseline] of workloads) {
-      const r = await load(options);
-      // Sequential creates also against the durable bare server: what a durable server could reach here.
-      const durable = name === 'sequential creates' ? `, ${(r.rps / durable1.rps).toFixed(2)}× bare + fdatasync` : '';
-      console.log(
-        `${name.padEnd(40)} ${r.rps.toFixed(0).padStart(8)} ${r.p50.toFixed(2).padStart(7)} ${r.p99.toFixed(2).padStart(7)}  ${(r.rps / baseline.rps).toFixed(2)}×${durable}${r.errors ? `  (${r.errors} errors)` : ''}`,
-      );
+
+    const creates = (connections: number): autocannon.Options => ({ url: `${data}/classes/Created`, connections, method: 'POST', headers, body: JSON.stringify({ title: 'x', n: 1 }) });
+    const workloads: Array<{ name: string; options: autocannon.Options; baselines: Record<string, autocannon.Options> }> = [
+      { name: 'sequential creates', options: creates(1), baselines: { bare: bareOptions(1), 'bare + fdatasync': durableOptions } },
+      { name: '16 concurrent creates', options: creates(16), baselines: { bare: bareOptions(16) } },
+      { name: 'GET by id (16 connections)', options: { url: `${data}/classes/Item/${id}`, connections: 16, headers }, baselines: { bare: bareOptions(16) } },
+      { name: 'where equality, indexed (1 connection)', options: { url: q({ category: 'c42' }, { limit: '10' }), connections: 1, headers }, baselines: { bare: bareOptions(1) } },
+      {
+        name: 'range + order + limit (1 connection)',
+        options: { url: q({ score: { $gte: 500, $lt: 600 } }, { order: '-score', limit: '20' }), connections: 1, headers },
+        baselines: { bare: bareOptions(1) },
+      },
+      { name: 'count with where (1 connection)', options: { url: q({ category: 'c7' }, { count: '1', limit: '0' }), connections: 1, headers }, baselines: { bare: bareOptions(1) } },
+    ];
+    console.log(`each workload: ${ROUNDS} rounds of ${ROUND_SECONDS} s, each round next to its baselines at the same concurrency; medians over the rounds, ratios taken per round`);
+    console.log(`${'workload'.padEnd(40)} ${'req/s'.padStart(8)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)}  ratio to the baseline`);
+    for (const { name, options, baselines } of workloads) {
+      const rounds: Result[] = [];
+      const ratios: Record<string, number[]> = Object.fromEntries(Object.keys(baselines).map((b) => [b, []]));
+      for (let round = 0; round < ROUNDS; round++) {
+        const r = await load({ ...options, duration: ROUND_SECONDS });
+        rounds.push(r);
+        for (const [baseline, baselineOptions] of Object.entries(baselines)) ratios[baseline]!.push(r.rps / (await load({ ...baselineOptions, duration: ROUND_SECONDS })).rps);
+      }
+      const errors = rounds.reduce((n, r) => n + r.errors, 0);
+      const vs = Object.entries(ratios)
+        .map(([baseline, xs]) => `${median(xs).toFixed(2)}× ${baseline}`)
+        .join(', ');
+      const column = (pick: (r: Result) => number, digits: number, width: number) => median(rounds.map(pick)).toFixed(digits).padStart(width);
+      console.log(`${name.padEnd(40)} ${column((r) => r.rps, 0, 8)} ${column((r) => r.p50, 2, 7)} ${column((r) => r.p99, 2, 7)}  ${vs}${errors ? `  (${errors} errors)` : ''}`);
     }
   } finally {
     for (const child of children) child.kill('SIGTERM');
