@@ -387,21 +387,26 @@ Parse.Cloud.job('report', async () => { console.info('job says hi'); return 'rep
     expect(server.platform.services.cloud.recentRuns('no-such-app')).toEqual([]);
   });
 
-  it('still copies all of the worker\'s output into the server log, attributed or not', async () => {
-    const { Writable } = await import('node:stream');
-    const { pino } = await import('pino');
+  /** A cloud runtime of the test's own on the server's home, writing to `log`. */
+  const ownRuntime = async (log: import('pino').Logger) => {
     const { WorkerCloudRuntime } = await import('../src/data/cloud/runtime.js');
-    const logged: Array<{ msg: string; cloud?: string }> = [];
-    const sink = new Writable({ write: (chunk, _enc, done) => (logged.push(JSON.parse(String(chunk))), done()) });
-    const runtime = new WorkerCloudRuntime({
+    return new WorkerCloudRuntime({
       home: server.home,
       directory: server.platform.services.backendApps,
       dataApiUrl: () => runsApp.apiURL,
       functionTimeoutMs: 2000,
       jobTimeoutMs: 2000,
       memoryMb: 128,
-      log: pino({ level: 'info' }, sink),
+      log,
     });
+  };
+
+  it('still copies all of the worker\'s output into the server log, attributed or not', async () => {
+    const { Writable } = await import('node:stream');
+    const { pino } = await import('pino');
+    const logged: Array<{ msg: string; cloud?: string }> = [];
+    const sink = new Writable({ write: (chunk, _enc, done) => (logged.push(JSON.parse(String(chunk))), done()) });
+    const runtime = await ownRuntime(pino({ level: 'info' }, sink));
     try {
       expect(await runtime.run(runsApp.appId, 'function', 'chatty', { params: { tag: 'C', wait: 1 } })).toBe('C');
       const lines = () => logged.filter((l) => l.msg === 'cloud code output').map((l) => l.cloud);
@@ -412,18 +417,10 @@ Parse.Cloud.job('report', async () => { console.info('job says hi'); return 'rep
       await runtime.close();
     }
   });
+
   it('knows the registry without waiting once a worker is live, and for an app without cloud code', async () => {
     const { pino } = await import('pino');
-    const { WorkerCloudRuntime } = await import('../src/data/cloud/runtime.js');
-    const runtime = new WorkerCloudRuntime({
-      home: server.home,
-      directory: server.platform.services.backendApps,
-      dataApiUrl: () => runsApp.apiURL,
-      functionTimeoutMs: 2000,
-      jobTimeoutMs: 2000,
-      memoryMb: 128,
-      log: pino({ level: 'silent' }),
-    });
+    const runtime = await ownRuntime(pino({ level: 'silent' }));
     try {
       // No cloud/main.js: nothing to wait for.
       expect(runtime.registryNow('no-such-app')).toEqual({ functions: [], jobs: [], triggers: {} });
