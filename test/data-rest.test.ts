@@ -292,3 +292,27 @@ describe('callBackendAPI', () => {
     expect(foreign.text).toMatch(/No Backend App/);
   });
 });
+
+describe('an app database held by another process', () => {
+  it('answers 503 with a Parse error that says why, and serves again once the file is free', async () => {
+    const { default: Database } = await import('better-sqlite3');
+    const held = createTestApp(server, 'held-elsewhere');
+    const file = path.join(server.home, 'apps', held.appId, 'data.db');
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+    // Another process's connection, holding the file as the server holds its own.
+    const other = new Database(file);
+    other.pragma('locking_mode = EXCLUSIVE');
+    other.pragma('journal_mode = WAL');
+    other.exec('CREATE TABLE elsewhere (a)');
+    try {
+      const refused = await held.call('POST', '/classes/Note', { body: { text: 'x' } });
+      expect(refused.status).toBe(503);
+      expect(refused.body).toEqual({ code: 1, error: expect.stringContaining('held by another process') });
+    } finally {
+      other.close();
+    }
+    const created = await held.call('POST', '/classes/Note', { body: { text: 'x' } });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    expect((await held.call('GET', `/classes/Note/${created.body.objectId}`)).body).toMatchObject({ text: 'x' });
+  });
+});

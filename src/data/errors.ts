@@ -81,3 +81,23 @@ export class ParseError extends Error {
 }
 
 export const parseError = (code: number, message: string) => new ParseError(code, message);
+
+/**
+ * A failure of the app's database that the caller can act on, as a Parse error: SQLite's "database
+ * is locked" (SQLITE_BUSY/SQLITE_LOCKED) means another process holds the app's `data.db`, which the
+ * server keeps for itself (design.md, "One process, one port"; storage/sqlite/adapter.ts). Answered
+ * 503 with code 1, which the Parse SDK treats as a server error.
+ * @returns the ParseError as it is, that conversion, or undefined for any other failure (a 500).
+ */
+export function asParseError(error: unknown): ParseError | undefined {
+  if (error instanceof ParseError) return error;
+  const code = (error as { code?: unknown } | undefined)?.code;
+  if (error instanceof Error && error.name === 'SqliteError' && (code === 'SQLITE_BUSY' || code === 'SQLITE_LOCKED')) {
+    return new ParseError(
+      ParseCode.INTERNAL_SERVER_ERROR,
+      "The app's database is held by another process (another Backyard serving the same home?). Serve each home from one process, then try again.",
+      503,
+    );
+  }
+  return undefined;
+}

@@ -3,7 +3,7 @@ import { parse as parseQuery } from 'fast-querystring';
 import getRawBody from 'raw-body';
 import type { Logger } from '../../log.js';
 import type { DataApps } from '../apps.js';
-import { ParseCode, ParseError } from '../errors.js';
+import { asParseError, ParseCode, ParseError } from '../errors.js';
 import type { CloudRegistry } from '../cloud/types.js';
 import { isPlainObject } from '../values.js';
 import { authenticate, readCredentials, SDK_BODY_FIELDS, unauthorized } from './credentials.js';
@@ -205,10 +205,11 @@ export function createDataHandler(options: DataHandlerOptions): DataHandler {
   };
 
   const fail = (req: IncomingMessage, res: ServerResponse, error: unknown): void => {
-    if (error instanceof ParseError) {
+    const known = asParseError(error);
+    if (known) {
       // A body left unread (too large) would be taken for the next request on this connection.
-      if (error.httpStatus === 413) res.shouldKeepAlive = false;
-      return send(req, res, errorResponse(error));
+      if (known.httpStatus === 413) res.shouldKeepAlive = false;
+      return send(req, res, errorResponse(known));
     }
     log.error({ err: error, method: req.method, url: req.url?.split('?')[0] }, 'data API failure');
     send(req, res, { status: 500, body: { code: ParseCode.INTERNAL_SERVER_ERROR, error: 'Internal server error.' } });

@@ -1,6 +1,6 @@
 import FindMyWay from 'find-my-way';
 import type { Logger } from '../../log.js';
-import { ParseCode, ParseError } from '../errors.js';
+import { asParseError, ParseCode, ParseError } from '../errors.js';
 import type { DataRequest, DataResponse, RouteHandler } from './types.js';
 
 type Method = DataRequest['method'];
@@ -72,7 +72,8 @@ export class DataRouter {
   }
 
   failure(error: unknown, req: Pick<DataRequest, 'method' | 'path'>): DataResponse {
-    if (error instanceof ParseError) return errorResponse(error);
+    const known = asParseError(error);
+    if (known) return errorResponse(known);
     this.log.error({ err: error, method: req.method, path: req.path }, 'data API failure');
     return { status: 500, body: { code: ParseCode.INTERNAL_SERVER_ERROR, error: 'Internal server error.' } };
   }

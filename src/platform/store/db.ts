@@ -18,14 +18,20 @@ export type Db = Database.Database;
  */
 export function openDatabase(file: string, migrations: readonly Migration[] = platformMigrations, options: { exclusive?: boolean } = {}): Db {
   fs.mkdirSync(path.dirname(file), { recursive: true });
-  const db = new Database(file);
-  if (options.exclusive) db.pragma('locking_mode = EXCLUSIVE');
-  db.pragma('journal_mode = WAL');
-  db.pragma('synchronous = FULL');
-  db.pragma('foreign_keys = ON');
-  // Another process (a second `backyard` command on the same home) may hold the write lock briefly.
-  db.pragma('busy_timeout = 5000');
-  migrate(db, migrations);
+  // Locks held exclusively are never let go by their holder: waiting for one would only delay the refusal.
+  const db = new Database(file, { timeout: options.exclusive ? 0 : 5000 });
+  try {
+    if (options.exclusive) db.pragma('locking_mode = EXCLUSIVE');
+    db.pragma('journal_mode = WAL');
+    db.pragma('synchronous = FULL');
+    db.pragma('foreign_keys = ON');
+    // Another process (a second `backyard` command on the same home) may hold the write lock briefly.
+    if (!options.exclusive) db.pragma('busy_timeout = 5000');
+    migrate(db, migrations);
+  } catch (error) {
+    db.close();
+    throw error;
+  }
   return db;
 }
 
