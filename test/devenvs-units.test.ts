@@ -15,6 +15,7 @@ import { createLogger } from '../src/log.js';
 import { openPlatform, type Platform } from '../src/platform/platform.js';
 import { STALE_MS, newOwner, ownerGone } from '../src/platform/devenvs/owners.js';
 import { tarEntries } from './helpers/tarEntries.js';
+import { START_HEADROOM_TASKS, startFailureText } from '../src/platform/devenvs/startFailure.js';
 import { refusalOf } from './helpers/refusal.js';
 
 /** Parts of development environments that need no Docker engine. */
@@ -50,6 +51,31 @@ describe('output tails (1 MiB per stream)', () => {
     expect(open.render()).toBe('x€');
     expect(completeUtf8Length(Buffer.from('ab'))).toBe(2);
     expect(completeUtf8Length(Buffer.from([0x61, 0xf0, 0x9f, 0x98]))).toBe(1);
+  });
+});
+
+describe('the text of a command that could not start (issue 12)', () => {
+  const runtimeMessage = 'OCI runtime exec failed: exec failed: unable to start container process: read init-p: connection reset by peer: unknown';
+
+  it('names the full process table, the running executions to end and the runtime\'s words', () => {
+    const text = startFailureText({ runtimeMessage, tasks: 64, limit: 64, running: ['abc', 'def'] });
+    expect(text).toMatch(/^The command could not start, so it never ran: the development environment has no process slots left \(64 of 64 in use/);
+    expect(text).toContain('running now: abc, def');
+    expect(text).toContain(runtimeMessage);
+  });
+
+  it('says what holds the slots when no execution runs', () => {
+    const text = startFailureText({ runtimeMessage, tasks: 64 - START_HEADROOM_TASKS + 1, limit: 64, running: [] });
+    expect(text).toMatch(/no process slots left/);
+    expect(text).toMatch(/left in the background hold the slots/);
+  });
+
+  it('gives the runtime\'s words alone when slots are free or could not be counted', () => {
+    for (const tasks of [64 - START_HEADROOM_TASKS, undefined]) {
+      const text = startFailureText({ runtimeMessage, tasks, limit: 64, running: ['abc'] });
+      expect(text).not.toMatch(/process slots/);
+      expect(text).toContain(`The container runtime said: ${runtimeMessage}`);
+    }
   });
 });
 

@@ -24,6 +24,10 @@ export const commandExecution = z.object({
   stderr: z.string().describe('Standard error so far (its last 1 MiB)'),
   status: z.enum(['running', 'exited']),
   exitCode: z.number().optional().describe('Present once the command has exited'),
+  startError: z
+    .string()
+    .optional()
+    .describe('Present (with status "exited" and no exitCode) when the command could not start at all: why, and how to make room'),
 });
 
 export const repositoryAccessToken = z.object({

@@ -66,6 +66,22 @@ export interface LiveExecutionEvents {
 }
 
 /**
+ * Turns the container runtime's message for an exec it could not start into the text an assistant
+ * reads (why, and how to make room); called once, before the execution reads as exited.
+ */
+export type StartFailureExplainer = (runtimeMessage: string) => Promise<string>;
+
+/**
+ * How the exec ended, read from `exec.inspect()`: its exit code (-1 when it cannot be had), and
+ * whether its process ever ran. The engine reports a process that the runtime could not start
+ * (`OCI runtime exec failed …`) with exit code 126 and pid 0; a process that ran keeps its pid.
+ */
+interface ExecOutcome {
+  exitCode: number;
+  started: boolean;
+}
+
+/**
  * A running exec and what it has written so far. Emits `output` on every chunk and `exited` once,
  * when the exit code is known.
  */
@@ -74,6 +90,11 @@ export class LiveExecution extends EventEmitter<LiveExecutionEvents> {
   readonly stderr = new TailBuffer();
   status: 'running' | 'exited' = 'running';
   exitCode: number | undefined;
+  /**
+   * Set when the runtime could not start the command at all (then `exitCode` stays undefined): the
+   * runtime's message and what to do, from the `StartFailureExplainer`.
+   */
+  startError: string | undefined;
   /** `Date.now()` of the last output chunk, or of the start. */
   lastOutputAt = Date.now();
   /** Output chunks received so far, on both streams. */
@@ -86,17 +107,27 @@ export class LiveExecution extends EventEmitter<LiveExecutionEvents> {
     readonly id: string,
     private readonly exec: Docker.Exec,
     private readonly stream: Duplex,
+    private readonly explainStartFailure: StartFailureExplainer,
   ) {
     super();
     this.finished = new Promise((resolve) => (this.markFinished = resolve));
   }
 
   /**
-   * Starts `sh -c <command>` in `container` as execution `id`, in `/workspace`.
+   * Starts `sh -c <command>` in `container` as execution `id`, in `/workspace`. When the engine
+   * accepts the exec but the runtime cannot start its process (every process slot taken, say), the
+   * execution still starts here and then ends with `startError` from `explainStartFailure`.
    * @throws ManagementError(unavailable) when the engine is unreachable or refuses (e.g. the container
    *   is not running: `engineStatus` 409, or gone: 404; the caller may restart it and try again).
    */
-  static async start(docker: DockerClient, dockerHost: string | undefined, container: Docker.Container, id: string, command: string): Promise<LiveExecution> {
+  static async start(
+    docker: DockerClient,
+    dockerHost: string | undefined,
+    container: Docker.Container,
+    id: string,
+    command: string,
+    explainStartFailure: StartFailureExplainer,
+  ): Promise<LiveExecution> {
     const exec = await engineCall(dockerHost, 'start the command', ENGINE_TIMEOUTS.request, (abortSignal) =>
       container.exec({
         Cmd: wrappedCommand(command),
@@ -112,7 +143,7 @@ export class LiveExecution extends EventEmitter<LiveExecutionEvents> {
     const stream = (await engineCall(dockerHost, 'start the command', ENGINE_TIMEOUTS.request, () =>
       exec.start({ hijack: true, stdin: true }),
     )) as Duplex;
-    const live = new LiveExecution(id, exec, stream);
+    const live = new LiveExecution(id, exec, stream, explainStartFailure);
     live.follow(docker, dockerHost);
     return live;
   }
@@ -135,8 +166,16 @@ export class LiveExecution extends EventEmitter<LiveExecutionEvents> {
     const onEnd = () => {
       if (ended) return;
       ended = true;
-      void this.readExitCode(dockerHost).then((code) => {
-        this.exitCode = code;
+      void this.readOutcome(dockerHost).then(async ({ exitCode, started }) => {
+        if (started) {
+          this.exitCode = exitCode;
+        } else {
+          // What the stream carried is the runtime's complaint, not the command's output.
+          const runtimeMessage = `${this.stdout.render(true)}${this.stderr.render(true)}`.trim();
+          this.stdout.clear();
+          this.stderr.clear();
+          this.startError = await this.explainStartFailure(runtimeMessage || `the runtime exited with code ${exitCode} and gave no reason`);
+        }
         this.status = 'exited';
         this.stream.destroy();
         this.markFinished();
@@ -147,25 +186,30 @@ export class LiveExecution extends EventEmitter<LiveExecutionEvents> {
     this.stream.once('close', onEnd);
   }
 
-  /** Polls `exec.inspect()` until the engine reports the exit code; -1 when it cannot be had. */
-  private async readExitCode(dockerHost: string | undefined): Promise<number> {
+  /** Polls `exec.inspect()` until the engine reports the exit code; -1 (and started) when it cannot be had. */
+  private async readOutcome(dockerHost: string | undefined): Promise<ExecOutcome> {
     const deadline = Date.now() + EXIT_CODE_TIMEOUT_MS;
     while (Date.now() < deadline) {
       try {
         const info = await engineCall(dockerHost, 'read the exit code', ENGINE_TIMEOUTS.request, (abortSignal) => this.exec.inspect({ abortSignal }));
-        if (!info.Running && info.ExitCode !== null) return info.ExitCode;
+        if (!info.Running && info.ExitCode !== null) return outcomeOf(info);
       } catch {
         // The container is gone or the engine stopped: the code is lost.
-        return -1;
+        return { exitCode: -1, started: true };
       }
       await new Promise((r) => setTimeout(r, 25));
     }
-    return -1;
+    return { exitCode: -1, started: true };
   }
 
   /** Writes `text` to the command's standard input (ignored once the command has exited). */
   writeStdin(text: string): void {
     if (this.status === 'running' && this.stream.writable) this.stream.write(text);
+  }
+
+  /** Adds Backyard's own `text` to the command's stderr (a line saying what Backyard did to it). */
+  note(text: string): void {
+    if (this.status === 'running') this.stderr.append(Buffer.from(text));
   }
 
   /** Stops following the exec (Backyard is closing); the command itself is not touched. */
@@ -237,16 +281,30 @@ export class LiveExecution extends EventEmitter<LiveExecutionEvents> {
       stderr: this.stderr.render(final),
       status: this.status,
       ...(final && this.exitCode !== undefined ? { exitCode: this.exitCode } : {}),
+      ...(final && this.startError !== undefined ? { startError: this.startError } : {}),
     };
   }
 }
 
+/** Exit code 126 with no pid: the engine's mark of an exec whose process the runtime never started. */
+const outcomeOf = (info: { ExitCode: number | null; Pid?: number }): ExecOutcome => ({
+  exitCode: info.ExitCode ?? -1,
+  started: !(info.ExitCode === 126 && !info.Pid),
+});
+
+/**
+ * The outcome of `runScript`: the script's exit code, or `notStarted` with the runtime's message when
+ * the runtime could not start it.
+ */
+export type ScriptOutcome = { exitCode: number } | { notStarted: string };
+
 /**
  * Runs `script` with `sh -c` in `container` and waits for it (at most `timeoutMs`), without stdin:
  * the second exec that signals a command's process group.
- * @returns its exit code.
- * @throws ManagementError(unavailable) when the engine is unreachable or cannot start the exec (for
- *   example when the container's process limit is exhausted).
+ * @returns its exit code (-1 when the engine never reported one), or `notStarted` with the runtime's
+ *   message when the runtime could not start it (for example when the container's process slots are
+ *   all taken: the runtime's own init needs several).
+ * @throws ManagementError(unavailable) when the engine is unreachable or refuses the exec.
  */
 export async function runScript(
   docker: DockerClient,
@@ -254,12 +312,13 @@ export async function runScript(
   container: Docker.Container,
   script: string,
   timeoutMs: number,
-): Promise<number> {
+): Promise<ScriptOutcome> {
   return engineCall(dockerHost, 'signal the command', timeoutMs, async (abortSignal) => {
     const exec = await container.exec({ Cmd: ['sh', '-c', script], AttachStdout: true, AttachStderr: true, abortSignal });
     const stream = (await exec.start({ hijack: true, stdin: false })) as Duplex;
+    const output = new TailBuffer(4096);
     const drain = new PassThrough();
-    drain.resume();
+    drain.on('data', (chunk: Buffer) => output.append(chunk));
     docker.modem.demuxStream(stream, drain, drain);
     await new Promise<void>((resolve) => {
       stream.once('end', resolve);
@@ -268,9 +327,12 @@ export async function runScript(
     });
     for (let i = 0; i < 100; i++) {
       const info = await exec.inspect({ abortSignal });
-      if (!info.Running && info.ExitCode !== null) return info.ExitCode;
+      if (!info.Running && info.ExitCode !== null) {
+        const { exitCode, started } = outcomeOf(info);
+        return started ? { exitCode } : { notStarted: output.render(true).trim() };
+      }
       await new Promise((r) => setTimeout(r, 20));
     }
-    return -1;
+    return { exitCode: -1 };
   });
 }

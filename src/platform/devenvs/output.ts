@@ -28,6 +28,13 @@ export class TailBuffer {
     return this.dropped + this.size;
   }
 
+  /** Forgets everything appended so far (what came was not the command's output). */
+  clear(): void {
+    this.chunks = [];
+    this.size = 0;
+    this.dropped = 0;
+  }
+
   append(chunk: Buffer): void {
     if (chunk.length === 0) return;
     if (chunk.length >= this.limit) {

@@ -8,6 +8,7 @@ import { nowIso, type Db } from '../store/db.js';
 import { EnvironmentContainers, type ContainerSettings } from './containers.js';
 import { ENGINE_TIMEOUTS, dockerClient, engineStatus, type DockerClient } from './engine.js';
 import { LiveExecution, groupScript, runScript } from './executions.js';
+import { startFailureText } from './startFailure.js';
 import { ImageProvider } from './image.js';
 import { HEARTBEAT_MS, newOwner, ownerGone } from './owners.js';
 import {
@@ -57,6 +58,10 @@ const FLUSH_MS = 250;
 export const UNKNOWN_EXIT_CODE = -1;
 
 /** Appended to the stderr of an execution whose Backyard stopped or died while it ran (issue 5, item 6). */
+/** Appended to the stderr of an execution ended by restarting its environment. */
+const RESTARTED_NOTE =
+  '[backyard: no signal could reach this command (no process could be started in the environment to send it), so the environment was restarted to end it: every process in it ended, /workspace was kept.]\n';
+
 const INTERRUPTED_NOTE =
   '[backyard: Backyard stopped or restarted while this command was running, so the command was ended; its later output and its exit code are unknown (-1). Run it again if it is still needed.]\n';
 
@@ -234,7 +239,7 @@ export class DevEnvService {
           .then((container) => this.terminate(container, id))
           .catch(() => undefined);
       } else {
-        this.store.writeExited(id, execution.exitCode ?? UNKNOWN_EXIT_CODE, s.stdout, s.stderr, nowIso());
+        this.store.writeExited(id, outcomeOf(execution), s.stdout, s.stderr, nowIso());
       }
     }
     this.live.clear();
@@ -262,12 +267,32 @@ export class DevEnvService {
     for (let attempt = 0; ; attempt++) {
       const container = await this.containers.running(accountId, environmentId);
       try {
-        return await LiveExecution.start(this.docker, this.settings.dockerHost, container, id, command);
+        return await LiveExecution.start(this.docker, this.settings.dockerHost, container, id, command, (message) =>
+          this.explainStartFailure(container, environmentId, id, message),
+        );
       } catch (error) {
         if (attempt > 0 || !isContainerGone(error)) throw error;
         this.containers.forget(environmentId);
       }
     }
+  }
+
+  /**
+   * The `startError` of an execution the runtime could not start: reads the container's task count
+   * (one-shot stats, no exec needed) to tell a full process table from another failure.
+   */
+  private async explainStartFailure(container: Docker.Container, environmentId: string, executionId: string, runtimeMessage: string): Promise<string> {
+    let tasks: number | undefined;
+    try {
+      const stats = await container.stats({ stream: false, 'one-shot': true });
+      tasks = stats.pids_stats?.current;
+    } catch (error) {
+      this.log.debug({ err: error, environmentId }, 'could not read the task count of a development environment');
+    }
+    const running = [...this.live.values()]
+      .filter((e) => e.environmentId === environmentId && e.execution.id !== executionId && e.execution.status === 'running')
+      .map((e) => e.execution.id);
+    return startFailureText({ runtimeMessage, tasks, limit: this.settings.pids, running });
   }
 
   /** Streams the execution's output into platform.db while it runs; resolves once its final state is written. */
@@ -291,7 +316,7 @@ export class DevEnvService {
         clearTimeout(timer);
         if (this.closed) return;
         const s = execution.snapshot();
-        this.store.writeExited(execution.id, execution.exitCode ?? UNKNOWN_EXIT_CODE, s.stdout, s.stderr, nowIso());
+        this.store.writeExited(execution.id, outcomeOf(execution), s.stdout, s.stderr, nowIso());
       })
       .catch((error: unknown) => this.log.error({ err: error, executionId: execution.id }, 'could not record the end of a command execution'))
       .finally(() => this.live.delete(execution.id));
@@ -328,6 +353,7 @@ export class DevEnvService {
     } catch (error) {
       this.log.warn({ err: error, executionId: execution.id }, 'could not signal a command; restarting its environment');
     }
+    execution.note(RESTARTED_NOTE);
     await this.containers.restart(accountId, environmentId);
     if (!(await execution.waitForExit(INTERACTION.afterKillMs))) {
       throw unavailable(`The command execution "${execution.id}" could not be ended. Check the Docker engine (docker info) and try again.`);
@@ -348,10 +374,15 @@ export class DevEnvService {
     await this.group(container, executionId, 'KILL');
   }
 
-  /** Runs `groupScript` in the container: true when the execution's process group exists. */
+  /**
+   * Runs `groupScript` in the container: true when the execution's process group exists.
+   * @throws Error when the runtime could not start the script (no process slot for it), so that the
+   *   caller falls back to a restart; ManagementError(unavailable) when the engine fails.
+   */
   private async group(container: Docker.Container, executionId: string, action: 'TERM' | 'KILL' | 'alive'): Promise<boolean> {
-    const code = await runScript(this.docker, this.settings.dockerHost, container, groupScript(executionId, action), ENGINE_TIMEOUTS.request);
-    return code === 0;
+    const outcome = await runScript(this.docker, this.settings.dockerHost, container, groupScript(executionId, action), ENGINE_TIMEOUTS.request);
+    if ('notStarted' in outcome) throw new Error(`the runtime could not start the signal: ${outcome.notStarted}`);
+    return outcome.exitCode === 0;
   }
 
   /**
@@ -379,6 +410,12 @@ export class DevEnvService {
     await this.terminate(running.container, row.id);
   }
 }
+
+/** What `writeExited` records of a finished execution. */
+const outcomeOf = (execution: LiveExecution) =>
+  execution.startError !== undefined
+    ? { exitCode: null, startError: execution.startError }
+    : { exitCode: execution.exitCode ?? UNKNOWN_EXIT_CODE };
 
 const executionNotFound = (environmentId: string, executionId: string) =>
   notFound(`No command execution has the id "${executionId}" in the development environment "${environmentId}". Use the id that executeCommand answered.`);

@@ -13,13 +13,17 @@ export interface DevelopmentEnvironment {
   createdAt: string;
 }
 
-/** Interface A `CommandExecution`; `exitCode` is absent while `running` (design.md, decision 9). */
+/**
+ * Interface A `CommandExecution`; `exitCode` is absent while `running` (design.md, decision 9), and
+ * also when the command could not start at all: then `startError` says why and what to do (issue 12).
+ */
 export interface CommandExecution {
   id: string;
   stdout: string;
   stderr: string;
   status: 'running' | 'exited';
   exitCode?: number;
+  startError?: string;
 }
 
 /**
@@ -56,6 +60,8 @@ export interface ExecutionRow {
   command: string;
   status: 'running' | 'exited';
   exit_code: number | null;
+  /** Why the command never started (migration 7); null when it started. */
+  start_error: string | null;
   stdout: string;
   stderr: string;
   /** `<host>/<pid>/<instance>` of the Backyard process that runs it. */
@@ -78,6 +84,7 @@ export const executionOf = (row: ExecutionRow): CommandExecution => ({
   stderr: row.stderr,
   status: row.status,
   ...(row.status === 'exited' && row.exit_code !== null ? { exitCode: row.exit_code } : {}),
+  ...(row.status === 'exited' && row.start_error !== null ? { startError: row.start_error } : {}),
 });
 
 /** The columns of `ExecutionSummary`: lists never load the outputs (up to 1 MiB per stream each). */
@@ -117,7 +124,7 @@ export class DevEnvStore {
       counts: db.prepare(`SELECT COUNT(*) AS total, SUM(status = 'running') AS running FROM command_executions WHERE environment_id = ?`),
       output: db.prepare("UPDATE command_executions SET stdout = ?, stderr = ?, heartbeat_at = ? WHERE id = ? AND status = 'running'"),
       exited: db.prepare(
-        "UPDATE command_executions SET status = 'exited', exit_code = ?, stdout = ?, stderr = ?, exited_at = ? WHERE id = ? AND status = 'running'",
+        "UPDATE command_executions SET status = 'exited', exit_code = ?, start_error = ?, stdout = ?, stderr = ?, exited_at = ? WHERE id = ? AND status = 'running'",
       ),
       interrupted: db.prepare(
         `UPDATE command_executions SET status = 'exited', exit_code = ?,
@@ -181,9 +188,12 @@ export class DevEnvStore {
     this.stmts.output.run(stdout, stderr, now, id);
   }
 
-  /** Marks a running execution exited with its final output. No effect on one already exited. */
-  writeExited(id: string, exitCode: number, stdout: string, stderr: string, now: string): void {
-    this.stmts.exited.run(exitCode, stdout, stderr, now, id);
+  /**
+   * Marks a running execution exited with its final output; `exitCode` null and `startError` set for
+   * a command that never started. No effect on one already exited.
+   */
+  writeExited(id: string, outcome: { exitCode: number | null; startError?: string }, stdout: string, stderr: string, now: string): void {
+    this.stmts.exited.run(outcome.exitCode, outcome.startError ?? null, stdout, stderr, now, id);
   }
 
   /** Marks a running execution exited with `note` appended to its stderr. No effect on one already exited. */

@@ -181,4 +181,11 @@ export const migrations: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 7,
+    name: 'command executions that could not start',
+    sql: `
+      ALTER TABLE command_executions ADD COLUMN start_error TEXT;
+    `,
+  },
 ];

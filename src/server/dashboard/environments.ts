@@ -106,6 +106,7 @@ ${executions.length
 <dl class="facts">
   <dt>Status</dt><dd><span aria-live="polite">${stateBadge(execution, 'status')}</span></dd>
   <dt>Exit code</dt><dd id="exit-code">${execution.exitCode ?? (running ? '—' : '')}</dd>
+  ${execution.startError ? html`<dt>Could not start</dt><dd id="start-error">${execution.startError}</dd>` : ''}
   <dt>Started</dt><dd>${when(summary.createdAt)}</dd>
   <dt>Execution id</dt><dd><code>${execution.id}</code></dd>
 </dl>
