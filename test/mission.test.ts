@@ -7,8 +7,8 @@
  * deploy it as a Web App and load it in Chromium, where it reads the Backend App's ToDos.
  *
  * Reaching Backyard from inside a container: Backyard listens on loopback only, and inside a
- * container `localhost` is the container itself. The test relays a port on the gateway of Docker's
- * `bridge` network (the address containers reach the host on, e.g. 172.17.0.1) to the server's
+ * container `localhost` is the container itself. The test relays a port on the address containers
+ * reach the host on (their default route's gateway, read inside a container, e.g. 172.17.0.1) to the server's
  * loopback port, and the assistant uses `http://<gateway>:<relay port>/git/...` as the repository
  * address, as the guide tells it to ask the person for "the address at which the Backyard machine is
  * reachable from its containers". The environment image is the offline busybox image plus the host's
@@ -26,11 +26,11 @@ import { startTestServer, type TestServer } from './helpers/server.js';
 import {
   GIT_DEVENV_IMAGE,
   WEBAPP_ENV,
-  bridgeGateway,
   buildGitDevenvImage,
   call,
   commit,
   fetchApp,
+  hostAddressFromContainers,
   push,
   relay,
   removeWebApps,
@@ -54,7 +54,7 @@ describe.skipIf(SKIP_DOCKER)('the mission, through MCP as a chat assistant', () 
     await buildGitDevenvImage();
     server = await startTestServer({ ...DEVENV_ENV, ...WEBAPP_ENV, BACKYARD_DEVENV_IMAGE: GIT_DEVENV_IMAGE });
     client = await modernHttpClient(server.url, server.alice);
-    gateway = await bridgeGateway();
+    gateway = await hostAddressFromContainers();
     hostRelay = await relay(gateway, Number(new URL(server.url).port));
     work = fs.mkdtempSync(path.join(os.tmpdir(), 'backyard-mission-'));
     browser = await launchBrowser();

@@ -3,7 +3,9 @@ import fs from 'node:fs';
 import { request } from 'node:http';
 import net from 'node:net';
 import path from 'node:path';
+import { PassThrough } from 'node:stream';
 import { promisify } from 'node:util';
+import type Docker from 'dockerode';
 import tar from 'tar-stream';
 import { expect } from 'vitest';
 import { imageFilter, webAppHomeFilter } from '../../src/platform/webapps/labels.js';
@@ -216,14 +218,41 @@ export async function buildGitDevenvImage(): Promise<void> {
 }
 
 /**
- * The address development environment containers reach the host on: the gateway of Docker's
- * default `bridge` network (e.g. 172.17.0.1).
+ * The IPv4 address at which containers on `network` reach the host, read from a container's own view:
+ * the gateway of its default route in `/proc/net/route` (a throwaway container of the offline image).
+ * Docker does not promise a `Gateway` entry in the network's IPAM config (Debian's engine 20.10 lists
+ * only the subnet for the default `bridge`), so that entry is never read (issue 12).
+ * @throws Error when the container has no default route (an `internal` network).
  */
-export async function bridgeGateway(): Promise<string> {
-  const info = await docker.getNetwork('bridge').inspect();
-  const gateway = (info.IPAM?.Config ?? []).map((c: { Gateway?: string }) => c.Gateway).find((g: string | undefined) => g && /^\d+\.\d+\.\d+\.\d+$/.test(g));
-  if (!gateway) throw new Error('the bridge network has no IPv4 gateway');
-  return gateway;
+export async function hostAddressFromContainers(network = 'bridge'): Promise<string> {
+  const out = new PassThrough();
+  let table = '';
+  out.on('data', (chunk: Buffer) => (table += chunk.toString('latin1')));
+  const [result, container] = (await docker.run(OFFLINE_IMAGE, ['cat', '/proc/net/route'], out, {
+    Tty: true,
+    HostConfig: { NetworkMode: network },
+  })) as [{ StatusCode: number }, Docker.Container];
+  await container.remove({ force: true }).catch(() => undefined);
+  if (result.StatusCode !== 0) throw new Error(`reading /proc/net/route in a container on ${network} exited ${result.StatusCode}: ${table}`);
+  const address = defaultGateway(table);
+  if (!address) throw new Error(`a container on the network ${network} has no default route:\n${table}`);
+  return address;
+}
+
+/**
+ * The gateway of the default route in the text of `/proc/net/route`: the row whose destination and
+ * mask are 0, its gateway column a 32-bit hexadecimal number in the kernel's byte order (little-endian
+ * on every machine Docker runs Linux containers on).
+ */
+export function defaultGateway(procNetRoute: string): string | undefined {
+  for (const line of procNetRoute.split(/\r?\n/).slice(1)) {
+    const [, destination, gateway, , , , , mask] = line.trim().split(/\s+/);
+    if (destination !== '00000000' || mask !== '00000000' || !gateway || !/^[0-9A-F]{8}$/i.test(gateway)) continue;
+    const n = Number.parseInt(gateway, 16);
+    if (n === 0) continue;
+    return [n & 0xff, (n >>> 8) & 0xff, (n >>> 16) & 0xff, n >>> 24].join('.');
+  }
+  return undefined;
 }
 
 /**
