@@ -34,11 +34,12 @@ const freePort = () =>
     });
   });
 
-/** Starts `backyard serve` and resolves once it answers /healthz. */
-async function serve(home: string, port: number): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [CLI, 'serve', '--port', String(port)], { env: stdioEnv(home), stdio: ['ignore', 'pipe', 'pipe'] });
+/** Starts `backyard serve` and resolves once it answers /healthz (within 60 s: a loaded machine starts Node slowly). */
+async function serve(home: string, port: number, env: Record<string, string> = {}): Promise<ChildProcess> {
+  const child = spawn(process.execPath, [CLI, 'serve', '--port', String(port)], { env: { ...stdioEnv(home), ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   children.push(child);
-  for (let i = 0; i < 100; i++) {
+  const deadline = Date.now() + 60_000;
+  while (Date.now() < deadline && child.exitCode === null) {
     try {
       if ((await fetch(`http://localhost:${port}/healthz`)).ok) return child;
     } catch {
@@ -46,8 +47,23 @@ async function serve(home: string, port: number): Promise<ChildProcess> {
     }
     await new Promise((r) => setTimeout(r, 100));
   }
-  throw new Error('backyard serve did not start');
+  throw new Error(`backyard serve did not start (exit code ${child.exitCode})`);
 }
+
+/** Resolves once `child` has written a line matching `pattern` on stderr. */
+const stderrLine = (child: ChildProcess, pattern: RegExp) =>
+  new Promise<void>((resolve, reject) => {
+    let seen = '';
+    const onData = (chunk: Buffer) => {
+      seen += chunk.toString('utf8');
+      if (pattern.test(seen)) {
+        child.stderr!.off('data', onData);
+        resolve();
+      }
+    };
+    child.stderr!.on('data', onData);
+    child.once('exit', (code) => reject(new Error(`exited (${code}) before writing ${pattern} on stderr; it wrote: ${seen}`)));
+  });
 
 describe('backyard account', () => {
   it('create prints the token alone on stdout, stores only its hash, and list shows the account', async () => {
@@ -86,7 +102,7 @@ describe('backyard serve', () => {
     const home = newHome();
     const token = (await backyard(home, ['account', 'create', 'fay'])).stdout.trim();
     const port = await freePort();
-    const child = await serve(home, port);
+    const child = await serve(home, port, { BACKYARD_LOG_LEVEL: 'info' });
     const res = await fetch(`http://localhost:${port}/v1/backend-apps`, {
       method: 'POST',
       headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
@@ -100,7 +116,8 @@ describe('backyard serve', () => {
     const body = JSON.stringify({ appName: 'in-flight' });
     const req = request(`http://localhost:${port}/v1/backend-apps`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'content-length': String(body.length) },
+      // 100-continue: the server's interim answer says that it has read the headers and holds the request.
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'content-length': String(body.length), expect: '100-continue' },
     });
     const answered = new Promise<number>((resolve, reject) => {
       req.on('response', (r) => {
@@ -109,12 +126,14 @@ describe('backyard serve', () => {
       });
       req.on('error', reject);
     });
+    req.flushHeaders();
+    await new Promise((resolve) => req.once('continue', resolve));
     req.write(body.slice(0, 5));
-    await new Promise((r) => setTimeout(r, 200));
     const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+    const stopping = stderrLine(child, /stopping: finishing requests in flight/);
     child.kill('SIGTERM');
-    await new Promise((r) => setTimeout(r, 300));
-    expect(child.exitCode).toBeNull(); // still waiting for the request
+    await stopping;
+    expect(child.exitCode).toBeNull(); // it took the signal and still waits for the request
     req.end(body.slice(5));
     expect(await answered).toBe(201);
     expect(await exited).toBe(0);
@@ -155,9 +174,10 @@ describe('backyard mcp next to a running backyard serve on the same home', () =>
     expect((error.content as Array<{ text: string }>)[0]!.text).toMatch(/already exists/);
 
     await client.close();
-    await new Promise((r) => setTimeout(r, 300));
+    // The stdio process revokes its forwarding token as it exits, which close() does not wait for.
     const db = new Database(path.join(home, 'platform.db'), { readonly: true });
-    expect(db.prepare("SELECT count(*) AS n FROM account_tokens WHERE kind = 'forward'").get()).toEqual({ n: 0 });
+    const forwardTokens = db.prepare("SELECT count(*) AS n FROM account_tokens WHERE kind = 'forward'");
+    await expect.poll(() => forwardTokens.get(), { timeout: 30_000, interval: 50 }).toEqual({ n: 0 });
     db.close();
   });
 

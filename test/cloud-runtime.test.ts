@@ -188,11 +188,8 @@ describe('jobs', () => {
     const jobId = started.headers.get('x-parse-job-status-id')!;
     expect(jobId).toMatch(/^[A-Za-z0-9]{10}$/);
     let status: any;
-    for (let i = 0; i < 50; i++) {
-      status = (await app.call('GET', `/classes/_JobStatus/${jobId}`, { master: true })).body;
-      if (status.status !== 'running') break;
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    const current = async () => (status = (await app.call('GET', `/classes/_JobStatus/${jobId}`, { master: true })).body).status;
+    await expect.poll(current, { timeout: 30_000, interval: 100 }).not.toBe('running');
     expect(status).toMatchObject({ jobName: 'tally', status: 'succeeded', message: expect.stringMatching(/^counted \d+ for tester$/), params: { who: 'tester' } });
     expect(status.finishedAt.__type).toBe('Date');
   });
@@ -201,11 +198,8 @@ describe('jobs', () => {
     const started = await app.call('POST', '/jobs/broken', { body: {}, master: true });
     const jobId = started.headers.get('x-parse-job-status-id')!;
     let status: any;
-    for (let i = 0; i < 50; i++) {
-      status = (await app.call('GET', `/classes/_JobStatus/${jobId}`, { master: true })).body;
-      if (status.status !== 'running') break;
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    const current = async () => (status = (await app.call('GET', `/classes/_JobStatus/${jobId}`, { master: true })).body).status;
+    await expect.poll(current, { timeout: 30_000, interval: 100 }).not.toBe('running');
     expect(status).toMatchObject({ status: 'failed', message: 'job broke' });
     expect((await app.call('POST', '/jobs/tally', { body: {} })).status).toBe(403);
   });

@@ -338,10 +338,12 @@ describe('dashboard in a browser', () => {
     await page.getByRole('button', { name: 'Start job' }).click();
     await expect(page.getByRole('status').textContent()).resolves.toContain('Started the job tidy');
     const jobRows = page.getByRole('region', { name: 'Recent job runs' }).locator('tbody tr');
-    for (let i = 0; i < 40 && !(await jobRows.first().textContent())?.includes('succeeded'); i++) {
-      await new Promise((r) => setTimeout(r, 250));
-      await page.reload();
-    }
+    const firstRow = async () => {
+      const text = await jobRows.first().textContent();
+      if (!text?.includes('succeeded')) await page.reload();
+      return text;
+    };
+    await expect.poll(firstRow, { timeout: 30_000, interval: 250 }).toContain('succeeded');
     const row = jobRows.first();
     const text = (await row.textContent())!;
     expect(text).toContain('tidy');

@@ -38,15 +38,12 @@ describe.skipIf(SKIP_DOCKER)('Web Apps across restarts of the server process', (
     await commit(repo, { Dockerfile: `${sampleApp('').Dockerfile}RUN echo sleeping && sleep 60\n` }, 'slow build');
     await push(url, repo, 'alice', 'hello', token);
     const deploymentId = (await call(mcp, 'getWebApp', { appId })).lastDeployment.id as string;
-    for (let i = 0; i < 200; i++) {
+    const sleeping = async () => {
       const d = await call(mcp, 'getDeployment', { appId, deploymentId, includeBuildLogs: true });
-      if (d.buildLogs.some((r: { message: string }) => r.message === 'sleeping')) {
-        expect(d.status).toBe('building');
-        return deploymentId;
-      }
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    throw new Error('the slow build did not start');
+      return d.buildLogs.some((r: { message: string }) => r.message === 'sleeping') ? d.status : undefined;
+    };
+    await expect.poll(sleeping, { timeout: 60_000, interval: 100, message: 'the slow build did not start' }).toBe('building');
+    return deploymentId;
   }
 
   beforeAll(async () => {

@@ -113,15 +113,13 @@ describe.skipIf(SKIP_DOCKER)('a Web App deployed from the built-in git host, thr
 
     // Killed, its entry goes with the die event; started again, it comes back with the container's address.
     await docker.getContainer(container!.Id).kill();
-    for (let i = 0; i < 500 && addresses.get(active) !== undefined; i++) await new Promise((r) => setTimeout(r, 10));
-    expect(addresses.get(active)).toBeUndefined();
+    await expect.poll(() => addresses.get(active), { timeout: 30_000, interval: 10 }).toBeUndefined();
     await docker.getContainer(container!.Id).start();
-    for (let i = 0; i < 500 && addresses.get(active) === undefined; i++) await new Promise((r) => setTimeout(r, 10));
+    await expect.poll(() => addresses.get(active), { timeout: 30_000, interval: 10 }).toBeDefined();
     expect(addresses.get(active)).toEqual({ ip: await ipOf(), port: 8080 });
-    let page = await fetchApp(appURL);
     // httpd may take a moment to listen again after the restart.
-    for (let i = 0; i < 50 && page.status !== 200; i++) page = await new Promise((r) => setTimeout(r, 100)).then(() => fetchApp(appURL));
-    expect(page.status).toBe(200);
+    let page = await fetchApp(appURL);
+    await expect.poll(async () => (page = await fetchApp(appURL)).status, { timeout: 30_000, interval: 100 }).toBe(200);
     expect(page.text).toBe('<h1>Hello, first</h1>\n');
   });
 

@@ -36,10 +36,12 @@ export class ServeProcess {
     return this.child !== undefined && this.child.exitCode === null && this.child.signalCode === null;
   }
 
-  /** @throws Error when the server does not answer within 10 s. */
+  /** @throws Error when the server does not answer within 60 s (a loaded machine starts Node slowly) or exits first. */
   async start(): Promise<AnyMcpClient> {
-    this.child = spawn(process.execPath, [CLI, 'serve', '--port', String(this.port)], { env: this.env(), stdio: ['ignore', 'ignore', 'inherit'] });
-    for (let i = 0; i < 100; i++) {
+    const child = spawn(process.execPath, [CLI, 'serve', '--port', String(this.port)], { env: this.env(), stdio: ['ignore', 'ignore', 'inherit'] });
+    this.child = child;
+    const deadline = Date.now() + 60_000;
+    while (Date.now() < deadline && child.exitCode === null) {
       try {
         if ((await fetch(`${this.url}/healthz`)).ok) return (this.client = await modernHttpClient(this.url, this.token));
       } catch {
