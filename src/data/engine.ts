@@ -1,11 +1,11 @@
 import { randomAlphanumeric } from '../platform/ids.js';
-import { aclAllows, clpAllows, type Auth } from './auth/context.js';
+import { aclAllows, clpAllows, type Auth, type QueryAccess } from './auth/context.js';
 import { ParseCode, ParseError } from './errors.js';
 import { applyChanges } from './objects/operations.js';
 import { parseFindParams, type FindParams } from './objects/findParams.js';
 import { includePointers } from './objects/include.js';
 import { objectJson, selectKeys, type FileUrl } from './objects/output.js';
-import { withoutHidden } from './objects/protectedFields.js';
+import { checkQueryable, hiddenFields, withoutHidden } from './objects/protectedFields.js';
 import { checkClassName, checkFieldName, READ_ONLY_SYSTEM, Schema } from './schema.js';
 import type { StorageAdapter, StoredRow } from './storage/adapter.js';
 import { checkAcl, isPlainObject } from './values.js';
@@ -41,11 +41,14 @@ export class DataEngine {
     this.schema = new Schema(storage);
   }
 
+  /** Whether class-level permissions let the caller `action` on the class (Parse's SchemaController.testPermissions). */
+  allows(className: string, action: ClpAction, auth: Auth): boolean {
+    return auth.master || clpAllows(this.schema.get(className)?.classLevelPermissions[action], auth);
+  }
+
   /** @throws ParseError 119 when class-level permissions refuse `action` to the caller. */
   checkClp(className: string, action: ClpAction, auth: Auth): void {
-    if (auth.master) return;
-    const clp = this.schema.get(className)?.classLevelPermissions;
-    if (!clpAllows(clp?.[action], auth)) {
+    if (!this.allows(className, action, auth)) {
       throw new ParseError(ParseCode.OPERATION_FORBIDDEN, `Permission denied for action ${action} on class ${className}.`);
     }
   }
@@ -154,11 +157,33 @@ export class DataEngine {
    * under `*`, and users always see their own object whole. The master key sees everything.
    */
   protect(className: string, object: Record<string, unknown>, auth: Auth): Record<string, unknown> {
-    if (auth.master) return object;
+    if (auth.master || (className === '_User' && auth.user?.objectId === object.objectId)) return object;
+    return withoutHidden(object, this.protectedFields(className), auth);
+  }
+
+  /** A class's CLP `protectedFields`; for `_User` with Parse Server's default, `email` under `*`. */
+  private protectedFields(className: string): Record<string, readonly string[]> | undefined {
     const configured = this.schema.get(className)?.classLevelPermissions.protectedFields;
-    if (className !== '_User') return withoutHidden(object, configured, auth);
-    if (auth.user?.objectId === object.objectId) return object;
-    return withoutHidden(object, { ...configured, '*': [...new Set([...(configured?.['*'] ?? []), 'email'])] }, auth);
+    if (className !== '_User') return configured;
+    return { ...configured, '*': [...new Set([...(configured?.['*'] ?? []), 'email'])] };
+  }
+
+  /**
+   * The checks a query by `auth` passes for every class and field it names (auth/context.ts,
+   * QueryAccess): CLP `find` on sub-queried classes, CLP `get` on a `$relatedTo` owner, and no
+   * protected field in `where` or `order`. Undefined for the master key.
+   */
+  private queryAccess(auth: Auth): QueryAccess | undefined {
+    if (auth.master) return undefined;
+    const hidden = new Map<string, ReadonlySet<string>>();
+    return {
+      checkFind: (className) => this.checkClp(className, 'find', auth),
+      mayGet: (className) => this.allows(className, 'get', auth),
+      checkField: (className, key, use) => {
+        if (!hidden.has(className)) hidden.set(className, hiddenFields({}, this.protectedFields(className), auth));
+        checkQueryable(hidden.get(className)!, className, key, use);
+      },
+    };
   }
 
   /**
@@ -179,7 +204,8 @@ export class DataEngine {
   /**
    * Runs a query (Parse REST guide, "Queries"): SQL does the filtering, sorting, paging and counting.
    * @returns `{results}`, plus an exact `count` when asked for.
-   * @throws ParseError 102 for a bad parameter or operator, 105 for a bad key, 119 for CLP.
+   * @throws ParseError 102 for a bad parameter or operator, 105 for a bad key, 119 for CLP (of the class
+   *   and of every class a sub-query reads) and for a protected field in `where` or `order` (QueryAccess).
    */
   find(className: string, rawParams: Record<string, unknown>, auth: Auth): { results: Record<string, unknown>[]; count?: number } {
     checkClassName(className);
@@ -192,13 +218,14 @@ export class DataEngine {
     this.checkClp(className, countOnly ? 'count' : 'find', auth);
     if (params.count && !countOnly) this.checkClp(className, 'count', auth);
     const principals = auth.master ? undefined : auth.principals;
+    const access = this.queryAccess(auth);
     const rows =
       params.limit === 0
         ? []
-        : this.storage.find(className, { where: params.where, order: params.order, limit: params.limit, skip: params.skip, principals });
+        : this.storage.find(className, { where: params.where, order: params.order, limit: params.limit, skip: params.skip, principals, access });
     const answer: { results: Record<string, unknown>[]; count?: number } = { results: this.present(className, rows, params, auth) };
-    if (params.count) answer.count = this.storage.count(className, { where: params.where, principals });
-    else if (params.limit === 0) this.storage.count(className, { where: params.where, principals }); // still validates where
+    if (params.count) answer.count = this.storage.count(className, { where: params.where, principals, access });
+    else if (params.limit === 0) this.storage.count(className, { where: params.where, principals, access }); // still validates where
     return answer;
   }
 

@@ -5,7 +5,11 @@ import { isPlainObject } from '../values.js';
 /**
  * Replaces pointers on the `include` paths (`"project"`, `"project.owner"`, `"*"` for every pointer
  * field) with the objects they point to, as Parse does: `{__type: "Object", className, ...fields}`.
- * Objects the caller may not read stay pointers. One query per class and path depth.
+ * Objects the caller may not `get` stay pointers: those whose ACL keeps them from the caller, and
+ * every object of a class whose CLP `get` does (Parse Server runs an include as a `get` of the caller's
+ * own; it refuses the whole request there, Backyard leaves the pointer: docs/parse-differences.md).
+ * This holds at every depth, since a deeper path only follows objects resolved at the one above.
+ * One query per class and path depth.
  */
 export function includePointers(engine: DataEngine, objects: Record<string, unknown>[], className: string, include: readonly string[], auth: Auth): void {
   const paths = new Set<string>();
@@ -24,7 +28,7 @@ export function includePointers(engine: DataEngine, objects: Record<string, unkn
     for (const { value } of holders) byClass.set(value.className as string, (byClass.get(value.className as string) ?? new Set()).add(value.objectId as string));
     const found = new Map<string, Record<string, unknown>>();
     for (const [target, ids] of byClass) {
-      if (!engine.schema.has(target)) continue;
+      if (!engine.schema.has(target) || !engine.allows(target, 'get', auth)) continue;
       const rows = engine.storage.find(target, {
         where: { objectId: { $in: [...ids] } },
         limit: ids.size,

@@ -1,4 +1,5 @@
 import type { Auth } from '../auth/context.js';
+import { ParseCode, ParseError } from '../errors.js';
 import { isPlainObject } from '../values.js';
 
 /** Fields no `protectedFields` entry can hide (Parse docs, "Protected Fields": default fields). */
@@ -49,4 +50,18 @@ export function withoutHidden(object: Record<string, unknown>, protectedFields: 
   const hidden = hiddenFields(object, protectedFields, auth);
   if (hidden.size === 0) return object;
   return Object.fromEntries(Object.entries(object).filter(([key]) => !hidden.has(key)));
+}
+
+/**
+ * Refuses a `where` key (`use` "query") or an `order` key ("sort") that names a field of `className`
+ * hidden from the caller, or a sub-field of one (`ssn.x`), as Parse Server 9 does
+ * (RestQuery.denyProtectedFields, after advisories GHSA-72hp-qff8-4pvv and GHSA-r2m8-pxm9-9c4g):
+ * filtering or sorting on a hidden field would reveal its values. A query's rows are not known
+ * beforehand, so `userField:` scopes never lift a field here (Parse's addProtectedFields skips them
+ * too): `hidden` is hiddenFields of an empty object.
+ * @throws ParseError 119 "This user is not allowed to query ssn on class Person" (or "to sort by").
+ */
+export function checkQueryable(hidden: ReadonlySet<string>, className: string, key: string, use: 'query' | 'sort'): void {
+  if (!hidden.has(key) && !hidden.has(key.split('.')[0]!)) return;
+  throw new ParseError(ParseCode.OPERATION_FORBIDDEN, `This user is not allowed to ${use === 'sort' ? 'sort by' : 'query'} ${key} on class ${className}`);
 }

@@ -7,6 +7,7 @@
  * answers them: type-exact comparisons, array fields matched element-wise, `$ne`/`$nin`/`$notInQuery`/
  * `$dontSelect`/`$nor` matching missing fields. The SQL needs the functions of functions.ts.
  */
+import type { QueryAccess } from '../auth/context.js';
 import { ParseCode, ParseError } from '../errors.js';
 import type { SchemaLookup } from '../types.js';
 import { distanceTo, GEO_OPERATORS } from './geo.js';
@@ -25,6 +26,8 @@ export interface CompileOptions {
   schema: SchemaLookup;
   /** Restricts rows of another class in a sub-query to those the caller may read; omitted for the master key. */
   readable?: (className: string, alias: string) => SqlFragment | undefined;
+  /** The caller's class-level permissions for every class and field the query names; omitted for the master key. */
+  access?: QueryAccess;
 }
 
 /** Every field operator, by name; an operator not listed here answers 102. */
@@ -93,6 +96,7 @@ function compileNode(ctx: Ctx, className: string, alias: string, where: unknown)
       if (key === '$or' || key === '$and' || key === '$nor') return compileLogical(ctx, key, className, alias, value);
       if (key === '$relatedTo') return relatedTo(ctx, className, alias, value);
       if (key.startsWith('$')) throw invalidQuery(`Unknown operator: ${key}`);
+      ctx.options.access?.checkField(className, key, 'query');
       return compileField(ctx, fieldRef(ctx.options, className, alias, key), value);
     }),
   );
@@ -110,6 +114,7 @@ function checkAlias(alias: string): void {
  * Throws ParseError 102 for an unknown operator, a malformed value (`$in: 3`, `$exists: "yes"`, a bad
  * `$regex`, a malformed geo value, an empty `$or`) or an unknown class in a sub-query; 105 for a key
  * that breaks Parse's field-name rule. Fields the schema does not know are allowed (they hold nothing).
+ * With `options.access`, throws 119 for a protected field or a sub-query into a class CLP keeps from the caller.
  */
 export function compileWhere(className: string, alias: string, where: unknown, options: CompileOptions): SqlFragment {
   checkAlias(alias);
@@ -120,7 +125,7 @@ export function compileWhere(className: string, alias: string, where: unknown, o
  * The ORDER BY list (without ORDER BY) for Parse's `order` parameter ("score,-createdAt": a leading `-`
  * sorts descending). Dates sort by ISO string, Pointers by objectId, Files by name. `$score` (text
  * relevance, which this compiler does not compute) is skipped. Returns '' for an empty order; throws
- * ParseError 105 for a bad key name.
+ * ParseError 105 for a bad key name, 119 for a field protected from the caller (`options.access`).
  */
 export function compileOrder(className: string, alias: string, order: string, options: CompileOptions): string {
   checkAlias(alias);
@@ -131,6 +136,7 @@ export function compileOrder(className: string, alias: string, order: string, op
     const descending = item.startsWith('-');
     const key = descending ? item.slice(1) : item;
     if (key === '') throw invalidKey(item);
+    options.access?.checkField(className, key, 'sort');
     const field = fieldRef(options, className, alias, key);
     const target = scalarTarget(field);
     const sub = field.type === 'Date' ? ['iso'] : field.type === 'Pointer' ? ['objectId'] : field.type === 'File' ? ['name'] : [];

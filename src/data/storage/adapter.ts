@@ -1,3 +1,4 @@
+import type { QueryAccess } from '../auth/context.js';
 import type { FieldType } from '../types.js';
 
 /** Class-level permissions as `/schemas` carries them (Parse docs, "Class Level Permissions"). */
@@ -36,6 +37,8 @@ export interface FindOptions {
    * master key, which reads everything.
    */
   principals?: readonly string[];
+  /** The caller's class-level permissions for the other classes and the fields the query names; undefined for the master key and internal reads. */
+  access?: QueryAccess;
 }
 
 /**
@@ -79,7 +82,7 @@ export interface StorageAdapter {
   deleteAll(className: string): void;
   get(className: string, objectId: string): StoredRow | undefined;
   find(className: string, options: FindOptions): StoredRow[];
-  count(className: string, options: Pick<FindOptions, 'where' | 'principals'>): number;
+  count(className: string, options: Pick<FindOptions, 'where' | 'principals' | 'access'>): number;
 
   addRelations(ownerClass: string, field: string, owningId: string, relatedIds: readonly string[]): void;
   removeRelations(ownerClass: string, field: string, owningId: string, relatedIds: readonly string[]): void;

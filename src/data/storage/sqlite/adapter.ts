@@ -292,12 +292,12 @@ export class SqliteAdapter implements StorageAdapter, SchemaLookup {
     };
   }
 
-  private compileOptions(principals: readonly string[] | undefined): CompileOptions {
-    return { schema: this, readable: (_cls, alias) => this.readable(alias, principals) };
+  private compileOptions({ principals, access }: Pick<FindOptions, 'principals' | 'access'>): CompileOptions {
+    return { schema: this, readable: (_cls, alias) => this.readable(alias, principals), access };
   }
 
-  private whereClause(className: string, options: Pick<FindOptions, 'where' | 'principals'>): SqlFragment {
-    const compiled = compileWhere(className, 't', options.where ?? {}, this.compileOptions(options.principals));
+  private whereClause(className: string, options: Pick<FindOptions, 'where' | 'principals' | 'access'>): SqlFragment {
+    const compiled = compileWhere(className, 't', options.where ?? {}, this.compileOptions(options));
     const acl = this.readable('t', options.principals);
     return acl ? { sql: `(${compiled.sql}) AND ${acl.sql}`, params: [...compiled.params, ...acl.params] } : compiled;
   }
@@ -305,7 +305,7 @@ export class SqliteAdapter implements StorageAdapter, SchemaLookup {
   find(className: string, options: FindOptions): StoredRow[] {
     if (!this.classes.has(className)) return [];
     const where = this.whereClause(className, options);
-    const compileOptions = this.compileOptions(options.principals);
+    const compileOptions = this.compileOptions(options);
     let orderSql = options.order ? compileOrder(className, 't', options.order, compileOptions) : '';
     const params = [...where.params];
     if (!orderSql) {
@@ -322,7 +322,7 @@ export class SqliteAdapter implements StorageAdapter, SchemaLookup {
     return (this.rowStmt(sql).all(...params, limit, options.skip ?? 0) as RowRecord[]).map(toRow);
   }
 
-  count(className: string, options: Pick<FindOptions, 'where' | 'principals'>): number {
+  count(className: string, options: Pick<FindOptions, 'where' | 'principals' | 'access'>): number {
     if (!this.classes.has(className)) return 0;
     const where = this.whereClause(className, options);
     const row = this.stmt(`SELECT count(*) AS n FROM ${classTable(className)} AS t WHERE ${where.sql}`).get(...where.params) as { n: number };
