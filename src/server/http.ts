@@ -42,17 +42,16 @@ export interface HttpServer {
 export async function startHttpServer(platform: Platform, options: { port: number; host: string }): Promise<HttpServer> {
   const { log, services } = platform;
   const instanceId = randomUUID();
-  const front = createFront({
-    hosted: hostedSites(platform),
-    data: createDataHandler({
-      apps: services.dataApi.apps,
-      router: platform.dataRouter,
-      mountUrl: () => services.urls.dataApi,
-      publicRoute: publicRoutes(services.dataApi.apps),
-      log,
-    }),
+  const data = createDataHandler({
+    apps: services.dataApi.apps,
+    router: platform.dataRouter,
+    mountUrl: () => services.urls.dataApi,
+    publicRoute: publicRoutes(services.dataApi.apps),
     log,
   });
+  // Sandboxed cloud code reaches its data API through a socket answered by the same handler.
+  services.cloud.attachDataApi(data);
+  const front = createFront({ hosted: hostedSites(platform), data, log });
   const app = Fastify({
     loggerInstance: log as unknown as import('fastify').FastifyBaseLogger,
     // One line per request, written by the onResponse hook below, instead of Fastify's two.

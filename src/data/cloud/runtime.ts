@@ -1,4 +1,4 @@
-import { fork, type ChildProcess } from 'node:child_process';
+import { fork, spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { createRequire } from 'node:module';
@@ -9,6 +9,7 @@ import type { Logger } from '../../log.js';
 import type { AppDirectory } from '../apps.js';
 import { ParseCode, ParseError } from '../errors.js';
 import { RUN_LIMITS, RunHistory, type RunRecord } from './runs.js';
+import { DATA_SOCKET, EGRESS_SOCKET, SandboxSockets, sandboxArgv, sandboxUnavailable, type ConfinementMode, type SandboxDataHandler } from './sandbox.js';
 import { EMPTY_REGISTRY, type CloudRegistry, type CloudRun, type CloudRuntime } from './types.js';
 
 /**
@@ -29,6 +30,14 @@ export interface CloudRuntimeOptions {
   functionTimeoutMs: number;
   jobTimeoutMs: number;
   memoryMb: number;
+  /** BACKYARD_CLOUD_IDLE_MS: a worker without calls this long is stopped (the next call starts one). */
+  idleMs: number;
+  /** BACKYARD_CLOUD_CONFINEMENT: `auto` (the sandbox when it can be made), `sandbox` (only that), `none`. */
+  confinement: 'auto' | 'sandbox' | 'none';
+  /** BACKYARD_CLOUD_NETWORK: whether sandboxed code reaches public addresses. */
+  network: 'public' | 'none';
+  /** BACKYARD_CLOUD_ALLOW_HOSTS: `host:port` pairs reachable although not public. */
+  allowHosts: readonly string[];
   log: Logger;
   /** Called with each message a running job reports (`request.message`). */
   onJobMessage?: (appId: string, jobId: string, message: string) => void;
@@ -55,6 +64,11 @@ type WorkerMessage = {
 /** The app's cloud tree: `apps/<appId>/cloud/`, with `cloud/main.js` its entry (issue 4, item 1). */
 export const cloudTree = (home: string, appId: string) => path.join(homePaths(home).app(appId), 'cloud');
 
+/** How long a busy worker may take to answer a ping before a call goes to another, in milliseconds. */
+const PING_MS = 100;
+/** Workers an app may have besides its first, while that one is held by code that does not yield. */
+const MAX_SPARES = 2;
+
 const tail = (text: string, max = 600) => (text.length > max ? `…${text.slice(-max)}` : text);
 
 /** One worker process and the calls it is running. */
@@ -73,6 +87,10 @@ class Worker {
   loadError: string | undefined;
   /** Takes no more calls: killed, or its process ended. */
   exited = false;
+  /** Why Backyard stopped it, for the calls that were still running on it. */
+  private stopReason: string | undefined;
+  private idleTimer: NodeJS.Timeout | undefined;
+  private readonly pongs = new Set<() => void>();
 
   constructor(
     readonly appId: string,
@@ -80,6 +98,8 @@ class Worker {
     private readonly log: Logger,
     onJobMessage: (jobId: string, message: string) => void,
     private readonly onExit: (worker: Worker) => void,
+    /** Milliseconds without a call after which the process is stopped (BACKYARD_CLOUD_IDLE_MS). */
+    private readonly idleMs: number,
   ) {
     child.stderr?.on('data', (chunk: Buffer) => {
       const text = chunk.toString('utf8');
@@ -98,17 +118,52 @@ class Worker {
           resolve(EMPTY_REGISTRY);
         } else if (message.type === 'jobMessage') onJobMessage(String(message.jobId), String(message.message));
         else if (message.type === 'result' && message.id !== undefined) this.settle(message.id, message.error, message.result, message.omittedLines);
+        else if (message.type === 'pong') for (const answered of this.pongs) answered();
       });
       child.once('exit', (code, signal) => {
         this.exited = true;
         resolve(EMPTY_REGISTRY);
-        const reason = signal === 'SIGKILL' ? 'was stopped' : `crashed (exit ${code ?? signal})`;
+        clearTimeout(this.idleTimer);
+        const reason = this.stopReason ?? (signal === 'SIGKILL' ? 'was stopped' : `crashed (exit ${code ?? signal})`);
         this.loadError ??= `The cloud code worker ${reason}.${this.stderr ? ` Its last output: ${tail(this.stderr.trim(), 400)}` : ''}`;
         this.failAll(new ParseError(ParseCode.SCRIPT_FAILED, `The cloud code worker ${reason}; it is restarted for the next call.${this.stderr ? ` Its last output: ${tail(this.stderr.trim(), 400)}` : ''}`));
         onExit(this);
       });
     });
-    void this.ready.then((registry) => (this.loaded = registry));
+    void this.ready.then((registry) => {
+      this.loaded = registry;
+      this.idleAgain();
+    });
+  }
+
+  /** Starts the idle countdown once no call is running. */
+  private idleAgain(): void {
+    clearTimeout(this.idleTimer);
+    if (this.pending.size > 0 || this.exited) return;
+    this.idleTimer = setTimeout(() => {
+      if (this.pending.size > 0) return;
+      this.log.debug({ app: this.appId, idleMs: this.idleMs }, 'cloud code worker idle: stopped');
+      this.kill(`was stopped after ${this.idleMs} ms without calls`);
+    }, this.idleMs).unref();
+  }
+
+  /**
+   * Whether the process's event loop answers a ping within `ms` milliseconds: false while code runs
+   * without yielding (a loop), so that new calls go elsewhere.
+   */
+  responsive(ms: number): Promise<boolean> {
+    if (this.exited) return Promise.resolve(false);
+    return new Promise((resolve) => {
+      const done = (value: boolean) => {
+        clearTimeout(timer);
+        this.pongs.delete(answered);
+        resolve(value);
+      };
+      const answered = () => done(true);
+      const timer = setTimeout(() => done(false), ms);
+      this.pongs.add(answered);
+      this.child.send({ type: 'ping' });
+    });
   }
 
   private settle(id: number, error: { code: number; message: string } | undefined, result: unknown, omittedLines: unknown): void {
@@ -116,6 +171,7 @@ class Worker {
     if (!call) return;
     this.pending.delete(id);
     clearTimeout(call.timer);
+    this.idleAgain();
     call.run.omitted(omittedLines);
     if (error) {
       const failure = new ParseError(error.code || ParseCode.SCRIPT_FAILED, error.message);
@@ -146,22 +202,28 @@ class Worker {
     const id = this.nextId++;
     this.runs.set(id, run);
     if (this.runs.size > RUN_LIMITS.runs + RUN_LIMITS.jobRuns) this.runs.delete(this.runs.keys().next().value!);
+    clearTimeout(this.idleTimer);
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
         this.log.warn({ app: this.appId, kind, name, timeoutMs }, 'cloud code timed out; restarting its worker');
         this.pending.delete(id);
-        const error = new ParseError(ParseCode.SCRIPT_FAILED, `Cloud ${kind} "${name}" ran longer than ${timeoutMs} ms and was stopped; its worker was restarted.`);
+        const error = new ParseError(ParseCode.SCRIPT_FAILED, `Cloud ${kind} "${name}" ran longer than its limit of ${timeoutMs} ms and was stopped; its worker was restarted.`);
         run.finish('timed out', error.message);
         reject(error);
-        this.kill();
+        this.kill(`was stopped because cloud ${kind} "${name}" ran longer than its limit of ${timeoutMs} ms`);
       }, timeoutMs);
       this.pending.set(id, { resolve, reject, timer, run });
       this.child.send({ id, kind, name, request });
     });
   }
 
-  /** Stops the process; from now on the worker takes no calls, and a new one is started for the next. */
-  kill(): void {
+  /**
+   * Stops the process; from now on the worker takes no calls, and a new one is started for the next.
+   * @param reason completes "The cloud code worker …" in the error of calls still running on it.
+   */
+  kill(reason?: string): void {
+    this.stopReason ??= reason;
+    clearTimeout(this.idleTimer);
     this.exited = true;
     if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill('SIGKILL');
   }
@@ -176,11 +238,57 @@ class Worker {
  */
 export class WorkerCloudRuntime implements CloudRuntime {
   private readonly workers = new Map<string, Worker>();
+  /** Extra workers of an app, started while its first one is held by code that does not yield. */
+  private readonly spares = new Map<string, Worker[]>();
   private readonly starting = new Map<string, Promise<Worker | undefined>>();
   private readonly history = new RunHistory();
   private closed = false;
+  private sockets: SandboxSockets | undefined;
+  private dataHandler: SandboxDataHandler | undefined;
+  private confinementState: { mode: ConfinementMode; why?: string } | undefined;
 
   constructor(private readonly options: CloudRuntimeOptions) {}
+
+  /**
+   * The confinement in force, decided at the first call (BACKYARD_CLOUD_CONFINEMENT): `sandbox` when
+   * the sandbox can be made here (or is required: then `why` says why workers cannot start), `none`
+   * otherwise, with `why`. Said once in the log when the sandbox is missing.
+   */
+  confinement(): { mode: ConfinementMode; why?: string } {
+    if (this.confinementState) return this.confinementState;
+    const wanted = this.options.confinement;
+    if (wanted === 'none') return (this.confinementState = { mode: 'none', why: 'BACKYARD_CLOUD_CONFINEMENT=none' });
+    const why = sandboxUnavailable();
+    if (!why) {
+      this.options.log.info({ network: this.options.network }, 'cloud code runs in a bubblewrap sandbox (namespaces, no host files, no host network)');
+      return (this.confinementState = { mode: 'sandbox' });
+    }
+    if (wanted === 'sandbox') {
+      this.options.log.error({ why }, 'BACKYARD_CLOUD_CONFINEMENT=sandbox, and no sandbox can be made here: cloud code will not run');
+      return (this.confinementState = { mode: 'sandbox', why });
+    }
+    this.options.log.warn(
+      { why },
+      'cloud code is NOT confined by the kernel here (Node\'s permission model only: it can reach local sockets, ports and processes); install bubblewrap to confine it',
+    );
+    return (this.confinementState = { mode: 'none', why });
+  }
+
+  /** Serves sandboxed workers' data API requests with `handler` (the HTTP front's `/data` handler). */
+  attachDataApi(handler: SandboxDataHandler): void {
+    this.dataHandler = handler;
+    this.sockets?.attach(handler);
+  }
+
+  /** The sockets of sandboxes, made once. */
+  private async sandboxSockets(): Promise<SandboxSockets> {
+    if (!this.sockets) {
+      this.sockets = new SandboxSockets({ network: this.options.network, allow: this.options.allowHosts, log: this.options.log });
+      if (this.dataHandler) this.sockets.attach(this.dataHandler);
+    }
+    await this.sockets.ready();
+    return this.sockets;
+  }
 
   private mainFile(appId: string): string {
     return path.join(cloudTree(this.options.home, appId), 'cloud', 'main.js');
@@ -197,30 +305,37 @@ export class WorkerCloudRuntime implements CloudRuntime {
     if (!fs.existsSync(marker) || fs.readFileSync(marker, 'utf8').includes('"type"')) fs.writeFileSync(marker, '{}\n');
     // Module resolution walks links too: grant node_modules as found and as resolved. Node 20 aborts
     // on a path granted twice, so each appears once.
-    const readable = new Set([fs.realpathSync(WORKER_SCRIPT), `${fs.realpathSync(NODE_MODULES)}${path.sep}`, `${path.join(packageRoot(), 'node_modules')}${path.sep}`, `${tree}${path.sep}`]);
-    const child = fork(WORKER_SCRIPT, [], {
-      execArgv: [
-        '--experimental-permission',
-        '--experimental-detect-module',
-        ...[...readable].map((p) => `--allow-fs-read=${p}`),
-        `--max-old-space-size=${this.options.memoryMb}`,
-        '--disable-warning=ExperimentalWarning',
-      ],
-      env: {
-        PATH: process.env.PATH ?? '',
-        NODE_ENV: 'production',
-        BACKYARD_WORKER_CONFIG: JSON.stringify({
-          applicationId: keys.applicationId,
-          javascriptKey: keys.javascriptKey,
-          masterKey: keys.masterKey,
-          serverURL: this.options.dataApiUrl(),
-          mainFile: fs.realpathSync(mainFile),
-          logLimits: { lines: RUN_LIMITS.linesPerRun, chars: RUN_LIMITS.charsPerLine },
-        }),
-      },
-      stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
-      serialization: 'json',
-    });
+    const readable = new Set([fs.realpathSync(WORKER_SCRIPT), `${fs.realpathSync(NODE_MODULES)}${path.sep}`, `${fs.realpathSync(path.join(packageRoot(), 'node_modules'))}${path.sep}`, `${tree}${path.sep}`]);
+    const execArgv = [
+      '--experimental-permission',
+      '--experimental-detect-module',
+      ...[...readable].map((p) => `--allow-fs-read=${p}`),
+      `--max-old-space-size=${this.options.memoryMb}`,
+      '--disable-warning=ExperimentalWarning',
+    ];
+    const confinement = this.confinement();
+    if (confinement.mode === 'sandbox' && confinement.why) {
+      throw new Error(`cloud code may run only in a sandbox (BACKYARD_CLOUD_CONFINEMENT=sandbox), and none can be made on this machine: ${confinement.why}`);
+    }
+    const sockets = confinement.mode === 'sandbox' ? await this.sandboxSockets() : undefined;
+    const env = {
+      PATH: process.env.PATH ?? '',
+      NODE_ENV: 'production',
+      BACKYARD_WORKER_CONFIG: JSON.stringify({
+        applicationId: keys.applicationId,
+        javascriptKey: keys.javascriptKey,
+        masterKey: keys.masterKey,
+        // In the sandbox the data API is a socket: any origin of our own routes there (worker.cts).
+        serverURL: sockets ? 'http://backyard.sandbox/data' : this.options.dataApiUrl(),
+        mainFile: fs.realpathSync(mainFile),
+        logLimits: { lines: RUN_LIMITS.linesPerRun, chars: RUN_LIMITS.charsPerLine },
+        ...(sockets ? { sandbox: { dataSocket: DATA_SOCKET, ...(sockets.egress ? { egressSocket: EGRESS_SOCKET } : {}) } } : {}),
+      }),
+    };
+    const stdio: ['ignore', 'pipe', 'pipe', 'ipc'] = ['ignore', 'pipe', 'pipe', 'ipc'];
+    const child = sockets
+      ? spawn('bwrap', sandboxArgv([...readable], sockets, [process.execPath, ...execArgv, fs.realpathSync(WORKER_SCRIPT)]), { env, stdio, serialization: 'json' })
+      : fork(WORKER_SCRIPT, [], { execArgv, env, stdio, serialization: 'json' });
     const worker = new Worker(
       appId,
       child,
@@ -228,7 +343,11 @@ export class WorkerCloudRuntime implements CloudRuntime {
       (jobId, message) => this.options.onJobMessage?.(appId, jobId, message),
       (w) => {
         if (this.workers.get(appId) === w) this.workers.delete(appId);
+        const spares = this.spares.get(appId)?.filter((s) => s !== w);
+        if (spares?.length) this.spares.set(appId, spares);
+        else this.spares.delete(appId);
       },
+      this.options.idleMs,
     );
     await worker.ready;
     if (worker.loadError) this.options.log.warn({ app: appId, error: worker.loadError }, 'cloud code failed to load');
@@ -270,7 +389,36 @@ export class WorkerCloudRuntime implements CloudRuntime {
     if (!worker) throw new ParseError(ParseCode.SCRIPT_FAILED, `Invalid ${kind}: "${name}" (the app has no cloud/main.js).`);
     if (worker.loadError) throw new ParseError(ParseCode.SCRIPT_FAILED, `The app's cloud code failed to load: ${worker.loadError}`);
     const timeout = kind === 'job' ? this.options.jobTimeoutMs : this.options.functionTimeoutMs;
-    return worker.call(kind, name, request, timeout, this.history.begin(appId, kind, name, request));
+    const free = await this.freeWorker(appId, worker);
+    return free.call(kind, name, request, timeout, this.history.begin(appId, kind, name, request));
+  }
+
+  /**
+   * A worker whose event loop is free for a new call (issue 18, "A runaway call does not hold others
+   * hostage"): `primary` when it runs nothing or answers a ping within `PING_MS`; else a spare that
+   * does, started when there is none (at most `MAX_SPARES`); else, all held, `primary` after all.
+   */
+  private async freeWorker(appId: string, primary: Worker): Promise<Worker> {
+    if (primary.pending.size === 0 || (await primary.responsive(PING_MS))) return primary;
+    const spares = (this.spares.get(appId) ?? []).filter((w) => !w.exited);
+    for (const spare of spares) {
+      if (spare.pending.size === 0 || (await spare.responsive(PING_MS))) return spare;
+    }
+    if (spares.length >= MAX_SPARES || this.closed) return primary;
+    this.options.log.info({ app: appId }, 'cloud code worker held by code that does not yield: starting another');
+    const started = await this.start(appId);
+    if (!started || started.exited || started.loadError) return primary;
+    if (this.closed) {
+      started.kill();
+      return primary;
+    }
+    this.spares.set(appId, [...spares, started]);
+    return started;
+  }
+
+  /** How many worker processes the app has running now (0 before its first call and once idle). */
+  liveWorkers(appId: string): number {
+    return [this.workers.get(appId), ...(this.spares.get(appId) ?? [])].filter((w) => w && !w.exited).length;
   }
 
   /** Kept in this process's memory only (see runs.ts): a restart starts with none. */
@@ -286,15 +434,20 @@ export class WorkerCloudRuntime implements CloudRuntime {
     if (next && !next.exited) this.workers.set(appId, next);
     else this.workers.delete(appId);
     if (previous && previous !== next) retire(previous);
+    for (const spare of this.spares.get(appId) ?? []) retire(spare);
+    this.spares.delete(appId);
     if (next?.loadError) throw new Error(`cloud/main.js failed to load: ${next.loadError}`);
   }
 
   /** Stops every worker at once; workers still starting are stopped as soon as they are up. */
   async close(): Promise<void> {
     this.closed = true;
-    for (const worker of this.workers.values()) worker.kill();
+    for (const worker of [...this.workers.values(), ...[...this.spares.values()].flat()]) worker.kill();
     this.workers.clear();
+    this.spares.clear();
     await Promise.allSettled([...this.starting.values()]);
+    this.sockets?.close();
+    this.sockets = undefined;
   }
 }
 

@@ -61,5 +61,12 @@ export interface CloudRuntime {
    * unknown app has none.
    */
   recentRuns(appId: string): CloudRun[];
+  /**
+   * Serves the data API requests of sandboxed workers with `handler` (called with the target below
+   * `/data`, as the HTTP front's data handler); until then they answer 503.
+   */
+  /** How workers are confined (BACKYARD_CLOUD_CONFINEMENT), and why not in the sandbox when not. */
+  confinement(): { mode: 'sandbox' | 'none'; why?: string };
+  attachDataApi(handler: (req: import('node:http').IncomingMessage, res: import('node:http').ServerResponse, target: string) => void): void;
   close(): Promise<void>;
 }

@@ -18,12 +18,66 @@ interface WorkerConfig {
   mainFile: string;
   /** Bounds of what is sent per call (the parent bounds again: this process runs the app's code). */
   logLimits: { lines: number; chars: number };
+  /** Set when this worker runs in the sandbox (sandbox.ts): the Unix sockets that are its only way out. */
+  sandbox?: { dataSocket: string; egressSocket?: string };
 }
 
 type Handler = (request: any) => unknown;
 
 const config = JSON.parse(process.env.BACKYARD_WORKER_CONFIG ?? '{}') as WorkerConfig;
 delete process.env.BACKYARD_WORKER_CONFIG;
+
+if (config.sandbox) routeFetch(config.sandbox);
+
+/**
+ * In the sandbox there is no network but the bound Unix sockets: `fetch` (the Parse SDK's transport,
+ * `Parse.Cloud.httpRequest` and the app's own calls) goes to the data API socket for the app's
+ * serverURL, and through the egress proxy's CONNECT tunnels for everything else.
+ */
+function routeFetch(sockets: { dataSocket: string; egressSocket?: string }): void {
+  const undici = require('undici') as typeof import('undici');
+  const net = require('node:net') as typeof import('node:net');
+  const tls = require('node:tls') as typeof import('node:tls');
+  const dataOrigin = new URL(config.serverURL).origin;
+  const data = new undici.Agent({ connect: { socketPath: sockets.dataSocket } });
+  const tunnel = (options: { hostname: string; port: string; protocol: string; servername?: string | null }, callback: (error: Error | null, socket: any) => void) => {
+    const port = options.port || (options.protocol === 'https:' ? '443' : '80');
+    const host = options.hostname.includes(':') && !options.hostname.startsWith('[') ? `[${options.hostname}]` : options.hostname;
+    const target = `${host}:${port}`;
+    const socket = net.connect(sockets.egressSocket!);
+    let answer = '';
+    const fail = (error: Error) => {
+      socket.destroy();
+      callback(error, null);
+    };
+    socket.once('error', fail);
+    socket.once('connect', () => socket.write(`CONNECT ${target} HTTP/1.1\r\nHost: ${target}\r\n\r\n`));
+    const onData = (chunk: Buffer) => {
+      answer += chunk.toString('latin1');
+      const end = answer.indexOf('\r\n\r\n');
+      if (end < 0) return;
+      socket.off('data', onData);
+      socket.off('error', fail);
+      const status = /^HTTP\/1\.\d (\d{3})/.exec(answer)?.[1];
+      if (status !== '200') return fail(new Error(`Backyard refused the connection to ${target}: ${answer.slice(end + 4).trim() || `status ${status}`}`));
+      if (options.protocol !== 'https:') return callback(null, socket);
+      const secure = tls.connect({ socket, servername: options.servername || options.hostname.replace(/^\[|\]$/g, ''), ALPNProtocols: ['http/1.1'] });
+      secure.once('secureConnect', () => callback(null, secure));
+      secure.once('error', (error) => callback(error, null));
+    };
+    socket.on('data', onData);
+  };
+  const egress = sockets.egressSocket ? new undici.Agent({ connect: tunnel as any }) : undefined;
+  const fetchThrough = undici.fetch;
+  (globalThis as any).fetch = (input: any, init?: any) => {
+    const url = new URL(typeof input === 'string' || input instanceof URL ? input : input.url);
+    const dispatcher = url.origin === dataOrigin ? data : egress;
+    if (!dispatcher) {
+      return Promise.reject(new TypeError(`fetch ${url.origin}: cloud code has no network access here (BACKYARD_CLOUD_NETWORK=none); it can reach only its app's data API.`));
+    }
+    return fetchThrough(input, { ...init, dispatcher });
+  };
+}
 
 const Parse: any = require('parse/node');
 Parse.initialize(config.applicationId, config.javascriptKey, config.masterKey);
@@ -224,6 +278,8 @@ async function runTrigger(trigger: string, r: any): Promise<unknown> {
 }
 
 process.on('message', (message: any) => {
+  // The parent's check that this event loop is free (runtime.ts sends calls elsewhere while it is not).
+  if (message?.type === 'ping') return void send({ type: 'pong' });
   const { id, kind, name, request } = message ?? {};
   const call: CallScope = { id, sent: 0, omitted: 0 };
   void scope.run(call, async () => {

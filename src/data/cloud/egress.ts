@@ -1,0 +1,109 @@
+import dns from 'node:dns/promises';
+import http from 'node:http';
+import net from 'node:net';
+import os from 'node:os';
+import type { Duplex } from 'node:stream';
+import type { Logger } from '../../log.js';
+
+/**
+ * The one way out of a cloud code sandbox (issue 18, "Cloud code is untrusted code"): the sandbox has
+ * no network of its own (a network namespace with only loopback), and this HTTP `CONNECT` proxy,
+ * listening on a Unix socket bound into it, opens tunnels to public addresses only. The kernel keeps
+ * the sandbox from going around it; this decides where the tunnel may lead.
+ *
+ * Refused: loopback, private, link-local, shared (CGNAT), multicast, reserved and documentation ranges
+ * (RFC 6890's special-purpose registries), IPv4-mapped forms of those, and every address of this
+ * machine's interfaces, unless the exact `host:port` is in the operator's allow list. A name is
+ * resolved here once and the tunnel goes to the address checked, so DNS cannot change the answer
+ * between the check and the connection.
+ */
+
+const SPECIAL_PURPOSE = new net.BlockList();
+for (const [address, prefix] of [
+  ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12],
+  ['192.0.0.0', 24], ['192.0.2.0', 24], ['192.88.99.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['198.51.100.0', 24],
+  ['203.0.113.0', 24], ['224.0.0.0', 4], ['240.0.0.0', 4],
+] as const) SPECIAL_PURPOSE.addSubnet(address, prefix, 'ipv4');
+for (const [address, prefix] of [
+  ['::', 128], ['::1', 128], ['64:ff9b::', 96], ['64:ff9b:1::', 48], ['100::', 64], ['2001::', 23], ['2001:db8::', 32],
+  ['2002::', 16], ['fc00::', 7], ['fe80::', 10], ['ff00::', 8],
+] as const) SPECIAL_PURPOSE.addSubnet(address, prefix, 'ipv6');
+
+/** The IPv4 address inside an IPv4-mapped IPv6 address (`::ffff:10.0.0.1`), else undefined. */
+const mappedIpv4 = (address: string): string | undefined => /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address)?.[1];
+
+/**
+ * True when `address` (an IP literal) is a public unicast address that is not this machine's own.
+ * The machine's addresses are read each time: interfaces come and go (Docker bridges).
+ */
+export function isPublicAddress(address: string): boolean {
+  const v4 = mappedIpv4(address);
+  if (v4) return isPublicAddress(v4);
+  const family = net.isIPv4(address) ? 'ipv4' : net.isIPv6(address) ? 'ipv6' : undefined;
+  if (!family || SPECIAL_PURPOSE.check(address, family)) return false;
+  const own = Object.values(os.networkInterfaces()).flat();
+  return !own.some((i) => i && i.address.toLowerCase() === address.toLowerCase());
+}
+
+export interface EgressOptions {
+  /** `host:port` pairs (lower case, IPv6 in brackets) reachable although not public. */
+  allow: readonly string[];
+  log: Logger;
+}
+
+/** Why a destination is refused, or undefined with the address to connect to. */
+async function destination(host: string, port: number, allow: ReadonlySet<string>): Promise<{ address?: string; refusal?: string }> {
+  const literal = host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host;
+  const allowed = allow.has(`${host.toLowerCase()}:${port}`);
+  let addresses: string[];
+  if (net.isIP(literal)) addresses = [literal];
+  else {
+    try {
+      addresses = (await dns.lookup(literal, { all: true, verbatim: true })).map((a) => a.address);
+    } catch (error) {
+      return { refusal: `${literal} could not be resolved (${(error as { code?: string }).code ?? 'no answer'})` };
+    }
+  }
+  if (allowed) return { address: addresses[0]! };
+  const address = addresses.find(isPublicAddress);
+  if (!address) return { refusal: `${literal} is not a public internet address (${addresses.join(', ')}): cloud code may reach only public addresses` };
+  return { address };
+}
+
+/**
+ * An HTTP server that answers `CONNECT host:port` with a tunnel to a public address, and every other
+ * request with 405. Listen on a Unix socket with `server.listen(path)`.
+ */
+export function createEgressProxy(options: EgressOptions): http.Server {
+  const allow = new Set(options.allow.map((a) => a.toLowerCase()));
+  const server = http.createServer((_req, res) => {
+    res.writeHead(405, { 'content-type': 'text/plain' }).end('Only CONNECT tunnels are offered here.\n');
+  });
+  server.on('connect', (req: http.IncomingMessage, client: Duplex, head: Buffer) => {
+    client.on('error', () => undefined);
+    const match = /^(\[[0-9a-f:.]+\]|[^\s:/[\]]+):(\d{1,5})$/i.exec(req.url ?? '');
+    const port = Number(match?.[2]);
+    const refuse = (status: string, why: string) => {
+      options.log.info({ target: req.url, why }, 'cloud code egress refused');
+      client.end(`HTTP/1.1 ${status}\r\ncontent-type: text/plain\r\nconnection: close\r\n\r\n${why}\n`);
+    };
+    if (!match || port < 1 || port > 65_535) return refuse('400 Bad Request', `"${req.url}" is not host:port`);
+    void destination(match[1]!, port, allow).then(({ address, refusal }) => {
+      if (!address) return refuse('403 Forbidden', refusal!);
+      const upstream = net.connect({ host: address, port });
+      let connected = false;
+      upstream.once('connect', () => {
+        connected = true;
+        client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
+        if (head.length) upstream.write(head);
+        upstream.pipe(client).pipe(upstream);
+      });
+      upstream.once('error', (error: NodeJS.ErrnoException) => {
+        if (!connected) refuse('502 Bad Gateway', `${match[1]}:${port} could not be reached (${error.code ?? error.message})`);
+        else client.destroy();
+      });
+      client.once('close', () => upstream.destroy());
+    });
+  });
+  return server;
+}
