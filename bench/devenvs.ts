@@ -7,7 +7,7 @@ import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/cli
 import { loadConfig } from '../src/config.js';
 import { createLogger } from '../src/log.js';
 import { dockerClient, type DockerClient } from '../src/platform/devenvs/engine.js';
-import { LABEL_ENVIRONMENT, homeFilter } from '../src/platform/devenvs/labels.js';
+import { LABEL_ENVIRONMENT, homeFilter, networkHomeFilter } from '../src/platform/devenvs/labels.js';
 import { OFFLINE_IMAGE } from '../src/platform/devenvs/offlineImage.js';
 import { openPlatform } from '../src/platform/platform.js';
 import { startHttpServer } from '../src/server/http.js';
@@ -105,6 +105,7 @@ export async function devenvsBench(): Promise<void> {
     }
     const { Volumes } = await docker.listVolumes({ filters: homeFilter(path.resolve(home)) });
     for (const v of Volumes ?? []) await docker.getVolume(v.Name).remove().catch(() => undefined);
+    for (const n of await docker.listNetworks({ filters: networkHomeFilter(path.resolve(home)) })) await docker.getNetwork(n.Id).remove().catch(() => undefined);
     fs.rmSync(home, { recursive: true, force: true });
   }
 }

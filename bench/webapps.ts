@@ -8,6 +8,7 @@ import { promisify } from 'node:util';
 import autocannon from 'autocannon';
 import { dockerClient } from '../src/platform/devenvs/engine.js';
 import { OFFLINE_IMAGE } from '../src/platform/devenvs/offlineImage.js';
+import { networkHomeFilter } from '../src/platform/devenvs/labels.js';
 import { imageFilter, webAppHomeFilter } from '../src/platform/webapps/labels.js';
 import { probe } from '../src/platform/webapps/health.js';
 
@@ -191,6 +192,7 @@ export async function webAppsBench(): Promise<void> {
     for (const image of await docker.listImages({ filters: imageFilter(home) })) {
       for (const tag of image.RepoTags ?? []) await docker.getImage(tag).remove().catch(() => undefined);
     }
+    for (const n of await docker.listNetworks({ filters: networkHomeFilter(home) })) await docker.getNetwork(n.Id).remove().catch(() => undefined);
     fs.rmSync(home, { recursive: true, force: true });
     fs.rmSync(work, { recursive: true, force: true });
   }

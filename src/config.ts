@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
 import { LOGIN_PATTERN } from './platform/accounts/login.js';
+import { PER_ACCOUNT } from './platform/devenvs/networks.js';
 
 /**
  * Backyard's configuration: environment variables first, command-line flags over them.
@@ -23,6 +24,15 @@ import { LOGIN_PATTERN } from './platform/accounts/login.js';
  * - `BACKYARD_FUNCTION_TIMEOUT_MS` how long a cloud function or trigger may run (default 30000)
  * - `BACKYARD_JOB_TIMEOUT_MS` how long a cloud job may run (default 900000)
  * - `BACKYARD_CLOUD_MEMORY_MB` heap cap of each app's cloud code worker (default 256)
+ * - `BACKYARD_CLOUD_IDLE_MS` how long a cloud code worker may sit without calls before it is stopped
+ *   (default 300000; the next call starts it again)
+ * - `BACKYARD_CLOUD_CONFINEMENT` how cloud code workers are confined: `auto` (default: a bubblewrap
+ *   sandbox when one can be made here, else Node's permission model alone, said once at start),
+ *   `sandbox` (cloud code runs only in the sandbox), `none` (the permission model alone)
+ * - `BACKYARD_CLOUD_NETWORK` `public` (default: sandboxed cloud code reaches public internet addresses
+ *   through Backyard) or `none` (only its own app's data API)
+ * - `BACKYARD_CLOUD_ALLOW_HOSTS` comma-separated `host:port` pairs that sandboxed cloud code may reach
+ *   although they are loopback or private addresses (an internal service of yours)
  * - `DOCKER_HOST`          the Docker engine (default: the local socket, as the docker CLI does)
  * - `BACKYARD_DEVENV_IMAGE` image of development environments (default `alpine:3.20`; offline:
  *   `backyard/devenv:offline`, built by `backyard image build-offline`)
@@ -30,7 +40,9 @@ import { LOGIN_PATTERN } from './platform/accounts/login.js';
  *   `running` (default 15000: design.md, decision 9)
  * - `BACKYARD_DEVENV_MEMORY_MB`, `BACKYARD_DEVENV_CPUS`, `BACKYARD_DEVENV_PIDS` limits of each
  *   development environment container (defaults 1024 MiB, 1 CPU, 512 processes)
- * - `BACKYARD_DEVENV_NETWORK` Docker network of development environments (default `bridge`; `none` cuts them off)
+ * - `BACKYARD_DEVENV_NETWORK` Docker network of development environments: `per-account` (default: each
+ *   account's environments and Web Apps on a network of their own, design.md "Security stance"), or a
+ *   network name that the environments of all accounts then share (`bridge`; `none` cuts them off)
  * - `BACKYARD_GITHUB_APP_ID` the GitHub App whose installations give repository access tokens (design.md,
  *   decision 10); with `BACKYARD_GITHUB_PRIVATE_KEY` (the PEM text) or `BACKYARD_GITHUB_PRIVATE_KEY_FILE`
  *   (a path to it). Unset: only the built-in git host answers.
@@ -61,6 +73,14 @@ export interface Config {
   functionTimeoutMs: number;
   jobTimeoutMs: number;
   cloudMemoryMb: number;
+  /** Milliseconds without calls after which a cloud code worker is stopped. */
+  cloudIdleMs: number;
+  /** How cloud code workers are confined (src/data/cloud/sandbox.ts). */
+  cloudConfinement: 'auto' | 'sandbox' | 'none';
+  /** Whether sandboxed cloud code reaches public addresses (through the egress proxy). */
+  cloudNetwork: 'public' | 'none';
+  /** `host:port` pairs sandboxed cloud code may reach although they are not public addresses. */
+  cloudAllowHosts: string[];
   /** `DOCKER_HOST` as the docker CLI reads it (`unix:///…`, `tcp://host:port`); undefined: the default socket. */
   dockerHost: string | undefined;
   /** Image reference of development environment containers. */
@@ -73,7 +93,10 @@ export interface Config {
   devenvCpus: number;
   /** Process (pids) limit of each development environment. */
   devenvPids: number;
-  /** Docker network mode of development environments: `bridge`, `none`, `host` is refused, or a network name. */
+  /**
+   * Network of development environments: `per-account` (`PER_ACCOUNT`: the account's own network), or a
+   * Docker network mode all accounts share: `bridge`, `none`, or a network name (`host` is refused).
+   */
   devenvNetwork: string;
   /** The GitHub App of the repository host, when configured (both its id and its private key). */
   github: GitHubAppConfig | undefined;
@@ -132,6 +155,10 @@ const configSchema = z.object({
   functionTimeoutMs: z.coerce.number({ message: 'must be a number' }).int().min(100, 'must be at least 100').max(3_600_000, 'must be at most 3600000'),
   jobTimeoutMs: z.coerce.number({ message: 'must be a number' }).int().min(100, 'must be at least 100').max(86_400_000, 'must be at most 86400000'),
   cloudMemoryMb: z.coerce.number({ message: 'must be a number' }).int().min(32, 'must be at least 32').max(16_384, 'must be at most 16384'),
+  cloudIdleMs: z.coerce.number({ message: 'must be a number' }).int().min(100, 'must be at least 100').max(86_400_000, 'must be at most 86400000'),
+  cloudConfinement: z.enum(['auto', 'sandbox', 'none'], { message: 'must be auto, sandbox or none' }),
+  cloudNetwork: z.enum(['public', 'none'], { message: 'must be public or none' }),
+  cloudAllowHosts: z.array(z.string().regex(/^(\[[0-9a-f:.]+\]|[a-z0-9.-]+):\d{1,5}$/i, 'must be host:port pairs such as 10.0.0.5:8080, separated by commas')),
   dockerHost: z
     .string()
     .regex(/^(unix|npipe|tcp|http|https|ssh):\/\/./, 'must be like unix:///var/run/docker.sock or tcp://host:2375')
@@ -143,7 +170,8 @@ const configSchema = z.object({
   devenvPids: z.coerce.number({ message: 'must be a number' }).int().min(16, 'must be at least 16').max(1_000_000, 'must be at most 1000000'),
   devenvNetwork: z
     .string()
-    .regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/, 'must be a Docker network name such as bridge or none')
+    .regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/, `must be ${PER_ACCOUNT} (each account's containers on a network of their own) or a Docker network name such as bridge or none`)
+    .refine((n) => n === PER_ACCOUNT || !/^per[-_.]?account$/i.test(n), `must be written ${PER_ACCOUNT}, in lowercase with a dash, for a network per account`)
     .refine((n) => n !== 'host' && !n.startsWith('container:'), 'must not share the host\'s network (host is refused)'),
   githubAppId: z.string().regex(/^[A-Za-z0-9._-]{1,100}$/, 'must be the GitHub App\'s App ID, such as 123456').optional(),
   githubApiUrl: z
@@ -169,6 +197,10 @@ const variableOf: Record<string, string> = {
   functionTimeoutMs: 'BACKYARD_FUNCTION_TIMEOUT_MS',
   jobTimeoutMs: 'BACKYARD_JOB_TIMEOUT_MS',
   cloudMemoryMb: 'BACKYARD_CLOUD_MEMORY_MB',
+  cloudIdleMs: 'BACKYARD_CLOUD_IDLE_MS',
+  cloudConfinement: 'BACKYARD_CLOUD_CONFINEMENT',
+  cloudNetwork: 'BACKYARD_CLOUD_NETWORK',
+  cloudAllowHosts: 'BACKYARD_CLOUD_ALLOW_HOSTS',
   dockerHost: 'DOCKER_HOST',
   devenvImage: 'BACKYARD_DEVENV_IMAGE',
   execWaitMs: 'BACKYARD_EXEC_WAIT_MS',
@@ -213,13 +245,20 @@ export function loadConfig(overrides: ConfigOverrides = {}, env: NodeJS.ProcessE
     functionTimeoutMs: nonEmpty(env.BACKYARD_FUNCTION_TIMEOUT_MS) ?? 30_000,
     jobTimeoutMs: nonEmpty(env.BACKYARD_JOB_TIMEOUT_MS) ?? 900_000,
     cloudMemoryMb: nonEmpty(env.BACKYARD_CLOUD_MEMORY_MB) ?? 256,
+    cloudIdleMs: nonEmpty(env.BACKYARD_CLOUD_IDLE_MS) ?? 300_000,
+    cloudConfinement: nonEmpty(env.BACKYARD_CLOUD_CONFINEMENT) ?? 'auto',
+    cloudNetwork: nonEmpty(env.BACKYARD_CLOUD_NETWORK) ?? 'public',
+    cloudAllowHosts: (nonEmpty(env.BACKYARD_CLOUD_ALLOW_HOSTS) ?? '')
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean),
     dockerHost: nonEmpty(env.DOCKER_HOST),
     devenvImage: nonEmpty(env.BACKYARD_DEVENV_IMAGE) ?? 'alpine:3.20',
     execWaitMs: nonEmpty(env.BACKYARD_EXEC_WAIT_MS) ?? 15_000,
     devenvMemoryMb: nonEmpty(env.BACKYARD_DEVENV_MEMORY_MB) ?? 1024,
     devenvCpus: nonEmpty(env.BACKYARD_DEVENV_CPUS) ?? 1,
     devenvPids: nonEmpty(env.BACKYARD_DEVENV_PIDS) ?? 512,
-    devenvNetwork: nonEmpty(env.BACKYARD_DEVENV_NETWORK) ?? 'bridge',
+    devenvNetwork: nonEmpty(env.BACKYARD_DEVENV_NETWORK) ?? PER_ACCOUNT,
     githubAppId: nonEmpty(env.BACKYARD_GITHUB_APP_ID),
     githubApiUrl: nonEmpty(env.BACKYARD_GITHUB_API_URL) ?? 'https://api.github.com',
     webappMemoryMb: nonEmpty(env.BACKYARD_WEBAPP_MEMORY_MB) ?? 512,

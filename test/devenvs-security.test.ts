@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KEPT_CAPABILITIES, WORKSPACE } from '../src/platform/devenvs/containers.js';
+import { accountNetworkName } from '../src/platform/devenvs/labels.js';
 import { DEVENV_ENV, SKIP_DOCKER, containersOf, docker, removeDevenvs, requireDocker } from './helpers/devenvs.js';
 import { modernHttpClient, type AnyMcpClient } from './helpers/mcpClients.js';
 import { startTestServer, type TestServer } from './helpers/server.js';
@@ -55,7 +56,10 @@ describe.skipIf(SKIP_DOCKER)('development environment containment', () => {
     expect(host.Memory).toBe(96 * 1024 * 1024);
     expect(host.PidsLimit).toBe(LIMIT);
     expect(host.NanoCpus).toBe(1e9);
-    expect(host.NetworkMode).toBe('bridge');
+    // On its account's own network, and on no other (issue 18; test/container-networks.test.ts).
+    const network = accountNetworkName(server.home, server.platform.services.accounts.findByLogin('alice')!.id);
+    expect(host.NetworkMode).toBe(network);
+    expect(Object.keys(inspected.NetworkSettings.Networks)).toEqual([network]);
     // Inside: no docker socket, no mounting, no raw sockets, no device nodes.
     const probe = await run(envId, 'ls /var/run/docker.sock; mount -t tmpfs none /mnt; mknod /tmp/d c 1 3; grep CapEff /proc/self/status');
     expect(probe.stdout).toBe('CapEff:\t00000000000004fb\n');

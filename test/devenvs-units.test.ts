@@ -5,7 +5,8 @@ import { ConfigError, loadConfig } from '../src/config.js';
 import { KEPT_CAPABILITIES, containerSpec } from '../src/platform/devenvs/containers.js';
 import { engineFailure, isUnreachable, notReachableText } from '../src/platform/devenvs/engine.js';
 import { groupScript, wrappedCommand } from '../src/platform/devenvs/executions.js';
-import { LABEL_ACCOUNT, LABEL_ENVIRONMENT, LABEL_HOME } from '../src/platform/devenvs/labels.js';
+import { LABEL_ACCOUNT, LABEL_ENVIRONMENT, LABEL_HOME, accountNetworkName } from '../src/platform/devenvs/labels.js';
+import { PER_ACCOUNT, isNetworkFault } from '../src/platform/devenvs/networks.js';
 import { BUSYBOX_PATH, isStaticElf, offlineRootTar } from '../src/platform/devenvs/offlineImage.js';
 import { TailBuffer, completeUtf8Length, cutMarker } from '../src/platform/devenvs/output.js';
 import { ManagementError } from '../src/errors.js';
@@ -88,7 +89,7 @@ describe('configuration of development environments', () => {
       devenvMemoryMb: 1024,
       devenvCpus: 1,
       devenvPids: 512,
-      devenvNetwork: 'bridge',
+      devenvNetwork: PER_ACCOUNT,
       dockerHost: undefined,
     });
   });
@@ -97,6 +98,10 @@ describe('configuration of development environments', () => {
     const c = loadConfig({ home: '/tmp/x' }, { BACKYARD_DEVENV_IMAGE: 'backyard/devenv:offline', BACKYARD_EXEC_WAIT_MS: '500', BACKYARD_DEVENV_CPUS: '0.5', DOCKER_HOST: 'tcp://127.0.0.1:2375' });
     expect(c).toMatchObject({ devenvImage: 'backyard/devenv:offline', execWaitMs: 500, devenvCpus: 0.5, dockerHost: 'tcp://127.0.0.1:2375' });
     expect(() => loadConfig({ home: '/tmp/x' }, { BACKYARD_DEVENV_NETWORK: 'host' })).toThrow(/BACKYARD_DEVENV_NETWORK must not share the host/);
+    expect(loadConfig({ home: '/tmp/x' }, { BACKYARD_DEVENV_NETWORK: 'bridge' }).devenvNetwork).toBe('bridge');
+    expect(loadConfig({ home: '/tmp/x' }, { BACKYARD_DEVENV_NETWORK: 'per-account' }).devenvNetwork).toBe(PER_ACCOUNT);
+    expect(() => loadConfig({ home: '/tmp/x' }, { BACKYARD_DEVENV_NETWORK: 'Per_Account' })).toThrow(/BACKYARD_DEVENV_NETWORK must be written per-account/);
+    expect(() => loadConfig({ home: '/tmp/x' }, { BACKYARD_DEVENV_NETWORK: 'my net' })).toThrow(/BACKYARD_DEVENV_NETWORK must be per-account \(each account's containers on a network of their own\) or a Docker network name/);
     expect(() => loadConfig({ home: '/tmp/x' }, { BACKYARD_EXEC_WAIT_MS: 'soon' })).toThrow(ConfigError);
     expect(() => loadConfig({ home: '/tmp/x' }, { DOCKER_HOST: '/var/run/docker.sock' })).toThrow(/DOCKER_HOST must be like/);
   });
@@ -106,7 +111,7 @@ describe('container and exec specifications', () => {
   const settings = { home: '/h', dockerHost: undefined, image: 'img', memoryMb: 64, cpus: 0.5, pids: 100, network: 'none' };
 
   it('creates an unprivileged, labelled, limited container with only a named volume', () => {
-    const spec = containerSpec(settings, 'acc', 'env1');
+    const spec = containerSpec(settings, 'acc', 'env1', 'none');
     expect(spec.Labels).toMatchObject({ [LABEL_ACCOUNT]: 'acc', [LABEL_ENVIRONMENT]: 'env1', [LABEL_HOME]: '/h' });
     expect(spec.HostConfig).toMatchObject({
       Init: true,
@@ -122,6 +127,16 @@ describe('container and exec specifications', () => {
       Mounts: [{ Type: 'volume', Source: 'backyard-devenv-env1-workspace', Target: '/workspace' }],
     });
     expect(spec.HostConfig?.Binds).toBeUndefined();
+  });
+
+  it('names each account\'s network after its home and account, and knows the engine\'s network faults', () => {
+    expect(accountNetworkName('/h', 'acc')).toMatch(/^backyard-[0-9a-f]{12}$/);
+    expect(accountNetworkName('/h', 'acc')).toBe(accountNetworkName('/h', 'acc'));
+    expect(new Set([accountNetworkName('/h', 'acc'), accountNetworkName('/h', 'other'), accountNetworkName('/other', 'acc')]).size).toBe(3);
+    const refusal = (message: string) => Object.assign(new Error(`(HTTP code 404) ${message}`), { statusCode: 404, json: { message } });
+    expect(isNetworkFault(refusal('network backyard-0123456789ab not found'))).toBe(true);
+    expect(isNetworkFault(refusal('network backyard-0123456789ab is ambiguous (2 matches found based on name)'))).toBe(true);
+    expect(isNetworkFault(refusal('No such container: abc'))).toBe(false);
   });
 
   it('runs the command as sh -c <command>, passed as an argument, never pasted into a script', () => {

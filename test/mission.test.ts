@@ -7,8 +7,9 @@
  * deploy it as a Web App and load it in Chromium, where it reads the Backend App's ToDos.
  *
  * Reaching Backyard from inside a container: Backyard listens on loopback only, and inside a
- * container `localhost` is the container itself. The test relays a port on the address containers
- * reach the host on (their default route's gateway, read inside a container, e.g. 172.17.0.1) to the server's
+ * container `localhost` is the container itself. The test relays a port on the address the environment
+ * reaches the host on (the gateway of its default route, read in the environment itself from
+ * `/proc/net/route`: on its account's own network, e.g. 172.18.0.1) to the server's
  * loopback port, and the assistant uses `http://<gateway>:<relay port>/git/...` as the repository
  * address, as the guide tells it to ask the person for "the address at which the Backyard machine is
  * reachable from its containers". The environment image is the offline busybox image plus the host's
@@ -29,8 +30,8 @@ import {
   buildGitDevenvImage,
   call,
   commit,
+  defaultGateway,
   fetchApp,
-  hostAddressFromContainers,
   push,
   relay,
   removeWebApps,
@@ -54,8 +55,6 @@ describe.skipIf(SKIP_DOCKER)('the mission, through MCP as a chat assistant', () 
     await buildGitDevenvImage();
     server = await startTestServer({ ...DEVENV_ENV, ...WEBAPP_ENV, BACKYARD_DEVENV_IMAGE: GIT_DEVENV_IMAGE });
     client = await modernHttpClient(server.url, server.alice);
-    gateway = await hostAddressFromContainers();
-    hostRelay = await relay(gateway, Number(new URL(server.url).port));
     work = fs.mkdtempSync(path.join(os.tmpdir(), 'backyard-mission-'));
     browser = await launchBrowser();
   }, 120_000);
@@ -199,6 +198,12 @@ describe.skipIf(SKIP_DOCKER)('the mission, through MCP as a chat assistant', () 
       expect(result, command).toMatchObject({ status: 'exited', exitCode: 0 });
       return result.stdout as string;
     };
+    // The host as this environment reaches it, on its account's network: no address assumed.
+    const route = await run('cat /proc/net/route');
+    const reachedAt = defaultGateway(route);
+    if (!reachedAt) throw new Error(`the environment has no default route:\n${route}`);
+    gateway = reachedAt;
+    hostRelay = await relay(gateway, Number(new URL(server.url).port));
     const { token } = await call(client, 'createRepohostInstallationAccessToken', {});
     const address = `http://x-access-token:${token}@${gateway}:${hostRelay!.port}/git/alice/todo-web.git`;
     // Clone with the token, then keep it out of .git/config: origin gets the address without it.

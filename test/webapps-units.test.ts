@@ -26,6 +26,7 @@ import { imageFilter, imageTag } from '../src/platform/webapps/labels.js';
 import { parseContainerLogs } from '../src/platform/webapps/logs.js';
 import { checkAppName, checkHealthCheckPath, mergeVariables, normaliseRootDir, subdomainCandidates } from '../src/platform/webapps/names.js';
 import { runSpec } from '../src/platform/webapps/runner.js';
+import { networkAddress } from '../src/platform/webapps/addresses.js';
 import { RepositorySources, SourceError } from '../src/platform/webapps/source.js';
 import { WebAppStore } from '../src/platform/webapps/store.js';
 import { commit, ok } from './helpers/webapps.js';
@@ -153,10 +154,11 @@ describe('container logs and the container\'s settings', () => {
     ]);
   });
 
-  it('publishes on loopback only, with limits, a restart policy and no privileges', () => {
-    const spec = runSpec({ dockerHost: undefined, memoryMb: 64, cpus: 0.5 }, { name: 'n', image: 'i', port: 3000, env: ['A=1'], labels: { l: 'v' } });
+  it('publishes on loopback only, on its account\'s network, with limits, a restart policy and no privileges', () => {
+    const spec = runSpec({ dockerHost: undefined, memoryMb: 64, cpus: 0.5 }, { accountId: 'acc', name: 'n', image: 'i', port: 3000, env: ['A=1'], labels: { l: 'v' } }, 'backyard-net');
     expect(spec.ExposedPorts).toEqual({ '3000/tcp': {} });
     expect(spec.HostConfig).toMatchObject({
+      NetworkMode: 'backyard-net',
       PortBindings: { '3000/tcp': [{ HostIp: '127.0.0.1', HostPort: '' }] },
       Memory: 64 * 1024 * 1024,
       MemorySwap: 64 * 1024 * 1024,
@@ -168,6 +170,15 @@ describe('container logs and the container\'s settings', () => {
     });
     expect(spec.HostConfig!.Binds).toBeUndefined();
     expect(spec.HostConfig!.Mounts).toBeUndefined();
+  });
+
+  it('reads a container\'s address on the network it was made on, else on the one it has', () => {
+    const listed = (mode: string, networks: Record<string, string>) =>
+      ({ HostConfig: { NetworkMode: mode }, NetworkSettings: { Networks: Object.fromEntries(Object.entries(networks).map(([n, ip]) => [n, { IPAddress: ip }])) } }) as never;
+    expect(networkAddress(listed('backyard-a', { other: '10.0.0.9', 'backyard-a': '172.18.0.2' }))).toBe('172.18.0.2');
+    // Moved onto its account's network after it was made on bridge: NetworkMode still says where it was made.
+    expect(networkAddress(listed('default', { 'backyard-a': '172.18.0.3' }))).toBe('172.18.0.3');
+    expect(networkAddress(listed('backyard-a', {}))).toBeUndefined();
   });
 
   it('image names carry a hash of the home, so one home\'s images are found by name', () => {

@@ -14,6 +14,8 @@ import type { DataRouter } from '../data/rest/router.js';
 import { DataApiService } from '../data/service.js';
 import { WorkerCloudRuntime } from '../data/cloud/runtime.js';
 import { jobMessage } from '../data/cloud/jobs.js';
+import { dockerClient } from './devenvs/engine.js';
+import { AccountNetworks } from './devenvs/networks.js';
 import { DevEnvService, devEnvSettings } from './devenvs/service.js';
 import { RepoHostService } from './repohost/service.js';
 import { WebAppService, webAppSettings } from './webapps/service.js';
@@ -48,12 +50,19 @@ export function openPlatform(config: Config, log: Logger): Platform {
     functionTimeoutMs: config.functionTimeoutMs,
     jobTimeoutMs: config.jobTimeoutMs,
     memoryMb: config.cloudMemoryMb,
+    idleMs: config.cloudIdleMs,
+    confinement: config.cloudConfinement,
+    network: config.cloudNetwork,
+    allowHosts: config.cloudAllowHosts,
     log,
     onJobMessage: (appId, jobId, message) => jobMessage(dataApps, appId, jobId, message, log),
   });
   const dataApps = new DataApps(config.home, backendApps, () => urls.dataApi, cloud);
   const accounts = new AccountService(db);
   const repoHost = new RepoHostService({ db, root: homePaths(config.home).git, accounts, urls, log, github: config.github });
+  // One engine client, and one keeper of the accounts' networks for both kinds of containers (issue 18).
+  const docker = dockerClient(config.dockerHost);
+  const networks = new AccountNetworks(docker, path.resolve(config.home), log);
   const services: Services = {
     urls,
     accounts,
@@ -62,9 +71,9 @@ export function openPlatform(config: Config, log: Logger): Platform {
     dataApi: new DataApiService(dataApps, dataRouter, () => urls.dataApi, log),
     cloud,
     cloudCode,
-    devenvs: new DevEnvService(db, devEnvSettings(config), log),
+    devenvs: new DevEnvService(db, devEnvSettings(config), log, docker, networks),
     repoHost,
-    webApps: new WebAppService({ db, settings: webAppSettings(config), repoHost, urls, log }),
+    webApps: new WebAppService({ db, settings: webAppSettings(config), repoHost, urls, log, docker, networks }),
   };
   log.debug({ home: path.resolve(config.home) }, 'platform opened');
   return {

@@ -1,5 +1,5 @@
 import Docker from 'dockerode';
-import { LABEL_ENVIRONMENT, homeFilter } from '../../src/platform/devenvs/labels.js';
+import { LABEL_ENVIRONMENT, homeFilter, networkHomeFilter } from '../../src/platform/devenvs/labels.js';
 import { OFFLINE_IMAGE } from '../../src/platform/devenvs/offlineImage.js';
 
 /**
@@ -40,7 +40,10 @@ export async function requireDocker(): Promise<void> {
   }
 }
 
-/** Removes every container and volume of development environments created by the Backyard of `home`. */
+/**
+ * Removes every container and volume of development environments created by the Backyard of `home`,
+ * then the home's account networks that no container uses any more (`removeNetworks`).
+ */
 export async function removeDevenvs(home: string): Promise<void> {
   const filters = homeFilter(home);
   for (const c of await docker.listContainers({ all: true, filters })) {
@@ -48,6 +51,17 @@ export async function removeDevenvs(home: string): Promise<void> {
   }
   const { Volumes } = await docker.listVolumes({ filters });
   for (const v of Volumes ?? []) await docker.getVolume(v.Name).remove().catch(() => undefined);
+  await removeNetworks(home);
+}
+
+/**
+ * Removes the account networks of `home` (by their labels); one that a container still uses (a Web App
+ * not removed yet) stays, for the other helper to remove after its containers.
+ */
+export async function removeNetworks(home: string): Promise<void> {
+  for (const n of await docker.listNetworks({ filters: networkHomeFilter(home) })) {
+    await docker.getNetwork(n.Id).remove().catch(() => undefined);
+  }
 }
 
 /** The containers of one environment, by its label. */

@@ -10,7 +10,7 @@ import tar from 'tar-stream';
 import { expect } from 'vitest';
 import { imageFilter, webAppHomeFilter } from '../../src/platform/webapps/labels.js';
 import { OFFLINE_IMAGE } from '../../src/platform/devenvs/offlineImage.js';
-import { docker } from './devenvs.js';
+import { docker, removeNetworks } from './devenvs.js';
 import type { AnyMcpClient } from './mcpClients.js';
 
 /**
@@ -177,7 +177,10 @@ export async function settle(client: AnyMcpClient, appId: string, deploymentId: 
   }
 }
 
-/** Removes every container (by label) and image (by name) of Web Apps created by the Backyard of `home`. */
+/**
+ * Removes every container (by label) and image (by name) of Web Apps created by the Backyard of `home`,
+ * then the home's account networks that no container uses any more.
+ */
 export async function removeWebApps(home: string): Promise<void> {
   for (const c of await docker.listContainers({ all: true, filters: webAppHomeFilter(home) })) {
     await docker.getContainer(c.Id).remove({ force: true }).catch(() => undefined);
@@ -185,6 +188,7 @@ export async function removeWebApps(home: string): Promise<void> {
   for (const image of await docker.listImages({ filters: imageFilter(home) })) {
     for (const tag of image.RepoTags ?? []) await docker.getImage(tag).remove().catch(() => undefined);
   }
+  await removeNetworks(home);
 }
 
 /** A development environment image with `git` (over HTTP), for tests that clone inside an environment. */

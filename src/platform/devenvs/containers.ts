@@ -3,6 +3,7 @@ import type { Logger } from '../../log.js';
 import { ENGINE_TIMEOUTS, engineCall, engineStatus, type DockerClient } from './engine.js';
 import type { ImageProvider } from './image.js';
 import { containerName, environmentFilter, environmentLabels, volumeName } from './labels.js';
+import { PER_ACCOUNT, type AccountNetworks } from './networks.js';
 
 /** Container settings of development environments (Config: BACKYARD_DEVENV_*). */
 export interface ContainerSettings {
@@ -13,6 +14,10 @@ export interface ContainerSettings {
   memoryMb: number;
   cpus: number;
   pids: number;
+  /**
+   * `per-account` (`PER_ACCOUNT`, the default): each account's environments on the account's own
+   * network (networks.ts); else a Docker network (`bridge`, `none`, a name) that every account shares.
+   */
   network: string;
 }
 
@@ -47,9 +52,10 @@ export const WORKSPACE = '/workspace';
  * The Engine API body that creates an environment's container (issue 5, item 3): one long-lived
  * container with an init process, labels for account and environment, `/workspace` on a named volume,
  * not privileged, capabilities dropped, no new privileges, no host mounts, memory (without extra swap),
- * CPU and process limits, and the configured network.
+ * CPU and process limits, and `network`: the account's own network, or the one the operator set for
+ * all (`ContainerSettings.network`; issue 18).
  */
-export function containerSpec(settings: ContainerSettings, accountId: string, environmentId: string): Docker.ContainerCreateOptions {
+export function containerSpec(settings: ContainerSettings, accountId: string, environmentId: string, network: string): Docker.ContainerCreateOptions {
   const memory = settings.memoryMb * 1024 * 1024;
   return {
     name: containerName(environmentId),
@@ -60,7 +66,7 @@ export function containerSpec(settings: ContainerSettings, accountId: string, en
     Labels: environmentLabels(settings.home, accountId, environmentId),
     HostConfig: {
       ...confinedHostConfig({ memoryBytes: memory, cpus: settings.cpus, pids: settings.pids }),
-      NetworkMode: settings.network,
+      NetworkMode: network,
       Mounts: [{ Type: 'volume', Source: volumeName(environmentId), Target: WORKSPACE }],
       RestartPolicy: { Name: 'unless-stopped' },
     },
@@ -80,6 +86,7 @@ export class EnvironmentContainers {
     private readonly docker: DockerClient,
     private readonly settings: ContainerSettings,
     private readonly images: ImageProvider,
+    private readonly networks: AccountNetworks,
     private readonly log: Logger,
   ) {}
 
@@ -92,7 +99,7 @@ export class EnvironmentContainers {
     await this.images.ensure(this.settings.image);
     try {
       const container = await this.createContainer(accountId, environmentId);
-      await this.start(container);
+      await this.start(accountId, container);
       this.known.set(environmentId, container);
     } catch (error) {
       await this.remove(accountId, environmentId);
@@ -157,16 +164,17 @@ export class EnvironmentContainers {
     const info = found[0];
     if (info) {
       container = this.docker.getContainer(info.Id);
+      await this.adopt(accountId, info);
       if (info.State === 'paused') {
         await engineCall(dockerHost, 'unpause the development environment', ENGINE_TIMEOUTS.lifecycle, (abortSignal) => container.unpause({ abortSignal }));
       } else if (info.State !== 'running') {
-        await this.start(container);
+        await this.start(accountId, container);
       }
     } else {
       this.log.info({ environmentId }, 'development environment container missing: creating it again on its volume');
       await this.images.ensure(this.settings.image);
       container = await this.createContainer(accountId, environmentId);
-      await this.start(container);
+      await this.start(accountId, container);
     }
     this.known.set(environmentId, container);
     return container;
@@ -178,19 +186,51 @@ export class EnvironmentContainers {
     await engineCall(dockerHost, 'create the workspace volume', ENGINE_TIMEOUTS.lifecycle, (abortSignal) =>
       this.docker.createVolume({ Name: volumeName(environmentId), Labels: labels, abortSignal }),
     );
+    const network = await this.network(accountId);
     return engineCall(dockerHost, 'create the development environment container', ENGINE_TIMEOUTS.lifecycle, (abortSignal) =>
-      this.docker.createContainer({ ...containerSpec(this.settings, accountId, environmentId), abortSignal }),
+      this.onNetwork(accountId, { abortSignal }, () => this.docker.createContainer({ ...containerSpec(this.settings, accountId, environmentId, network), abortSignal })),
     );
   }
 
-  private async start(container: Docker.Container): Promise<void> {
-    await engineCall(this.settings.dockerHost, 'start the development environment container', ENGINE_TIMEOUTS.lifecycle, async (abortSignal) => {
-      try {
-        await container.start({ abortSignal });
-      } catch (error) {
-        if (engineStatus(error) !== 304) throw error; // 304: already started
-      }
-    });
+  private async start(accountId: string, container: Docker.Container): Promise<void> {
+    await engineCall(this.settings.dockerHost, 'start the development environment container', ENGINE_TIMEOUTS.lifecycle, (abortSignal) =>
+      this.onNetwork(accountId, { abortSignal, containerId: container.id }, async () => {
+        try {
+          await container.start({ abortSignal });
+        } catch (error) {
+          if (engineStatus(error) !== 304) throw error; // 304: already started
+        }
+      }),
+    );
+  }
+
+  private get perAccount(): boolean {
+    return this.settings.network === PER_ACCOUNT;
+  }
+
+  /** The network of the account's environments: its own (created when missing), or the one set for all. */
+  private async network(accountId: string): Promise<string> {
+    if (!this.perAccount) return this.settings.network;
+    return engineCall(this.settings.dockerHost, "create the account's network", ENGINE_TIMEOUTS.lifecycle, (abortSignal) => this.networks.ensure(accountId, abortSignal));
+  }
+
+  /** Runs an engine action on the account's own network, repairing that network when the engine says it is gone (`AccountNetworks.repairing`). */
+  private onNetwork<T>(accountId: string, options: { abortSignal: AbortSignal; containerId?: string }, action: () => Promise<T>): Promise<T> {
+    return this.perAccount ? this.networks.repairing(accountId, action, options) : action();
+  }
+
+  /** Moves a container made before accounts had networks of their own onto its account's network (per-account mode only). */
+  private async adopt(accountId: string, info: Docker.ContainerInfo): Promise<void> {
+    if (!this.perAccount) return;
+    const attached = Object.keys(info.NetworkSettings?.Networks ?? {});
+    try {
+      await engineCall(this.settings.dockerHost, "move the development environment onto its account's network", ENGINE_TIMEOUTS.lifecycle, (abortSignal) =>
+        this.networks.adopt(accountId, info.Id, attached, abortSignal),
+      );
+    } catch (error) {
+      // The environment keeps working where it is; the next Backyard start tries again.
+      this.log.warn({ err: error, containerId: info.Id }, "could not move a development environment onto its account's network");
+    }
   }
 
   /** Removes an environment's container and volume, ignoring what is already gone (clean-up after a failed create). */

@@ -1,3 +1,5 @@
+import { createHash } from 'node:crypto';
+
 /**
  * Docker labels of development environments, as constants (style.md, example 12, after
  * testcontainers-node's `utils/labels.ts`). Containers and volumes are found by these labels, never
@@ -30,6 +32,28 @@ export const environmentLabels = (home: string, accountId: string, environmentId
 export const environmentFilter = (accountId: string, environmentId: string) => ({
   label: [`${LABEL_KIND}=${KIND_DEVENV}`, `${LABEL_ACCOUNT}=${accountId}`, `${LABEL_ENVIRONMENT}=${environmentId}`],
 });
+
+/** `LABEL_KIND` of the network of one account's containers (networks.ts). */
+export const KIND_NETWORK = 'account-network';
+
+/** The labels of an account's network: the home and the account it isolates (design.md, "Security stance"). */
+export const networkLabels = (home: string, accountId: string): Record<string, string> => ({
+  [LABEL_MANAGED]: 'true',
+  [LABEL_KIND]: KIND_NETWORK,
+  [LABEL_HOME]: home,
+  [LABEL_ACCOUNT]: accountId,
+});
+
+/** A Docker `filters` value that matches the networks of every account of one home (tests and operators clean up with it). */
+export const networkHomeFilter = (home: string) => ({ label: [`${LABEL_KIND}=${KIND_NETWORK}`, `${LABEL_HOME}=${home}`] });
+
+/**
+ * The name of the network of one account of one home: `backyard-<12 hex digits of a hash of both>`.
+ * Derived, not stored, so every Backyard process on the home (and a container whose network was
+ * removed by hand) finds the same one; the labels say whose it is.
+ */
+export const accountNetworkName = (home: string, accountId: string) =>
+  `backyard-${createHash('sha256').update(`${home}\n${accountId}`).digest('hex').slice(0, 12)}`;
 
 /** A Docker `filters` value that matches every development environment object of one home. */
 export const homeFilter = (home: string) => ({ label: [`${LABEL_KIND}=${KIND_DEVENV}`, `${LABEL_HOME}=${home}`] });

@@ -10,6 +10,7 @@ import { ENGINE_TIMEOUTS, dockerClient, engineStatus, type DockerClient } from '
 import { LiveExecution, groupScript, runScript } from './executions.js';
 import { startFailureText } from './startFailure.js';
 import { ImageProvider } from './image.js';
+import { AccountNetworks } from './networks.js';
 import { HEARTBEAT_MS, newOwner, ownerGone } from './owners.js';
 import {
   DevEnvStore,
@@ -81,14 +82,19 @@ export class DevEnvService {
   private heartbeatTimer: NodeJS.Timeout | undefined;
   private closed = false;
 
+  /**
+   * @param networks the accounts' networks; platform.ts gives the Web App service the same one, so that
+   *   one process creates an account's network once.
+   */
   constructor(
     db: Db,
     private readonly settings: DevEnvSettings,
     private readonly log: Logger,
     private readonly docker: DockerClient = dockerClient(settings.dockerHost),
+    networks: AccountNetworks = new AccountNetworks(docker, settings.home, log),
   ) {
     this.store = new DevEnvStore(db);
-    this.containers = new EnvironmentContainers(docker, settings, new ImageProvider(docker, settings.dockerHost, log), log);
+    this.containers = new EnvironmentContainers(docker, settings, new ImageProvider(docker, settings.dockerHost, log), networks, log);
     // Executions left running by a Backyard that is gone read as exited (issue 5, item 6).
     for (const row of this.store.runningExecutions()) this.reconcile(row);
   }

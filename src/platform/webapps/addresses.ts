@@ -10,7 +10,7 @@ const RETRY_MS = 2_000;
 
 /** One container's address on its network, as the proxy would connect to it. */
 export interface ContainerAddress {
-  /** The container's IP address on its bridge network, e.g. `172.17.0.3`. */
+  /** The container's IP address on its account's network (devenvs/networks.ts), e.g. `172.18.0.3`. */
   ip: string;
   /** The port the app listens on inside the container. */
   port: number;
@@ -42,7 +42,17 @@ interface EngineEvent {
 }
 
 /**
- * The addresses of this home's Web App containers on the engine's bridge network, so that the
+ * The IP address of a listed container on the network it was created on (`HostConfig.NetworkMode`:
+ * its account's network), else on the first network that gave it one; undefined when it has none.
+ */
+export function networkAddress(container: Docker.ContainerInfo): string | undefined {
+  const networks = container.NetworkSettings?.Networks ?? {};
+  const own = networks[container.HostConfig?.NetworkMode ?? '']?.IPAddress;
+  return own || Object.values(networks).map((n) => n.IPAddress).find((a) => a);
+}
+
+/**
+ * The addresses of this home's Web App containers on their accounts' networks, so that the
  * proxy connects to a container directly instead of through the engine's userland proxy behind the
  * published loopback port: one process and one TCP connection less per request (bench/webapps).
  *
@@ -182,7 +192,7 @@ export class ContainerAddresses {
     const next = new Map<string, ContainerAddress>();
     for (const c of containers) {
       const deploymentId = c.Labels?.[LABEL_DEPLOYMENT];
-      const ip = Object.values(c.NetworkSettings?.Networks ?? {}).map((n) => n.IPAddress).find((a) => a);
+      const ip = networkAddress(c);
       const port = c.Ports?.find((p) => p.PublicPort && p.PrivatePort)?.PrivatePort;
       if (!deploymentId || !ip || !port) continue;
       const key = `${ip}:${port}`;

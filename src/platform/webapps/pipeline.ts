@@ -192,6 +192,7 @@ export class DeploymentPipeline {
     const port = app.port ?? (await this.deps.builder.exposedPort(imageId)) ?? DEFAULT_PORT;
     store.setPorts(id, port, null);
     const containerId = await runner.run({
+      accountId: app.account_id,
       name: containerName(app.subdomain, id),
       image: tag,
       port,

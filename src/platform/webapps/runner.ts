@@ -1,9 +1,10 @@
 import type Docker from 'dockerode';
 import { confinedHostConfig } from '../devenvs/containers.js';
 import { engineStatus, type DockerClient } from '../devenvs/engine.js';
+import type { AccountNetworks } from '../devenvs/networks.js';
 import { engineStep } from './engine.js';
 import { parseContainerLogs } from './logs.js';
-import { LABEL_DEPLOYMENT, deploymentFilter, webAppHomeFilter } from './labels.js';
+import { LABEL_ACCOUNT, LABEL_DEPLOYMENT, deploymentFilter, webAppHomeFilter } from './labels.js';
 import type { LogRow } from './store.js';
 
 /** Limits of Web App containers (Config: BACKYARD_WEBAPP_MEMORY_MB, BACKYARD_WEBAPP_CPUS). */
@@ -15,6 +16,8 @@ export interface RunnerSettings {
 
 /** What one deployment's container runs. */
 export interface RunSpec {
+  /** The account that owns the Web App: its container joins that account's network. */
+  accountId: string;
   name: string;
   image: string;
   /** The port the app listens on inside the container. */
@@ -36,6 +39,15 @@ export interface ContainerState {
   hostPort: number | undefined;
 }
 
+/** A Web App container of a home, as `listHome` finds it. */
+export interface HomeContainer {
+  id: string;
+  deploymentId: string;
+  accountId: string;
+  /** Names of the networks it is on. */
+  networks: string[];
+}
+
 /** Time-outs of single engine requests, in milliseconds. */
 const REQUEST_MS = 30_000;
 const LIFECYCLE_MS = 60_000;
@@ -46,10 +58,11 @@ const PIDS = 1024;
  * The Engine API body of a deployment's container (issue 6, item 4): the image with the Web App's
  * environment variables, the port published on 127.0.0.1 only (a free port chosen by the engine),
  * memory (no extra swap) and CPU limits, restart policy `unless-stopped` (so it comes back with the
- * engine), labels; not privileged, capabilities dropped, no new privileges, no host mounts
+ * engine), labels, on `network`: its account's own network, where no other account's container
+ * reaches it (issue 18); not privileged, capabilities dropped, no new privileges, no host mounts
  * (design.md, "Security stance").
  */
-export function runSpec(settings: RunnerSettings, spec: RunSpec): Docker.ContainerCreateOptions {
+export function runSpec(settings: RunnerSettings, spec: RunSpec, network: string): Docker.ContainerCreateOptions {
   const memory = settings.memoryMb * 1024 * 1024;
   const port = `${spec.port}/tcp`;
   return {
@@ -59,6 +72,7 @@ export function runSpec(settings: RunnerSettings, spec: RunSpec): Docker.Contain
     Labels: spec.labels,
     ExposedPorts: { [port]: {} },
     HostConfig: {
+      NetworkMode: network,
       PortBindings: { [port]: [{ HostIp: '127.0.0.1', HostPort: '' }] },
       ...confinedHostConfig({ memoryBytes: memory, cpus: settings.cpus, pids: PIDS }),
       RestartPolicy: { Name: 'unless-stopped' },
@@ -67,22 +81,28 @@ export function runSpec(settings: RunnerSettings, spec: RunSpec): Docker.Contain
 }
 
 /**
- * Runs, finds (by label), reads and retires deployment containers on the Docker engine.
- * Every call has a time-out and fails with a DeployError whose text says what failed.
+ * Runs, finds (by label), reads and retires deployment containers on the Docker engine, each on its
+ * account's network (devenvs/networks.ts). Every call has a time-out and fails with a DeployError
+ * whose text says what failed.
  */
 export class ContainerRunner {
   constructor(
     private readonly docker: DockerClient,
     private readonly settings: RunnerSettings,
+    private readonly networks: AccountNetworks,
   ) {}
 
-  /** Creates and starts the container. @returns its id. */
+  /** Creates and starts the container, on its account's network (created when missing). @returns its id. */
   async run(spec: RunSpec): Promise<string> {
     const host = this.settings.dockerHost;
+    const { accountId } = spec;
+    const network = await engineStep(host, "create the account's network", LIFECYCLE_MS, (abortSignal) => this.networks.ensure(accountId, abortSignal));
     const container = await engineStep(host, 'create the container', LIFECYCLE_MS, (abortSignal) =>
-      this.docker.createContainer({ ...runSpec(this.settings, spec), abortSignal } as Docker.ContainerCreateOptions),
+      this.networks.repairing(accountId, () => this.docker.createContainer({ ...runSpec(this.settings, spec, network), abortSignal } as Docker.ContainerCreateOptions), { abortSignal }),
     );
-    await engineStep(host, 'start the container', LIFECYCLE_MS, (abortSignal) => container.start({ abortSignal }));
+    await engineStep(host, 'start the container', LIFECYCLE_MS, (abortSignal) =>
+      this.networks.repairing(accountId, () => container.start({ abortSignal }), { abortSignal, containerId: container.id }),
+    );
     return container.id;
   }
 
@@ -112,23 +132,49 @@ export class ContainerRunner {
     return found[0]?.Id;
   }
 
-  /** Every Web App container of the Backyard home `home`, running or not, with its deployment id. */
-  async listHome(home: string): Promise<Array<{ id: string; deploymentId: string }>> {
+  /**
+   * Every Web App container of the Backyard home `home`, running or not, with its deployment id, its
+   * account (from its labels) and the names of the networks it is on.
+   */
+  async listHome(home: string): Promise<HomeContainer[]> {
     const found = await engineStep(this.settings.dockerHost, 'list the Web App containers', REQUEST_MS, (abortSignal) =>
       this.docker.listContainers({ all: true, filters: webAppHomeFilter(home), abortSignal } as object),
     );
-    return found.map((c) => ({ id: c.Id, deploymentId: c.Labels?.[LABEL_DEPLOYMENT] ?? '' })).filter((c) => c.deploymentId !== '');
+    return found
+      .map((c) => ({
+        id: c.Id,
+        deploymentId: c.Labels?.[LABEL_DEPLOYMENT] ?? '',
+        accountId: c.Labels?.[LABEL_ACCOUNT] ?? '',
+        networks: Object.keys(c.NetworkSettings?.Networks ?? {}),
+      }))
+      .filter((c) => c.deploymentId !== '');
   }
 
-  /** Starts a stopped container again (found by label after a restart). */
-  async start(containerId: string): Promise<void> {
-    await engineStep(this.settings.dockerHost, 'start the container', LIFECYCLE_MS, async (abortSignal) => {
-      try {
-        await this.docker.getContainer(containerId).start({ abortSignal });
-      } catch (error) {
-        if (engineStatus(error) !== 304) throw error; // 304: already running
-      }
-    });
+  /**
+   * Moves a container made before accounts had networks of their own (on `bridge`) onto its account's
+   * network alone (`AccountNetworks.adopt`). @returns whether it moved (its address changed then).
+   */
+  async adopt(container: HomeContainer): Promise<boolean> {
+    return engineStep(this.settings.dockerHost, "move the container onto its account's network", LIFECYCLE_MS, (abortSignal) =>
+      this.networks.adopt(container.accountId, container.id, container.networks, abortSignal),
+    );
+  }
+
+  /** Starts a stopped container of `accountId` again (found by label after a restart), re-creating its network when it was removed. */
+  async start(accountId: string, containerId: string): Promise<void> {
+    await engineStep(this.settings.dockerHost, 'start the container', LIFECYCLE_MS, (abortSignal) =>
+      this.networks.repairing(
+        accountId,
+        async () => {
+          try {
+            await this.docker.getContainer(containerId).start({ abortSignal });
+          } catch (error) {
+            if (engineStatus(error) !== 304) throw error; // 304: already running
+          }
+        },
+        { abortSignal, containerId },
+      ),
+    );
   }
 
   /** The last `tail` rows of the container's output, in time order. */

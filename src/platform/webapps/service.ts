@@ -6,6 +6,7 @@ import { invalid, notFound } from '../../errors.js';
 import type { Logger } from '../../log.js';
 import type { Account } from '../accounts/service.js';
 import { dockerClient, type DockerClient } from '../devenvs/engine.js';
+import { AccountNetworks } from '../devenvs/networks.js';
 import { newOwner, ownerGone } from '../devenvs/owners.js';
 import { newId } from '../ids.js';
 import type { RepoHostService } from '../repohost/service.js';
@@ -28,7 +29,7 @@ import {
 } from './names.js';
 import { DeploymentPipeline, interruptedText, type PipelineSettings } from './pipeline.js';
 import { WebAppProxy } from './proxy.js';
-import { ContainerRunner, type RunnerSettings } from './runner.js';
+import { ContainerRunner, type HomeContainer, type RunnerSettings } from './runner.js';
 import { RepositorySources } from './source.js';
 import type { CreateWebAppInput, Deployment, LogOptions, UpdateWebAppInput, WebApp } from './types.js';
 import { UNFINISHED, WebAppStore, variablesOf, type DeploymentRow, type DeploymentTrigger, type LogRow, type SettingsUpdate, type WebAppRow } from './store.js';
@@ -70,6 +71,8 @@ export interface WebAppServiceOptions {
   urls: PublicUrls;
   log: Logger;
   docker?: DockerClient;
+  /** The accounts' networks, shared with the development environments (platform.ts); one of its own by default. */
+  networks?: AccountNetworks;
 }
 
 const deploymentOf = (row: DeploymentRow): Deployment => ({
@@ -112,7 +115,7 @@ export class WebAppService {
     this.log = options.log;
     this.store = new WebAppStore(options.db);
     this.sources = new RepositorySources(options.repoHost);
-    this.runner = new ContainerRunner(docker, options.settings);
+    this.runner = new ContainerRunner(docker, options.settings, options.networks ?? new AccountNetworks(docker, options.settings.home, options.log));
     this.builder = new ImageBuilder(docker, options.settings.dockerHost);
     this.addresses = new ContainerAddresses(docker, options.settings.home, options.log);
     this.proxy = new WebAppProxy(
@@ -293,8 +296,9 @@ export class WebAppService {
 
   /**
    * Begins the background work of a serving process: finds the containers of active deployments
-   * again by their labels (starting one that stopped, reading its current port), removes containers
-   * left by abandoned deployments, and starts the GitHub branch poller. Returns at once.
+   * again by their labels (starting one that stopped, reading its current port, moving one made before
+   * accounts had networks of their own onto its account's network), removes containers left by
+   * abandoned deployments, and starts the GitHub branch poller. Returns at once.
    */
   start(): void {
     void this.sweep().catch((error: unknown) => this.log.warn({ message: (error as Error).message }, 'could not look up Web App containers at start'));
@@ -395,12 +399,13 @@ export class WebAppService {
   /** The proxy's call after a refused connection: the container's current loopback port, started again if it stopped. */
   private async relocate(deploymentId: string): Promise<number | undefined> {
     const row = this.store.deploymentById(deploymentId);
-    if (!row || row.status !== 'active' || !row.container_port) return undefined;
+    const app = row && this.store.appById(row.web_app_id);
+    if (!row || !app || row.status !== 'active' || !row.container_port) return undefined;
     const containerId = await this.runner.find(deploymentId);
     if (!containerId) return undefined;
     let state = await this.runner.state(containerId, row.container_port);
     if (!state.running && !state.restarting) {
-      await this.runner.start(containerId);
+      await this.runner.start(app.account_id, containerId);
       state = await this.runner.state(containerId, row.container_port);
     }
     if (!this.closed && state.hostPort !== undefined && state.hostPort !== row.host_port) {
@@ -424,6 +429,15 @@ export class WebAppService {
     }
   }
 
+  /** An active container made before accounts had networks of their own goes onto its account's network; the proxy forgets its old address. */
+  private async adopt(container: HomeContainer): Promise<void> {
+    try {
+      if (await this.runner.adopt(container)) this.addresses.forget(container.deploymentId);
+    } catch (error) {
+      this.log.warn({ deploymentId: container.deploymentId, message: (error as Error).message }, "could not move a Web App container onto its account's network");
+    }
+  }
+
   /** See `start`. */
   private async sweep(): Promise<void> {
     for (const row of this.store.activeDeployments()) {
@@ -431,9 +445,11 @@ export class WebAppService {
     }
     // Containers of this home whose deployment is neither active nor still on its way: left by a stop or crash.
     const containers = await this.runner.listHome(this.settings.home);
-    for (const { id, deploymentId } of containers) {
+    for (const container of containers) {
+      const { id, deploymentId } = container;
       const row = this.store.deploymentById(deploymentId);
       const keep = row && (row.status === 'active' || (UNFINISHED.includes(row.status) && !ownerGone(row.owner, row.heartbeat_at, this.owner)));
+      if (row?.status === 'active' && container.accountId !== '' && !this.closed) await this.adopt(container);
       if (keep || this.closed) continue;
       await this.runner.remove(id).catch(() => undefined);
       const app = row && this.store.appById(row.web_app_id);
