@@ -148,6 +148,32 @@ describe('cloud code with BACKYARD_CLOUD_NETWORK=none', () => {
   });
 });
 
+describe('the confinement in force, on the dashboard', () => {
+  /** The dashboard's overview page as `server`'s alice sees it. */
+  const overview = async (server: TestServer) => {
+    const signIn = await fetch(`${server.url}/dashboard/sign-in`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', origin: server.url },
+      body: new URLSearchParams({ token: server.alice, next: '/dashboard' }).toString(),
+      redirect: 'manual',
+    });
+    const cookie = signIn.headers.get('set-cookie')!.split(';')[0]!;
+    return (await fetch(`${server.url}/dashboard`, { headers: { cookie } })).text();
+  };
+
+  it('warns when cloud code runs unconfined, and says nothing when it is sandboxed', async () => {
+    const unconfined = await startTestServer({ BACKYARD_CLOUD_CONFINEMENT: 'none' });
+    const sandboxed = await startTestServer({ BACKYARD_CLOUD_CONFINEMENT: 'sandbox' });
+    try {
+      expect(await overview(unconfined)).toMatch(/id="confinement">Cloud code is not confined by the kernel on this machine \(BACKYARD_CLOUD_CONFINEMENT=none\)/);
+      expect(await overview(sandboxed)).not.toContain('id="confinement"');
+    } finally {
+      await unconfined.close();
+      await sandboxed.close();
+    }
+  });
+});
+
 describe('the sandbox itself, without Node\'s permission model', () => {
   let sockets: SandboxSockets;
   beforeAll(async () => {

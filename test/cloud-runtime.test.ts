@@ -400,6 +400,20 @@ Parse.Cloud.job('report', async () => { console.info('job says hi'); return 'rep
     return runtime;
   };
 
+  it('starts no worker for data API calls of an app with the template main.js; its hello starts one (issue 18, idle workers)', async () => {
+    const fresh = createTestApp(server, 'template-only');
+    const { liveWorkers } = server.platform.services.cloud as unknown as { liveWorkers(appId: string): number };
+    expect((await fresh.call('POST', '/classes/Note', { body: { text: 'no worker' } })).status).toBe(201);
+    expect((await fresh.call('GET', '/classes/Note')).body.results).toHaveLength(1);
+    expect(liveWorkers.call(server.platform.services.cloud, fresh.appId)).toBe(0);
+    expect((await fresh.call('POST', '/functions/hello', { body: { name: 'Ada' } })).body).toEqual({ result: 'Hello, Ada!' });
+    expect(liveWorkers.call(server.platform.services.cloud, fresh.appId)).toBe(1);
+    // The registry known without the worker is the one the worker reports for that file.
+    const { TEMPLATE_REGISTRY } = await import('../src/platform/backendapps/cloudCode/template.js');
+    await server.platform.services.cloud.reload(fresh.appId);
+    expect(await server.platform.services.cloud.registry(fresh.appId)).toEqual(TEMPLATE_REGISTRY);
+  });
+
   it('stops a worker left without calls, and starts one again for the next call (issue 18, idle workers)', async () => {
     const { pino } = await import('pino');
     const runtime = await ownRuntime(pino({ level: 'silent' }), 300);

@@ -13,6 +13,7 @@ import { createDataRouter } from '../data/rest/routes/index.js';
 import type { DataRouter } from '../data/rest/router.js';
 import { DataApiService } from '../data/service.js';
 import { WorkerCloudRuntime } from '../data/cloud/runtime.js';
+import { TEMPLATE_MAIN_JS, TEMPLATE_REGISTRY } from './backendapps/cloudCode/template.js';
 import { jobMessage } from '../data/cloud/jobs.js';
 import { dockerClient } from './devenvs/engine.js';
 import { AccountNetworks } from './devenvs/networks.js';
@@ -51,6 +52,7 @@ export function openPlatform(config: Config, log: Logger): Platform {
     jobTimeoutMs: config.jobTimeoutMs,
     memoryMb: config.cloudMemoryMb,
     idleMs: config.cloudIdleMs,
+    knownRegistries: new Map([[TEMPLATE_MAIN_JS, TEMPLATE_REGISTRY]]),
     confinement: config.cloudConfinement,
     network: config.cloudNetwork,
     allowHosts: config.cloudAllowHosts,

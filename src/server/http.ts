@@ -51,6 +51,8 @@ export async function startHttpServer(platform: Platform, options: { port: numbe
   });
   // Sandboxed cloud code reaches its data API through a socket answered by the same handler.
   services.cloud.attachDataApi(data);
+  // Decided (and, when cloud code cannot be confined, said in the log) once, at start.
+  services.cloud.confinement();
   const front = createFront({ hosted: hostedSites(platform), data, log });
   const app = Fastify({
     loggerInstance: log as unknown as import('fastify').FastifyBaseLogger,

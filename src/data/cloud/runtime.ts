@@ -30,6 +30,11 @@ export interface CloudRuntimeOptions {
   functionTimeoutMs: number;
   jobTimeoutMs: number;
   memoryMb: number;
+  /**
+   * `cloud/main.js` texts whose registry is known without running them (the template of new apps):
+   * data API calls of such an app need no worker; a call of one of its functions still starts one.
+   */
+  knownRegistries?: ReadonlyMap<string, CloudRegistry>;
   /** BACKYARD_CLOUD_IDLE_MS: a worker without calls this long is stopped (the next call starts one). */
   idleMs: number;
   /** BACKYARD_CLOUD_CONFINEMENT: `auto` (the sandbox when it can be made), `sandbox` (only that), `none`. */
@@ -246,6 +251,8 @@ export class WorkerCloudRuntime implements CloudRuntime {
   private sockets: SandboxSockets | undefined;
   private dataHandler: SandboxDataHandler | undefined;
   private confinementState: { mode: ConfinementMode; why?: string } | undefined;
+  /** `registryWithoutWorker`'s last reading of each app's main.js. */
+  private readonly knownByApp = new Map<string, { mtimeMs: number; size: number; registry: CloudRegistry | undefined }>();
 
   constructor(private readonly options: CloudRuntimeOptions) {}
 
@@ -376,12 +383,44 @@ export class WorkerCloudRuntime implements CloudRuntime {
     if (live && !live.exited) return live.loaded;
     if (this.starting.has(appId)) return undefined;
     // As start() decides, so that a main.js put in place by hand is loaded by the next call too.
-    return fs.existsSync(this.mainFile(appId)) ? undefined : EMPTY_REGISTRY;
+    return this.registryWithoutWorker(appId);
   }
 
   async registry(appId: string): Promise<CloudRegistry> {
+    const live = this.workers.get(appId);
+    if (!live || live.exited) {
+      const known = this.starting.has(appId) ? undefined : this.registryWithoutWorker(appId);
+      if (known) return known;
+    }
     const worker = await this.worker(appId);
     return worker && !worker.exited ? worker.ready : EMPTY_REGISTRY;
+  }
+
+  /**
+   * What an app registers when that is known without running its code: nothing when it has no
+   * `cloud/main.js`, and the registry the operator gave for a `main.js` of known text (the template a
+   * new app starts with), so that data API calls start no worker for it (issue 18, "Workers come and
+   * go"). Undefined otherwise. The text is read again only when the file's size or mtime changes.
+   */
+  private registryWithoutWorker(appId: string): CloudRegistry | undefined {
+    let stat: fs.Stats;
+    try {
+      stat = fs.statSync(this.mainFile(appId));
+    } catch {
+      return EMPTY_REGISTRY;
+    }
+    const known = this.options.knownRegistries;
+    if (!known?.size) return undefined;
+    const cached = this.knownByApp.get(appId);
+    if (cached && cached.mtimeMs === stat.mtimeMs && cached.size === stat.size) return cached.registry;
+    let registry: CloudRegistry | undefined;
+    try {
+      registry = known.get(fs.readFileSync(this.mainFile(appId), 'utf8'));
+    } catch {
+      registry = undefined;
+    }
+    this.knownByApp.set(appId, { mtimeMs: stat.mtimeMs, size: stat.size, registry });
+    return registry;
   }
 
   async run(appId: string, kind: 'function' | 'trigger' | 'job', name: string, request: Record<string, unknown>): Promise<unknown> {

@@ -67,11 +67,19 @@ export function overviewRoutes(app: FastifyInstance, d: Dashboard): void {
         })}</ul>`
       : html`<p class="empty">No development environments yet. Your assistant makes one with <code>createDevelopmentEnvironment</code>.</p>`;
 
+    // Said where the owner looks, not only in the server log (issue 18): unconfined cloud code reaches the host.
+    const confinement = d.services.cloud.confinement();
+    const unconfined =
+      confinement.mode === 'none'
+        ? html`<p class="notice warn" role="status" id="confinement">Cloud code is not confined by the kernel on this machine (${confinement.why ?? 'unknown reason'}): it runs under Node's permission model alone and can reach local ports, sockets and processes. Install bubblewrap, or set BACKYARD_CLOUD_CONFINEMENT=sandbox to refuse to run it unconfined.</p>`
+        : confinement.why
+          ? html`<p class="notice bad" role="status" id="confinement">Cloud code does not run: BACKYARD_CLOUD_CONFINEMENT=sandbox, and no sandbox can be made here (${confinement.why}).</p>`
+          : '';
     return sendPage(reply, 200, {
       title: 'Overview',
       session,
       heading: html`<h1>Overview</h1>`,
-      body: html`${flashOf(d, request)}
+      body: html`${flashOf(d, request)}${unconfined}
 <section aria-labelledby="apps-heading"><h2 id="apps-heading">Backend Apps <span class="muted small">(${apps.length})</span></h2>${appCards}</section>
 <section aria-labelledby="webapps-heading"><h2 id="webapps-heading">Web Apps <span class="muted small">(${webApps.length})</span></h2>${webAppCards}</section>
 <section aria-labelledby="envs-heading"><h2 id="envs-heading">Development environments <span class="muted small">(${environments.length})</span></h2>${environmentCards}</section>`,

@@ -37,6 +37,9 @@ Parse.Cloud.define('hello', (request) => {
 });
 `;
 
+/** What `TEMPLATE_MAIN_JS` registers: known without running it, so a new app needs no cloud worker. */
+export const TEMPLATE_REGISTRY = { functions: ['hello'], jobs: [], triggers: {} };
+
 /** A JavaScript string literal that is also safe inside an HTML `<script>` element. */
 const jsString = (value: string) => JSON.stringify(value).replace(/</g, '\\u003c');
 const htmlText = (value: string) => value.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
