@@ -2,6 +2,7 @@ import { dataApiBench } from './data-api.js';
 import { managementBench } from './management.js';
 import { devenvsBench } from './devenvs.js';
 import { webAppsBench } from './webapps.js';
+import { cloudBench } from './cloud.js';
 
 // `npm run bench`: every benchmark, each printing ratios against a baseline measured in the same run.
 const only = process.argv[2];
@@ -20,4 +21,8 @@ if (!only || only === 'devenvs') {
 if (!only || only === 'webapps') {
   console.log('\n## Web Apps (backyard serve as a child process and the Docker engine, against a bare docker build + run and a direct connection)');
   await webAppsBench();
+}
+if (!only || only === 'cloud') {
+  console.log('\n## cloud code workers (in process, sandbox and permission model alone, against a bare node start and a server with no worker)');
+  await cloudBench();
 }

@@ -100,7 +100,8 @@ describe('cloud functions', () => {
     const spinning = app.call('POST', '/functions/spin', { body: {} });
     const meanwhile = await other.call('POST', '/functions/ping', { body: {} });
     expect(meanwhile.body).toEqual({ result: 'pong' });
-    // The loop holds its worker: 20 calls of another function of the same app go to a worker that is free.
+    // The loop holds its worker: 20 calls of another function of the same app go to a worker that is
+    // free (on the held one they would fail with it when it is stopped at the limit).
     const hellos = await Promise.all(Array.from({ length: 20 }, () => app.call('POST', '/functions/hello', { body: {} })));
     expect(hellos.map((r) => r.body)).toEqual(Array.from({ length: 20 }, () => ({ result: 'Hello, world!' })));
     const res = await spinning;

@@ -245,6 +245,8 @@ export class WorkerCloudRuntime implements CloudRuntime {
   private readonly workers = new Map<string, Worker>();
   /** Extra workers of an app, started while its first one is held by code that does not yield. */
   private readonly spares = new Map<string, Worker[]>();
+  /** A spare being started, shared by the calls that need it meanwhile. */
+  private readonly spareStarts = new Map<string, Promise<Worker | undefined>>();
   private readonly starting = new Map<string, Promise<Worker | undefined>>();
   private readonly history = new RunHistory();
   private closed = false;
@@ -428,31 +430,39 @@ export class WorkerCloudRuntime implements CloudRuntime {
     if (!worker) throw new ParseError(ParseCode.SCRIPT_FAILED, `Invalid ${kind}: "${name}" (the app has no cloud/main.js).`);
     if (worker.loadError) throw new ParseError(ParseCode.SCRIPT_FAILED, `The app's cloud code failed to load: ${worker.loadError}`);
     const timeout = kind === 'job' ? this.options.jobTimeoutMs : this.options.functionTimeoutMs;
-    const free = await this.freeWorker(appId, worker);
+    // Decided before any await when the first worker is free, so that calls made together see each other.
+    const free = worker.pending.size === 0 ? worker : await this.freeWorker(appId, worker);
     return free.call(kind, name, request, timeout, this.history.begin(appId, kind, name, request));
   }
 
   /**
    * A worker whose event loop is free for a new call (issue 18, "A runaway call does not hold others
-   * hostage"): `primary` when it runs nothing or answers a ping within `PING_MS`; else a spare that
-   * does, started when there is none (at most `MAX_SPARES`); else, all held, `primary` after all.
+   * hostage"), for a call that finds `primary` running others: `primary` when it answers a ping within
+   * `PING_MS`; else a spare that runs nothing or answers; else a new spare (at most `MAX_SPARES`;
+   * callers that arrive while one starts share it); else, all held, `primary` after all.
    */
   private async freeWorker(appId: string, primary: Worker): Promise<Worker> {
-    if (primary.pending.size === 0 || (await primary.responsive(PING_MS))) return primary;
+    if (await primary.responsive(PING_MS)) return primary;
     const spares = (this.spares.get(appId) ?? []).filter((w) => !w.exited);
     for (const spare of spares) {
       if (spare.pending.size === 0 || (await spare.responsive(PING_MS))) return spare;
     }
-    if (spares.length >= MAX_SPARES || this.closed) return primary;
-    this.options.log.info({ app: appId }, 'cloud code worker held by code that does not yield: starting another');
-    const started = await this.start(appId);
-    if (!started || started.exited || started.loadError) return primary;
-    if (this.closed) {
-      started.kill();
-      return primary;
+    let starting = this.spareStarts.get(appId);
+    if (!starting) {
+      if (spares.length >= MAX_SPARES || this.closed) return primary;
+      this.options.log.info({ app: appId }, 'cloud code worker held by code that does not yield: starting another');
+      starting = this.start(appId)
+        .then((started) => {
+          if (!started || started.exited || started.loadError) return undefined;
+          if (this.closed) return void started.kill();
+          this.spares.set(appId, [...(this.spares.get(appId) ?? []), started]);
+          return started;
+        })
+        .finally(() => this.spareStarts.delete(appId));
+      this.spareStarts.set(appId, starting);
     }
-    this.spares.set(appId, [...spares, started]);
-    return started;
+    const started = await starting;
+    return started && !started.exited ? started : primary;
   }
 
   /** How many worker processes the app has running now (0 before its first call and once idle). */

@@ -65,6 +65,8 @@ export interface CloudRuntime {
    * Serves the data API requests of sandboxed workers with `handler` (called with the target below
    * `/data`, as the HTTP front's data handler); until then they answer 503.
    */
+  /** How many worker processes the app has running now (0 before its first call and once idle). */
+  liveWorkers(appId: string): number;
   /** How workers are confined (BACKYARD_CLOUD_CONFINEMENT), and why not in the sandbox when not. */
   confinement(): { mode: 'sandbox' | 'none'; why?: string };
   attachDataApi(handler: (req: import('node:http').IncomingMessage, res: import('node:http').ServerResponse, target: string) => void): void;
