@@ -55,10 +55,26 @@ program
   .action(
     run(async (opts: { port?: string; host?: string }) => {
       const config = settings({ port: opts.port, host: opts.host });
+      // One server per home (issue 14): a second one would fight over the apps' databases and server.json.
+      const running = await findRunningServer(config.home);
+      if (running) {
+        throw new Error(
+          `A Backyard is already serving ${config.home} at ${running.url} (pid ${running.pid}). Use that one (backyard mcp forwards to it), stop it first, or give this one another BACKYARD_HOME.`,
+        );
+      }
       const log = createLogger(config.logLevel);
       const platform = openPlatform(config, log);
       platform.services.accounts.ensure(config.account);
-      const server = await startHttpServer(platform, { port: config.port, host: config.host });
+      let server: Awaited<ReturnType<typeof startHttpServer>>;
+      try {
+        server = await startHttpServer(platform, { port: config.port, host: config.host });
+      } catch (error) {
+        platform.close();
+        if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE') {
+          throw new Error(`Port ${config.port} on ${config.host} is taken by another program. Pick a free one with --port <port> or BACKYARD_PORT.`);
+        }
+        throw error;
+      }
       const stop = async (signal: string) => {
         log.info({ signal }, 'stopping: finishing requests in flight');
         await server.close();

@@ -147,6 +147,38 @@ describe('backyard serve', () => {
     expect(keys.stdout).toContain(`applicationId\t${appId}`);
   });
 
+  it('refuses to start a second server on a home that a live one serves, and leaves the first one\'s record alone (issue 14)', async () => {
+    const home = newHome();
+    const port = await freePort();
+    await serve(home, port);
+    const record = fs.readFileSync(path.join(home, 'run', 'server.json'), 'utf8');
+    const second = await backyard(home, ['serve', '--port', String(await freePort())]).then(
+      () => ({ code: 0, stderr: '' }),
+      (error: { code: number; stderr: string }) => error,
+    );
+    expect(second.code).toBe(1);
+    expect(second.stderr).toMatch(new RegExp(`^backyard: A Backyard is already serving .* at http://localhost:${port} \\(pid \\d+\\)\\. Use that one`));
+    expect(fs.readFileSync(path.join(home, 'run', 'server.json'), 'utf8')).toBe(record);
+    expect((await fetch(`http://localhost:${port}/healthz`)).ok).toBe(true);
+  });
+
+  it('names --port and BACKYARD_PORT when the port is taken by another program', async () => {
+    const home = newHome();
+    const blocker = net.createServer().listen(0, '127.0.0.1');
+    await new Promise((r) => blocker.once('listening', r));
+    const port = (blocker.address() as net.AddressInfo).port;
+    try {
+      const failed = await backyard(home, ['serve', '--port', String(port)]).then(
+        () => ({ code: 0, stderr: '' }),
+        (error: { code: number; stderr: string }) => error,
+      );
+      expect(failed.code).toBe(1);
+      expect(failed.stderr).toBe(`backyard: Port ${port} on 127.0.0.1 is taken by another program. Pick a free one with --port <port> or BACKYARD_PORT.\n`);
+    } finally {
+      blocker.close();
+    }
+  });
+
   it('app keys of an unknown app fails with a clear message', async () => {
     const home = newHome();
     await expect(backyard(home, ['app', 'keys', 'nope'])).rejects.toMatchObject({ code: 1, stderr: expect.stringMatching(/No Backend App/) });
