@@ -50,11 +50,26 @@ describe.skipIf(SKIP_DOCKER)('development environments through MCP (real Docker 
 
   it('creates an environment: id, chatTitle, createdAt, and a labelled container', async () => {
     const created = await call(client, 'createDevelopmentEnvironment', { chatTitle: 'Another chat' });
-    expect(created).toEqual({ id: expect.any(String), chatTitle: 'Another chat', createdAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/) });
+    expect(created).toEqual({
+      id: expect.any(String),
+      chatTitle: 'Another chat',
+      createdAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
+      backyardURL: `http://backyard.internal:${new URL(server.url).port}`,
+    });
     const [container] = await containersOf(created.id);
     expect(container?.State).toBe('running');
     expect(container?.Labels[LABEL_ENVIRONMENT]).toBe(created.id);
     expect(container?.Labels[LABEL_ACCOUNT]).toBe(server.platform.services.accounts.findByLogin('alice')!.id);
+  });
+
+  it('reaches Backyard from inside at backyardURL, although Backyard listens on loopback (issue 14)', async () => {
+    const { backyardURL } = (await call(client, 'getDevelopmentEnvironments', { chatTitle: 'Set up a Node project' })).developmentEnvironments[0];
+    const { hostname, port } = new URL(backyardURL);
+    // BusyBox wget crashes in this image; a bare HTTP request through nc.
+    const answer = await run(`printf 'GET /healthz HTTP/1.0\\r\\nHost: ${hostname}\\r\\n\\r\\n' | nc ${hostname} ${port}`);
+    expect(answer.stdout).toMatch(/^HTTP\/1\.1 200/);
+    const health = (await (await fetch(`${server.url}/healthz`)).json()) as { instanceId: string };
+    expect(answer.stdout).toContain(health.instanceId);
   });
 
   it('lists the account\'s environments, filtered exactly by chatTitle', async () => {

@@ -6,14 +6,10 @@
  * environment, clone the app's repository into it with a minted token, commit and push from there;
  * deploy it as a Web App and load it in Chromium, where it reads the Backend App's ToDos.
  *
- * Reaching Backyard from inside a container: Backyard listens on loopback only, and inside a
- * container `localhost` is the container itself. The test relays a port on the address the environment
- * reaches the host on (the gateway of its default route, read in the environment itself from
- * `/proc/net/route`: on its account's own network, e.g. 172.18.0.1) to the server's
- * loopback port, and the assistant uses `http://<gateway>:<relay port>/git/...` as the repository
- * address, as the guide tells it to ask the person for "the address at which the Backyard machine is
- * reachable from its containers". The environment image is the offline busybox image plus the host's
- * `git` (built by the test: no registry is reachable here).
+ * Reaching Backyard from inside a container: the environment reaches it at the `backyardURL` that
+ * createDevelopmentEnvironment answers (`http://backyard.internal:<port>`, the host's bridge address
+ * in the container's /etc/hosts), with no relay of the test's own. The environment image is the
+ * offline busybox image plus the host's `git` (built by the test: no registry is reachable here).
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -30,10 +26,8 @@ import {
   buildGitDevenvImage,
   call,
   commit,
-  defaultGateway,
   fetchApp,
   push,
-  relay,
   removeWebApps,
   settle,
 } from './helpers/webapps.js';
@@ -43,8 +37,6 @@ describe.skipIf(SKIP_DOCKER)('the mission, through MCP as a chat assistant', () 
   let server: TestServer;
   let client: AnyMcpClient;
   let browser: Browser | undefined;
-  let hostRelay: { port: number; close(): Promise<void> } | undefined;
-  let gateway: string;
   let work: string;
   const chatTitle = 'Plan my projects';
   /** Filled in as the mission goes. */
@@ -61,7 +53,6 @@ describe.skipIf(SKIP_DOCKER)('the mission, through MCP as a chat assistant', () 
   afterAll(async () => {
     await browser?.close();
     await client?.close();
-    await hostRelay?.close();
     if (server) {
       await server.platform.services.webApps.idle();
       await server.close();
@@ -198,16 +189,13 @@ describe.skipIf(SKIP_DOCKER)('the mission, through MCP as a chat assistant', () 
       expect(result, command).toMatchObject({ status: 'exited', exitCode: 0 });
       return result.stdout as string;
     };
-    // The host as this environment reaches it, on its account's network: no address assumed.
-    const route = await run('cat /proc/net/route');
-    const reachedAt = defaultGateway(route);
-    if (!reachedAt) throw new Error(`the environment has no default route:\n${route}`);
-    gateway = reachedAt;
-    hostRelay = await relay(gateway, Number(new URL(server.url).port));
+    // Backyard as this environment reaches it: the address createDevelopmentEnvironment answered.
+    const inside = new URL(environment.backyardURL);
+    expect(inside.hostname).toBe('backyard.internal');
     const { token } = await call(client, 'createRepohostInstallationAccessToken', {});
-    const address = `http://x-access-token:${token}@${gateway}:${hostRelay!.port}/git/alice/todo-web.git`;
+    const address = `http://x-access-token:${token}@${inside.host}/git/alice/todo-web.git`;
     // Clone with the token, then keep it out of .git/config: origin gets the address without it.
-    await run(`git clone -q ${address} /workspace/todo-web && cd /workspace/todo-web && git remote set-url origin http://${gateway}:${hostRelay!.port}/git/alice/todo-web.git && ls site`);
+    await run(`git clone -q ${address} /workspace/todo-web && cd /workspace/todo-web && git remote set-url origin ${inside.origin}/git/alice/todo-web.git && ls site`);
     expect(await run('cat /workspace/todo-web/.git/config')).not.toContain(token);
     const config = `window.CONFIG = ${JSON.stringify({ appId: state.app.appId, javascriptKey: state.app.javascriptKey, apiURL: state.app.apiURL, sdk: server.platform.services.urls.sdkScript })};\n`;
     await run(

@@ -16,6 +16,10 @@ export const developmentEnvironment = z.object({
   id: z.string(),
   chatTitle: z.string(),
   createdAt: timestamp('When the environment was created'),
+  backyardURL: z
+    .string()
+    .optional()
+    .describe('Backyard\'s address from inside the environment: clone with <backyardURL>/git/<owner>/<repo>.git, call the data API at <backyardURL>/data'),
 });
 
 export const commandExecution = z.object({

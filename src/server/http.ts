@@ -1,3 +1,4 @@
+import http from 'node:http';
 import fs from 'node:fs';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
@@ -14,6 +15,7 @@ import { createDataHandler } from '../data/rest/handler.js';
 import { publicRoutes } from '../data/rest/routes/public.js';
 import { gitHost } from './git.js';
 import { createFront } from './front.js';
+import { CONTAINER_HOST_NAME } from '../platform/devenvs/hostGateway.js';
 
 /** What `backyard mcp` reads to find a Backyard already serving the same home. */
 export interface ServerFile {
@@ -90,6 +92,15 @@ export async function startHttpServer(platform: Platform, options: { port: numbe
   const loopbackHost = ['0.0.0.0', '::', '127.0.0.1', '::1', 'localhost'].includes(options.host) ? 'localhost' : options.host;
   services.urls.bindDefault(`http://${loopbackHost}:${port}`);
   const url = services.urls.base;
+  // Containers reach the same server on the host's bridge address, by the name backyard.internal
+  // (issue 14); opened by the development environment service once, before its first environment answers.
+  const forContainers: http.Server[] = [];
+  services.devenvs.serveContainersWith(async (hostAddress) => {
+    const server = http.createServer((req, res) => app.server.emit('request', req, res));
+    await new Promise<void>((resolve, reject) => server.once('error', reject).listen(port, hostAddress, () => resolve()));
+    forContainers.push(server);
+    return `http://${CONTAINER_HOST_NAME}:${port}`;
+  });
   // Finds active Web App containers again and starts auto-deploy polling (issue 6).
   services.webApps.start();
 
@@ -105,6 +116,10 @@ export async function startHttpServer(platform: Platform, options: { port: numbe
     instanceId,
     close: async () => {
       front.closing = true;
+      for (const server of forContainers) {
+        server.close();
+        server.closeAllConnections();
+      }
       await app.close();
       try {
         const current = JSON.parse(fs.readFileSync(serverFile, 'utf8')) as ServerFile;

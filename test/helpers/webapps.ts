@@ -1,7 +1,6 @@
 import { execFile, execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import { request } from 'node:http';
-import net from 'node:net';
 import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { promisify } from 'node:util';
@@ -259,28 +258,3 @@ export function defaultGateway(procNetRoute: string): string | undefined {
   return undefined;
 }
 
-/**
- * A TCP relay listening on `host` (a free port) that forwards every connection to 127.0.0.1:`port`:
- * lets containers reach a test server that, as Backyard does by default, listens on loopback only.
- */
-export async function relay(host: string, port: number): Promise<{ port: number; close(): Promise<void> }> {
-  const sockets = new Set<net.Socket>();
-  const server = net.createServer((inbound) => {
-    const outbound = net.connect(port, '127.0.0.1');
-    for (const s of [inbound, outbound]) {
-      sockets.add(s);
-      s.on('close', () => sockets.delete(s));
-      s.on('error', () => undefined);
-    }
-    inbound.pipe(outbound).pipe(inbound);
-  });
-  await new Promise<void>((resolve, reject) => server.once('error', reject).listen(0, host, resolve));
-  return {
-    port: (server.address() as net.AddressInfo).port,
-    close: () =>
-      new Promise<void>((resolve) => {
-        for (const s of sockets) s.destroy();
-        server.close(() => resolve());
-      }),
-  };
-}

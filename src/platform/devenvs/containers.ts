@@ -1,6 +1,7 @@
 import type Docker from 'dockerode';
 import type { Logger } from '../../log.js';
 import { ENGINE_TIMEOUTS, engineCall, engineStatus, type DockerClient } from './engine.js';
+import { CONTAINER_HOST_ENTRY } from './hostGateway.js';
 import type { ImageProvider } from './image.js';
 import { containerName, environmentFilter, environmentLabels, volumeName } from './labels.js';
 import { PER_ACCOUNT, type AccountNetworks } from './networks.js';
@@ -67,6 +68,8 @@ export function containerSpec(settings: ContainerSettings, accountId: string, en
     HostConfig: {
       ...confinedHostConfig({ memoryBytes: memory, cpus: settings.cpus, pids: settings.pids }),
       NetworkMode: network,
+      // `backyard.internal` is the host, where Backyard answers containers (hostGateway.ts).
+      ExtraHosts: [CONTAINER_HOST_ENTRY],
       Mounts: [{ Type: 'volume', Source: volumeName(environmentId), Target: WORKSPACE }],
       RestartPolicy: { Name: 'unless-stopped' },
     },

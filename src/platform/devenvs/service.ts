@@ -9,6 +9,7 @@ import { EnvironmentContainers, type ContainerSettings } from './containers.js';
 import { ENGINE_TIMEOUTS, dockerClient, engineStatus, type DockerClient } from './engine.js';
 import { LiveExecution, groupScript, runScript } from './executions.js';
 import { startFailureText } from './startFailure.js';
+import { hostGatewayAddress } from './hostGateway.js';
 import { ImageProvider } from './image.js';
 import { AccountNetworks } from './networks.js';
 import { HEARTBEAT_MS, newOwner, ownerGone } from './owners.js';
@@ -81,6 +82,9 @@ export class DevEnvService {
   private readonly owner = newOwner();
   private heartbeatTimer: NodeJS.Timeout | undefined;
   private closed = false;
+  private openForContainers: ((address: string) => Promise<string>) | undefined;
+  private access: Promise<void> | undefined;
+  private backyardUrl: string | undefined;
 
   /**
    * @param networks the accounts' networks; platform.ts gives the Web App service the same one, so that
@@ -111,12 +115,46 @@ export class DevEnvService {
     const row: EnvironmentRow = { id: newId(), account_id: accountId, chat_title: chatTitle, created_at: nowIso() };
     await this.containers.create(accountId, row.id);
     this.store.insertEnvironment(row);
-    return environmentOf(row);
+    await this.containerAccess();
+    return this.withAccess(environmentOf(row));
   }
 
   /** The account's environments, oldest first; only those titled exactly `chatTitle` when given. */
   list(accountId: string, chatTitle?: string): DevelopmentEnvironment[] {
-    return this.store.environments(accountId, chatTitle).map(environmentOf);
+    return this.store.environments(accountId, chatTitle).map((row) => this.withAccess(environmentOf(row)));
+  }
+
+  /**
+   * Lets containers reach Backyard (issue 14): `open(address)` is called once, with the host's address
+   * on Docker's bridge, before the first environment answers, and resolves to Backyard's URL as
+   * containers use it (`http://backyard.internal:<port>`). Called by the HTTP front.
+   */
+  serveContainersWith(open: (address: string) => Promise<string>): void {
+    this.openForContainers = open;
+  }
+
+  /** Backyard's URL from inside environments once known (`backyardURL` of DevelopmentEnvironment). */
+  private withAccess(env: DevelopmentEnvironment): DevelopmentEnvironment {
+    return this.backyardUrl ? { ...env, backyardURL: this.backyardUrl } : env;
+  }
+
+  /** Opens the front for containers once; a failure is logged and tried again at the next create. */
+  private containerAccess(): Promise<void> {
+    if (!this.openForContainers) return Promise.resolve();
+    const open = this.openForContainers;
+    this.access ??= (async () => {
+      const address = await hostGatewayAddress(this.docker, this.settings.dockerHost, this.settings.image);
+      if (!address) {
+        this.log.warn('the Docker engine maps host-gateway to no IPv4 address: environments cannot reach Backyard by backyard.internal');
+        return;
+      }
+      this.backyardUrl = await open(address);
+      this.log.info({ address, url: this.backyardUrl }, 'containers reach Backyard by backyard.internal');
+    })().catch((error: unknown) => {
+      this.log.warn({ err: error }, 'could not let containers reach Backyard; trying again with the next environment');
+      this.access = undefined;
+    });
+    return this.access;
   }
 
   /**

@@ -11,6 +11,8 @@ export interface DevelopmentEnvironment {
   chatTitle: string;
   /** ISO 8601 in UTC with milliseconds (design.md, decision 1). */
   createdAt: string;
+  /** Backyard's address from inside the environment (`http://backyard.internal:<port>`), once known. */
+  backyardURL?: string;
 }
 
 /**
