@@ -1,3 +1,4 @@
+import { fillAddresses } from '../src/platform/urls.js';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -56,7 +57,12 @@ describe.each(clients)('MCP through the %s', (label, connect) => {
     for (const tool of tools) {
       const op = operationsByName[tool.name as keyof typeof operationsByName];
       expect(tool.title).toBe(op.title);
-      expect(tool.description).toBe(op.description);
+      // This server's addresses are filled in: no placeholder of ours reaches an assistant (issue 14).
+      // A stdio client's own process listens on a port of its own: compare with the port left out.
+      const portless = (text: string) => text.replace(/(localhost|backyard\.internal):\d+/g, '$1:PORT');
+      expect(portless(tool.description)).toBe(portless(fillAddresses(op.description, server.platform.services.urls)));
+      expect(tool.description).not.toMatch(/\{(backyard_url|base_url|data_api_url|sdk_script_url|repo_host|backyard_url_in_environments|environment_git_host|hosting:[a-z0-9-]+)\}/);
+      expect(tool.description).not.toContain('localhost:4000');
       expect(tool.description.length).toBeGreaterThan(80);
       expect(tool.annotations).toEqual(annotationsFor(op));
       const expectedInput = z.toJSONSchema(op.input, { io: 'input' }) as Record<string, unknown>;
@@ -95,6 +101,15 @@ describe.each(clients)('MCP through the %s', (label, connect) => {
     const title = server.platform.services.guides.titles()[0]!;
     const guide = check('getGuide', await client.callTool({ name: 'getGuide', arguments: { guideTitle: title } }));
     expect(guide.content).toMatch(/^# /);
+    // Every guide comes with this server's real addresses, no placeholder of ours (issue 14).
+    // (A stdio client's own process listens on a port of its own.)
+    const deploy = check('getGuide', await client.callTool({ name: 'getGuide', arguments: { guideTitle: 'deploy-a-web-app-from-the-built-in-git-host' } }));
+    expect(deploy.content).toMatch(/git push http:\/\/x-access-token:<token from step 7>@backyard\.internal:\d+\/git\/<login>\/hello-web\.git main/);
+    expect(deploy.content).toMatch(/http:\/\/hello-web\.localhost:\d+\//);
+    for (const guideTitle of server.platform.services.guides.titles()) {
+      const { content } = check('getGuide', await client.callTool({ name: 'getGuide', arguments: { guideTitle } }));
+      expect(content, guideTitle).not.toMatch(/\{(backyard_url|base_url|data_api_url|sdk_script_url|repo_host|backyard_url_in_environments|environment_git_host|hosting:[a-z0-9-]+)\}|localhost:4000/);
+    }
   });
 
   it('failures are isError results carrying the REST error text', async () => {
@@ -119,7 +134,7 @@ describe.each(clients)('MCP through the %s', (label, connect) => {
     expect(resources.map((r) => r.uri).sort()).toEqual(titles.map((t) => `guide://${t}`).sort());
     for (const r of resources) expect(r.description, r.uri).toBeTruthy();
     const read = await client.readResource({ uri: `guide://${titles[0]}` });
-    expect(read.contents[0]!.text).toBe(server.platform.services.guides.get(titles[0]!)!.content);
+    expect(read.contents[0]!.text).toBe(fillAddresses(server.platform.services.guides.get(titles[0]!)!.content, server.platform.services.urls));
     const { prompts } = await client.listPrompts();
     expect(prompts.map((p) => p.name).sort()).toEqual([...titles].sort());
   });

@@ -11,7 +11,7 @@ export const deployCloudCode = defineOperation({
     'Two roots: cloud/ (server code; cloud/main.js is the entry) and public/ (static files served by web hosting).',
     'Rules: read the current files with getCloudCode first so nothing is lost; a write carries writeMode (append keeps the file, overwrite replaces it) and data;',
     'each new file under cloud/ must be required from cloud/main.js (append a require line), and must not require the SDK: Parse is a global;',
-    'public/ files that use the SDK load it from the sdk script URL and initialise it after it has loaded;',
+    'public/ files that use the SDK load it with <script src="{sdk_script_url}"> and initialise it after it has loaded;',
     'recommended layout, one function per file: cloud/<tool>/functions/, cloud/<tool>/jobs/, cloud/<tool>/triggers/, public/<tool>/.',
     'A delete removes a file or a folder with its content. Paths are relative and /-separated (no .., no leading /).',
     `Limits: ${MAX_CHANGES} changes per call, ${formatLimit(MAX_FILE_BYTES)} per file and ${formatLimit(MAX_TREE_BYTES)} for the whole tree after the changes.`,

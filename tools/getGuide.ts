@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { notFound } from '../src/errors.js';
 import { bundledGuides } from '../src/platform/guides/bundled.js';
+import { fillAddresses } from '../src/platform/urls.js';
 import { defineOperation } from './operation.js';
 import { guide } from './schemas.js';
 
@@ -30,6 +31,6 @@ export const getGuide = defineOperation({
     if (!found) {
       throw notFound(`There is no guide titled "${guideTitle}". Guides that exist: ${services.guides.titles().join(', ')}.`);
     }
-    return { content: found.content };
+    return { content: fillAddresses(found.content, services.urls) };
   },
 });

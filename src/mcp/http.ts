@@ -1,3 +1,4 @@
+import { fillAddresses } from '../platform/urls.js';
 import type { FastifyInstance } from 'fastify';
 import { createMcpHandler, type AuthInfo } from '@modelcontextprotocol/server';
 import { toNodeHandler } from '@modelcontextprotocol/node';
@@ -47,7 +48,7 @@ export function mcpHttp(platform: Platform, ops: readonly AnyOperation[]) {
   const handler = toNodeHandler(
     createMcpHandler(({ authInfo }) => {
       const account = authInfo?.extra?.account as Account;
-      return createMcpServer(ops, localExecutor({ account, services }), services.guides, log);
+      return createMcpServer(ops, localExecutor({ account, services }), services.guides, log, (text) => fillAddresses(text, services.urls));
     }),
     { onerror: (err) => log.error({ err }, 'MCP HTTP adapter failure') },
   );

@@ -39,7 +39,14 @@ function advertisedOnly(schema: z.ZodObject): StandardSchemaWithJSON {
  * `structuredContent` plus the same JSON as text; failures as `isError` with the REST error text.
  * Guides are also resources (`guide://<title>`) and prompts.
  */
-export function createMcpServer(ops: readonly AnyOperation[], execute: Executor, guides: GuideService, log: Logger): McpServer {
+export function createMcpServer(
+  ops: readonly AnyOperation[],
+  execute: Executor,
+  guides: GuideService,
+  log: Logger,
+  /** Fills this server's addresses into descriptions and guides (urls.ts, `fillAddresses`). */
+  fill: (text: string) => string = (text) => text,
+): McpServer {
   const server = new McpServer(
     { name: 'backyard', title: 'Backyard', version: packageVersion() },
     { instructions: INSTRUCTIONS, capabilities: { tools: {}, resources: {}, prompts: {} } },
@@ -49,7 +56,7 @@ export function createMcpServer(ops: readonly AnyOperation[], execute: Executor,
       op.name,
       {
         title: op.title,
-        description: op.description,
+        description: fill(op.description),
         inputSchema: advertisedOnly(op.input),
         outputSchema: op.output,
         annotations: annotationsFor(op),
@@ -72,14 +79,14 @@ export function createMcpServer(ops: readonly AnyOperation[], execute: Executor,
       guide.title,
       uri,
       { title: guide.heading, description: guide.summary, mimeType: 'text/markdown' },
-      async () => ({ contents: [{ uri, mimeType: 'text/markdown', text: guide.content }] }),
+      async () => ({ contents: [{ uri, mimeType: 'text/markdown', text: fill(guide.content) }] }),
     );
     server.registerPrompt(guide.title, { title: guide.heading, description: guide.summary }, async () => ({
       description: guide.summary,
       messages: [
         {
           role: 'user' as const,
-          content: { type: 'text' as const, text: `Follow this Backyard guide step by step, calling the tools it names.\n\n${guide.content}` },
+          content: { type: 'text' as const, text: `Follow this Backyard guide step by step, calling the tools it names.\n\n${fill(guide.content)}` },
         },
       ],
     }));

@@ -1,3 +1,4 @@
+import { fillAddresses } from '../platform/urls.js';
 import { serveStdio } from '@modelcontextprotocol/server/stdio';
 import type { Config } from '../config.js';
 import type { Logger } from '../log.js';
@@ -46,7 +47,8 @@ export async function runStdioMcp(config: Config, log: Logger): Promise<void> {
     execute = localExecutor({ account, services: platform.services });
   }
 
-  const handle = serveStdio(() => createMcpServer(operations, execute, platform.services.guides, log), {
+  const fill = (text: string) => fillAddresses(text, platform.services.urls);
+  const handle = serveStdio(() => createMcpServer(operations, execute, platform.services.guides, log, fill), {
     onerror: (err) => log.error({ err }, 'MCP stdio failure'),
   });
 

@@ -4,6 +4,7 @@
  */
 export class PublicUrls {
   private current: string | undefined;
+  private listenPort: number | undefined;
 
   constructor(
     fixed?: string,
@@ -21,6 +22,18 @@ export class PublicUrls {
   /** Sets the base, e.g. `http://localhost:4000`, unless `BACKYARD_PUBLIC_URL` fixed it. */
   bindDefault(base: string): void {
     this.current ??= base.replace(/\/+$/, '');
+  }
+
+  /** The port the HTTP listener is bound to, which containers reach at `backyard.internal`. */
+  bindListenPort(port: number): void {
+    this.listenPort = port;
+  }
+
+  /** Backyard's address from inside development environments (issue 14): `http://backyard.internal:<port>`. */
+  get inEnvironments(): string {
+    const base = new URL(this.base);
+    const port = this.listenPort ?? (Number(base.port) || (base.protocol === 'https:' ? 443 : 80));
+    return `http://backyard.internal:${port}`;
   }
 
   /** `http(s)://host[:port]` without a trailing slash. @throws Error before the listener is bound. */
@@ -62,4 +75,33 @@ export class PublicUrls {
     url.pathname = '/';
     return url.toString();
   }
+}
+
+/**
+ * Fills the addresses of this Backyard into text written for assistants (guides, tool descriptions;
+ * issue 14, "Real addresses everywhere"): `{backyard_url}`, `{base_url}`, `{data_api_url}`,
+ * `{sdk_script_url}`, `{repo_host}` (the built-in git host, e.g. `localhost:4000/git`: the spec's
+ * name), `{backyard_url_in_environments}`, `{environment_git_host}` (`backyard.internal:4000/git`) and
+ * `{hosting:<subdomain>}`. Other braces are left as they
+ * are; before the listener is bound (no base yet) the text is returned unchanged.
+ */
+export function fillAddresses(text: string, urls: PublicUrls): string {
+  let base: string;
+  try {
+    base = urls.base;
+  } catch {
+    return text;
+  }
+  const values: Record<string, string> = {
+    backyard_url: base,
+    base_url: urls.managementApi,
+    data_api_url: urls.dataApi,
+    sdk_script_url: urls.sdkScript,
+    repo_host: `${new URL(base).host}/git`,
+    backyard_url_in_environments: urls.inEnvironments,
+    environment_git_host: `${new URL(urls.inEnvironments).host}/git`,
+  };
+  return text.replace(/\{(hosting:([a-z0-9-]+)|[a-z_]+)\}/g, (whole, name: string, sub: string | undefined) =>
+    sub ? urls.hosting(sub) : (values[name] ?? whole),
+  );
 }

@@ -91,6 +91,7 @@ export async function startHttpServer(platform: Platform, options: { port: numbe
   const port = typeof address === 'object' && address ? address.port : options.port;
   const loopbackHost = ['0.0.0.0', '::', '127.0.0.1', '::1', 'localhost'].includes(options.host) ? 'localhost' : options.host;
   services.urls.bindDefault(`http://${loopbackHost}:${port}`);
+  services.urls.bindListenPort(port);
   const url = services.urls.base;
   // Containers reach the same server on the host's bridge address, by the name backyard.internal
   // (issue 14); opened by the development environment service once, before its first environment answers.
