@@ -145,6 +145,8 @@ describe('backyard serve', () => {
       expect(keys.stdout).toMatch(new RegExp(`^${name}\\t[A-Za-z0-9_-]{32}$`, 'm'));
     }
     expect(keys.stdout).toContain(`applicationId\t${appId}`);
+    // Letters and digits only: an id starting with - would read as an option right here (issue 14).
+    expect(appId).toMatch(/^[A-Za-z0-9]{32}$/);
   });
 
   it('refuses to start a second server on a home that a live one serves, and leaves the first one\'s record alone (issue 14)', async () => {

@@ -284,6 +284,25 @@ describe('callBackendAPI', () => {
     expect(res.text).toMatch(pattern);
   });
 
+  it('takes the method in any letter case and a missing body as {}, and names fields one way (issue 14)', async () => {
+    const call = (requests: unknown[]) => api(server, 'POST', `/backend-apps/${app.appId}/call-backend-api`, { token: server.alice, body: { requests } });
+    const ok = await call([{ method: 'get', url: '/schemas' }, { method: 'Post', url: '/classes/CaseTest', body: { n: 1 } }]);
+    expect(ok.status).toBe(200);
+    expect((ok.json() as { responses: Array<{ code: number }> }).responses.map((r) => r.code)).toEqual([200, 201]);
+    const bad = await call([{ method: 'GET', url: '/schemas' }, { method: 'FETCH', url: '/schemas' }]);
+    expect(bad.status).toBe(400);
+    expect(bad.text).toMatch(/^requests\[1\]\.method must be one of/);
+    const badUrl = await call([{ method: 'GET', url: 'https://example.com/classes/ToDo' }]);
+    expect(badUrl.text).toMatch(/^requests\[0\]\.url must be/);
+  });
+
+  it('gives application ids of letters and digits only, never starting with - or _ (issue 14)', () => {
+    const { backendApps, accounts } = server.platform.services;
+    const owner = accounts.findByLogin('alice')!.id;
+    const ids = Array.from({ length: 200 }, (_, i) => backendApps.create(owner, `ids-${i}`).appId);
+    for (const id of ids) expect(id).toMatch(/^[A-Za-z0-9]{32}$/);
+  });
+
   it('refuses more than 50 calls, and another account\'s app', async () => {
     const many = Array.from({ length: 51 }, () => ({ method: 'GET', url: '/schemas', body: {} }));
     expect((await api(server, 'POST', `/backend-apps/${app.appId}/call-backend-api`, { token: server.alice, body: { requests: many } })).text).toMatch(/at most 50/);

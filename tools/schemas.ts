@@ -62,12 +62,18 @@ export const cloudCodeChange = z.strictObject({
 });
 
 export const backendApiCall = z.strictObject({
-  method: z.enum(['GET', 'POST', 'PUT', 'DELETE']).describe('HTTP method of the data API call'),
+  // Any letter case is taken (assistants write `get`); the data API gets it in capitals (issue 14).
+  method: z
+    .preprocess((m) => (typeof m === 'string' ? m.toUpperCase() : m), z.enum(['GET', 'POST', 'PUT', 'DELETE']))
+    .describe('HTTP method of the data API call, in any letter case'),
   url: z
     .string()
     .min(1)
     .describe('Path relative to the data API root, e.g. /schemas or /classes/ToDo; never starting with /parse/ or /1/'),
-  body: z.record(z.string(), z.unknown()).describe('JSON body; {} when none. For GET, query parameters such as where, limit, order'),
+  body: z
+    .record(z.string(), z.unknown())
+    .default({})
+    .describe('JSON body; left out or {} when none. For GET, query parameters such as where, limit, order'),
 });
 
 export const backendApiResult = z.object({

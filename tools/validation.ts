@@ -17,8 +17,12 @@ export function parseInput<S extends z.ZodObject>(schema: S, raw: unknown): z.ou
   throw invalid([...new Set(sentences)].join(' '));
 }
 
+/** A field's path as the data API's own messages write it: `requests[0].url` (one way everywhere). */
+const fieldName = (path: readonly PropertyKey[]): string =>
+  path.reduce<string>((name, key) => (typeof key === 'number' ? `${name}[${key}]` : name ? `${name}.${String(key)}` : String(key)), '');
+
 function describeIssue(issue: z.core.$ZodIssue, raw: Record<string, unknown>, accepted: string[]): string {
-  const field = issue.path.map(String).join('.') || 'the input';
+  const field = fieldName(issue.path) || 'the input';
   const value = valueAt(raw, issue.path);
   switch (issue.code) {
     case 'unrecognized_keys': {

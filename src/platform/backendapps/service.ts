@@ -3,7 +3,7 @@ import { homePaths } from '../../config.js';
 import { invalid } from '../../errors.js';
 import type { Db } from '../store/db.js';
 import { nowIso } from '../store/db.js';
-import { randomSecret } from '../ids.js';
+import { randomAlphanumeric, randomSecret } from '../ids.js';
 import type { PublicUrls } from '../urls.js';
 import type { AppKeys } from '../../data/apps.js';
 
@@ -84,7 +84,9 @@ export class BackendAppService {
         throw invalid(`${name} must be 1 to 200 printable characters without spaces, quotes or slashes.`);
       }
     }
-    const key = (k: keyof BackendAppKeys) => given[k] ?? randomSecret(24);
+    // Application ids are letters and digits only: one starting with - or _ reads as an option on a
+    // command line (`backyard app keys -Ab3…`; issue 14). Keys keep the base64url alphabet.
+    const key = (k: keyof BackendAppKeys) => given[k] ?? (k === 'applicationId' ? randomAlphanumeric(32) : randomSecret(24));
     const row: AppRow = {
       app_id: key('applicationId'),
       account_id: accountId,
