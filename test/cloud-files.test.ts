@@ -34,7 +34,7 @@ const deploy = (appId: string, changes: unknown[], token = server.alice) =>
 
 /** Deploys and expects success; answers `{message, warnings}`. */
 /** Warnings that the new code failed to load in its worker; the runtime's suite checks those. */
-const LOAD_WARNING = /could not be reloaded: cloud\/main\.js failed to load/;
+const LOAD_WARNING = /the new cloud code replaced the old, but the new cloud code failed to load: /;
 
 /** A deploy that must succeed; its warnings leave out load failures, which these files provoke on purpose. */
 const deployOk = async (appId: string, changes: Change[]) => {
@@ -378,6 +378,18 @@ describe('limits', () => {
 });
 
 describe('warnings', () => {
+  it('code that throws while loading: the answer says its functions now fail and names the file and line (issue 14)', async () => {
+    const app = await createApp();
+    const res = await deploy(app.appId, [
+      { path: 'cloud/main.js', operation: 'write', writeMode: 'overwrite', data: "require('./tools/boom.js');\n" },
+      { path: 'cloud/tools/boom.js', operation: 'write', writeMode: 'overwrite', data: "const x = 1;\nthrow new Error('boom at load');\n" },
+    ]);
+    expect(res.status, res.text).toBe(200);
+    const { message, warnings } = res.json() as { message: string; warnings: string[] };
+    expect(message).toContain('The new cloud code is live but failed to load: its functions, jobs and triggers fail until you fix it (see warnings).');
+    expect(warnings).toContainEqual(expect.stringMatching(/failed to load: cloud\/tools\/boom\.js:2:\d+: Error: boom at load\. Until a deploy that loads, every function, job and trigger of this app answers 141/));
+  });
+
   let app: App;
   beforeAll(async () => {
     app = await createApp();

@@ -220,9 +220,12 @@ describe('deploys', () => {
 
   it('code that fails to load: the reload says why, and calls answer 141 with the reason', async () => {
     const broken = createTestApp(server, 'cloud-broken');
-    await expect(deploy(broken, { 'cloud/main.js': "throw new Error('bad start');\n" })).rejects.toThrow(/failed to load: Error: bad start/);
+    // The file that threw is named with its line, not main.js that required it (issue 14).
+    await expect(
+      deploy(broken, { 'cloud/main.js': "require('./functions/bad.js');\n", 'cloud/functions/bad.js': "// first\n// second\nthrow new Error('bad start');\n" }),
+    ).rejects.toThrow(/^the new cloud code failed to load: cloud\/functions\/bad\.js:3:\d+: Error: bad start$/);
     const res = await broken.call('POST', '/functions/anything', { body: {} });
-    expect(res.body).toMatchObject({ code: 141, error: expect.stringContaining('bad start') });
+    expect(res.body).toMatchObject({ code: 141, error: expect.stringContaining('cloud/functions/bad.js:3') });
   });
 
   it('loads files written with import/export, and hands code that requires the SDK the same global instance', async () => {

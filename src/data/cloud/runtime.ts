@@ -10,7 +10,7 @@ import type { AppDirectory } from '../apps.js';
 import { ParseCode, ParseError } from '../errors.js';
 import { RUN_LIMITS, RunHistory, type RunRecord } from './runs.js';
 import { DATA_SOCKET, EGRESS_SOCKET, SandboxSockets, sandboxArgv, sandboxUnavailable, type ConfinementMode, type SandboxDataHandler } from './sandbox.js';
-import { EMPTY_REGISTRY, type CloudRegistry, type CloudRun, type CloudRuntime } from './types.js';
+import { CloudLoadError, EMPTY_REGISTRY, type CloudRegistry, type CloudRun, type CloudRuntime } from './types.js';
 
 /**
  * The compiled worker: beside this module in `dist/`, or in `dist/` when this module runs from its
@@ -485,7 +485,21 @@ export class WorkerCloudRuntime implements CloudRuntime {
     if (previous && previous !== next) retire(previous);
     for (const spare of this.spares.get(appId) ?? []) retire(spare);
     this.spares.delete(appId);
-    if (next?.loadError) throw new Error(`cloud/main.js failed to load: ${next.loadError}`);
+    if (next?.loadError) throw new CloudLoadError(next.loadError);
+  }
+
+  /** Kills the app's primary and spare workers (one still starting too, once it is up) and drops them. */
+  async forget(appId: string): Promise<void> {
+    const starting = this.starting.get(appId);
+    const spareStart = this.spareStarts.get(appId);
+    const kill = () => {
+      for (const worker of [this.workers.get(appId), ...(this.spares.get(appId) ?? [])]) worker?.kill('was stopped because its app was deleted');
+      this.workers.delete(appId);
+      this.spares.delete(appId);
+    };
+    kill();
+    await Promise.allSettled([starting, spareStart]);
+    kill();
   }
 
   /** Stops every worker at once; workers still starting are stopped as soon as they are up. */

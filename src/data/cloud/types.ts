@@ -35,6 +35,20 @@ export interface CloudCaller {
 }
 
 /** The cloud code of all apps, as the data API and the deploy operation use it. */
+/**
+ * The new code of an app threw while it loaded (`reload`): it is live all the same, so the app's
+ * functions, jobs and triggers answer 141 with `loadError` until a deploy that loads.
+ */
+export class CloudLoadError extends Error {
+  override name = 'CloudLoadError';
+  constructor(
+    /** What threw and where: `cloud/tools/x.js:2:7: Error: …` (worker.cts). */
+    readonly loadError: string,
+  ) {
+    super(`the new cloud code failed to load: ${loadError}`);
+  }
+}
+
 export interface CloudRuntime {
   /** What the app's cloud code registered (loads its worker if needed). */
   registry(appId: string): Promise<CloudRegistry>;
@@ -69,6 +83,12 @@ export interface CloudRuntime {
   liveWorkers(appId: string): number;
   /** How workers are confined (BACKYARD_CLOUD_CONFINEMENT), and why not in the sandbox when not. */
   confinement(): { mode: 'sandbox' | 'none'; why?: string };
+  /**
+   * Stops the app's workers at once (primary and spares; calls still running on them fail with 141)
+   * and forgets them: for an app being deleted. A later call starts a worker again only if the app
+   * still exists.
+   */
+  forget(appId: string): Promise<void>;
   attachDataApi(handler: (req: import('node:http').IncomingMessage, res: import('node:http').ServerResponse, target: string) => void): void;
   close(): Promise<void>;
 }

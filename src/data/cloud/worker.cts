@@ -311,5 +311,23 @@ import(require('node:url').pathToFileURL(config.mainFile).href).then(
     }
     send({ type: 'ready', registry: { functions: [...functions.keys()], jobs: [...jobs.keys()], triggers: registered } });
   },
-  (error: unknown) => send({ type: 'loadError', message: error instanceof Error ? `${error.name}: ${error.message}` : String(error) }),
+  (error: unknown) => send({ type: 'loadError', message: loadErrorText(error) }),
 );
+
+/**
+ * What threw while the app's code loaded, with where: `cloud/todo/functions/x.js:3:9: Error: bad start`
+ * (the first stack frame in the app's own tree, relative to it), so that the deploy names the file.
+ */
+function loadErrorText(error: unknown): string {
+  const what = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+  const stack = error instanceof Error ? (error.stack ?? '') : '';
+  const treeRoot = require('node:path').dirname(require('node:path').dirname(config.mainFile)) + '/';
+  for (const match of stack.matchAll(/(?:file:\/\/)?(\/[^\s():]+):(\d+):(\d+)/g)) {
+    const file = decodeURIComponent(match[1]!);
+    if (file.startsWith(treeRoot)) return `${file.slice(treeRoot.length)}:${match[2]}:${match[3]}: ${what}`;
+  }
+  // A syntax error in a file that main.js imports names the file on the stack's first line.
+  const first = /^(\/[^\s:]+):(\d+)/m.exec(stack);
+  if (first && first[1]!.startsWith(treeRoot)) return `${first[1]!.slice(treeRoot.length)}:${first[2]}: ${what}`;
+  return what;
+}

@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { homePaths } from '../../../config.js';
+import { CloudLoadError } from '../../../data/cloud/types.js';
 import { notFound } from '../../../errors.js';
 import type { PublicUrls } from '../../urls.js';
 import type { BackendApp, BackendAppService } from '../service.js';
@@ -142,8 +143,15 @@ export class CloudCodeService {
         } else lines.push('The cloud code was reloaded.');
       } catch (error) {
         const reason = error instanceof Error ? error.message : String(error);
-        warnings.push(`The files were saved, but the cloud code could not be reloaded: ${reason}`);
-        lines.push('The cloud code was not reloaded (see warnings).');
+        if (error instanceof CloudLoadError) {
+          warnings.push(
+            `The files were saved and the new cloud code replaced the old, but ${reason}. Until a deploy that loads, every function, job and trigger of this app answers 141 with that error: fix the file named there and deploy again.`,
+          );
+          lines.push('The new cloud code is live but failed to load: its functions, jobs and triggers fail until you fix it (see warnings).');
+        } else {
+          warnings.push(`The files were saved, but the cloud code could not be reloaded: ${reason}`);
+          lines.push('The cloud code was not reloaded (see warnings).');
+        }
       }
     }
     return { message: lines.join('\n'), warnings };
