@@ -10,6 +10,9 @@ import { dockerClient, engineFailure } from './platform/devenvs/engine.js';
 import { BUSYBOX_PATH, OFFLINE_IMAGE, buildOfflineImage } from './platform/devenvs/offlineImage.js';
 import { packageVersion } from './version.js';
 import { parseRepoSlug } from './platform/repohost/names.js';
+import { invokeOperation } from '../tools/invoke.js';
+import { operationsByName } from '../tools/index.js';
+import type { OperationName } from '../tools/operation.js';
 
 const program = new Command();
 program
@@ -29,6 +32,30 @@ function withPlatform(body: (platform: Platform) => void): void {
   platform.services.urls.bindDefault(`http://localhost:${config.port}`);
   try {
     body(platform);
+  } finally {
+    platform.close();
+  }
+}
+
+/**
+ * Runs a lifecycle operation for the machine's owner, as the account that owns the resource (found
+ * with `ownerOf`), through the operation itself: the same rules and texts as the API.
+ * @throws Error when no resource has the id.
+ */
+async function actAsOwner(
+  name: OperationName,
+  input: Record<string, string>,
+  ownerOf: (platform: Platform) => string | undefined,
+  what: string,
+): Promise<Record<string, unknown>> {
+  const config = settings();
+  const platform = openPlatform(config, createLogger(config.logLevel));
+  platform.services.urls.bindDefault(`http://localhost:${config.port}`);
+  try {
+    const ownerId = ownerOf(platform);
+    const account = ownerId === undefined ? undefined : platform.services.accounts.list().find((a) => a.id === ownerId);
+    if (!account) throw new Error(`No ${what} has the id "${Object.values(input)[0]}".`);
+    return await invokeOperation(operationsByName[name], input, { account, services: platform.services });
   } finally {
     platform.close();
   }
@@ -273,6 +300,44 @@ app
         process.stdout.write(`${created.appId}\n`);
       }),
     ),
+  );
+
+app
+  .command('delete <appId>')
+  .description('delete a Backend App for good: its record and keys, data, files, cloud code and hosting subdomain')
+  .action(
+    run(async (appId: string) => {
+      await actAsOwner('deleteBackendApp', { appId }, (p) => p.services.backendApps.owner(appId), 'Backend App');
+      process.stdout.write(`deleted\t${appId}\n`);
+    }),
+  );
+
+const webapp = program.command('webapp').description('Web Apps');
+for (const [verb, name, description] of [
+  ['stop', 'stopWebApp', 'stop a Web App\'s container (its appURL stops answering)'],
+  ['start', 'startWebApp', 'start a stopped Web App again'],
+  ['delete', 'deleteWebApp', 'delete a Web App for good: containers, images, deployments, logs and subdomain'],
+] as const) {
+  webapp
+    .command(`${verb} <appId>`)
+    .description(description)
+    .action(
+      run(async (appId: string) => {
+        const result = await actAsOwner(name, { appId }, (p) => p.services.webApps.ownerOf(appId), 'Web App');
+        process.stdout.write(`${verb === 'delete' ? 'deleted' : String(result.status)}\t${appId}\n`);
+      }),
+    );
+}
+
+const env = program.command('env').description('development environments');
+env
+  .command('delete <id>')
+  .description('delete a development environment for good: its running commands, container, /workspace volume and executions')
+  .action(
+    run(async (id: string) => {
+      await actAsOwner('deleteDevelopmentEnvironment', { developmentEnvironmentId: id }, (p) => p.services.devenvs.ownerOf(id), 'development environment');
+      process.stdout.write(`deleted\t${id}\n`);
+    }),
   );
 
 const image = program.command('image').description('development environment images');

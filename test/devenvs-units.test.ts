@@ -62,6 +62,7 @@ describe('the text of a command that could not start (issue 12)', () => {
     const text = startFailureText({ runtimeMessage, tasks: 64, limit: 64, running: ['abc', 'def'] });
     expect(text).toMatch(/^The command could not start, so it never ran: the development environment has no process slots left \(64 of 64 in use/);
     expect(text).toContain('running now: abc, def');
+    expect(text).toContain('restartDevelopmentEnvironment');
     expect(text).toContain(runtimeMessage);
   });
 
@@ -69,6 +70,8 @@ describe('the text of a command that could not start (issue 12)', () => {
     const text = startFailureText({ runtimeMessage, tasks: 64 - START_HEADROOM_TASKS + 1, limit: 64, running: [] });
     expect(text).toMatch(/no process slots left/);
     expect(text).toMatch(/left in the background hold the slots/);
+    expect(text).toContain('Call restartDevelopmentEnvironment to free them');
+    expect(text).not.toMatch(/ask the person/);
   });
 
   it('gives the runtime\'s words alone when slots are free or could not be counted', () => {

@@ -264,6 +264,37 @@ describe.skipIf(SKIP_DOCKER)('development environments through MCP (real Docker 
   });
 });
 
+describe.skipIf(SKIP_DOCKER)('executeCommand and a command that waits for input (issue 14)', () => {
+  let server: TestServer;
+  let client: AnyMcpClient;
+  let envId: string;
+  const run = (command: string) => call(client, 'executeCommand', { developmentEnvironmentId: envId, command });
+  beforeAll(async () => {
+    await requireDocker();
+    // A wait longer than these tests may take: an answer before it ends comes from the input check.
+    server = await startTestServer({ ...DEVENV_ENV, BACKYARD_EXEC_WAIT_MS: '120000' });
+    client = await modernHttpClient(server.url, server.alice);
+    envId = (await call(client, 'createDevelopmentEnvironment', { chatTitle: 'Asks a name' })).id;
+  });
+  afterAll(async () => {
+    await client?.close();
+    await server?.close();
+    if (server) await removeDevenvs(server.home);
+  });
+
+  it('answers running with the prompt once the command reads its input, and takes the answer', async () => {
+    const asking = await run('echo "name?"; read name; echo "hi $name"');
+    expect(asking).toMatchObject({ status: 'running', stdout: 'name?\n' });
+    const answered = await call(client, 'interactWithCommandExecution', { developmentEnvironmentId: envId, commandExecutionId: asking.id, stdin: 'Ada' });
+    expect(answered).toMatchObject({ status: 'exited', exitCode: 0, stdout: 'name?\nhi Ada\n' });
+  }, 60_000);
+
+  it('waits for a quiet command and for a pipeline whose reader waits on another pipe', async () => {
+    expect(await run('echo start; sleep 2; echo end')).toMatchObject({ status: 'exited', exitCode: 0, stdout: 'start\nend\n' });
+    expect(await run('sleep 2 | cat; echo done')).toMatchObject({ status: 'exited', exitCode: 0, stdout: 'done\n' });
+  }, 60_000);
+});
+
 describe.skipIf(SKIP_DOCKER)('the development environment image', () => {
   let server: TestServer;
   beforeAll(async () => {

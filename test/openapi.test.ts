@@ -4,8 +4,8 @@ import { Validator } from '@seriousme/openapi-schema-validator';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openApiSnapshot, withToolsTable } from '../src/docs/generate.js';
 import { packageVersion } from '../src/version.js';
-import { allOperations, operations } from '../tools/index.js';
-import { OPERATION_NAMES } from '../tools/operation.js';
+import { allOperations, lifecycleOperations, operations, specOperations } from '../tools/index.js';
+import { LIFECYCLE_NAMES, OPERATION_NAMES, annotationsFor } from '../tools/operation.js';
 import { modernHttpClient } from './helpers/mcpClients.js';
 import { startTestServer, type TestServer } from './helpers/server.js';
 
@@ -47,8 +47,8 @@ describe('the OpenAPI document', () => {
 
 describe('one operation table', () => {
   it('declares all 20 operations of Interface A with the spec\'s names, methods and paths', () => {
-    expect(allOperations.map((op) => op.name)).toEqual([...OPERATION_NAMES]);
-    const table = allOperations.map((op) => `${op.method} ${op.path}`);
+    expect(specOperations.map((op) => op.name)).toEqual([...OPERATION_NAMES]);
+    const table = specOperations.map((op) => `${op.method} ${op.path}`);
     expect(table).toEqual([
       'GET /guides/{guideTitle}',
       'POST /development-environments',
@@ -71,12 +71,30 @@ describe('one operation table', () => {
       'POST /web-apps/{appId}/deployments',
       'GET /web-apps/{appId}/deployments/{deploymentId}',
     ]);
-    expect(allOperations.map((op) => op.successStatus)).toEqual([200, 201, 200, 201, 200, 200, 201, 201, 200, 200, 200, 200, 200, 200, 201, 200, 200, 200, 201, 200]);
-    expect(allOperations.map((op) => op.errors.join(','))).toEqual([
+    expect(specOperations.map((op) => op.successStatus)).toEqual([200, 201, 200, 201, 200, 200, 201, 201, 200, 200, 200, 200, 200, 200, 201, 200, 200, 200, 201, 200]);
+    expect(specOperations.map((op) => op.errors.join(','))).toEqual([
       '400,401,404,500', '400,401,500', '401,500', '400,401,404,500', '400,401,404,500', '401,404,500', '400,401,500',
       '400,401,500', '401,500', '401,500', '400,401,403,404,500', '400,401,403,404,500', '400,401,500', '400,401,404,500',
       '400,401,500', '401,500', '401,404,500', '400,401,404,500', '400,401,404,500', '401,404,500',
     ]);
+  });
+
+  it('declares the lifecycle operations after the spec\'s 20, with methods, paths, statuses, errors and annotations', () => {
+    expect(allOperations.map((op) => op.name)).toEqual([...OPERATION_NAMES, ...LIFECYCLE_NAMES]);
+    const row = (op: (typeof lifecycleOperations)[number]) => {
+      const a = annotationsFor(op);
+      return `${op.name} ${op.method} ${op.path} ${op.successStatus} [${op.errors.join(',')}] destructive=${a.destructiveHint} idempotent=${a.idempotentHint} readOnly=${a.readOnlyHint}`;
+    };
+    expect(lifecycleOperations.map(row)).toEqual([
+      'deleteBackendApp DELETE /backend-apps/{appId} 200 [400,401,404,500] destructive=true idempotent=true readOnly=false',
+      'stopWebApp POST /web-apps/{appId}/stop 200 [400,401,404,500] destructive=true idempotent=true readOnly=false',
+      'startWebApp POST /web-apps/{appId}/start 200 [400,401,404,500] destructive=false idempotent=true readOnly=false',
+      'deleteWebApp DELETE /web-apps/{appId} 200 [400,401,404,500] destructive=true idempotent=true readOnly=false',
+      'deleteDevelopmentEnvironment DELETE /development-environments/{developmentEnvironmentId} 200 [400,401,404,500] destructive=true idempotent=true readOnly=false',
+      'restartDevelopmentEnvironment POST /development-environments/{developmentEnvironmentId}/restart 200 [400,401,404,500] destructive=true idempotent=false readOnly=false',
+    ]);
+    for (const op of lifecycleOperations) expect(op.handler, op.name).not.toBeNull();
+    expect(operations.length).toBe(specOperations.filter((op) => op.handler).length + 6);
   });
 
   it('MCP tools = REST routes = OpenAPI operations', async () => {

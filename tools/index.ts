@@ -1,5 +1,5 @@
 import type { AnyOperation, OperationName } from './operation.js';
-import { OPERATION_NAMES } from './operation.js';
+import { LIFECYCLE_NAMES, OPERATION_NAMES } from './operation.js';
 import { getGuide } from './getGuide.js';
 import { createDevelopmentEnvironment } from './createDevelopmentEnvironment.js';
 import { getDevelopmentEnvironments } from './getDevelopmentEnvironments.js';
@@ -20,6 +20,12 @@ import { getWebApp } from './getWebApp.js';
 import { updateWebApp } from './updateWebApp.js';
 import { startDeployment } from './startDeployment.js';
 import { getDeployment } from './getDeployment.js';
+import { deleteBackendApp } from './deleteBackendApp.js';
+import { stopWebApp } from './stopWebApp.js';
+import { startWebApp } from './startWebApp.js';
+import { deleteWebApp } from './deleteWebApp.js';
+import { deleteDevelopmentEnvironment } from './deleteDevelopmentEnvironment.js';
+import { restartDevelopmentEnvironment } from './restartDevelopmentEnvironment.js';
 
 /** Every operation by name: a missing or misnamed one fails `tsc` (style.md, example 2). */
 const byName: { [K in OperationName]: AnyOperation & { name: K } } = {
@@ -43,10 +49,22 @@ const byName: { [K in OperationName]: AnyOperation & { name: K } } = {
   updateWebApp,
   startDeployment,
   getDeployment,
+  deleteBackendApp,
+  stopWebApp,
+  startWebApp,
+  deleteWebApp,
+  deleteDevelopmentEnvironment,
+  restartDevelopmentEnvironment,
 };
 
-/** All 20 operations of Interface A in the spec's order, built or not. */
-export const allOperations: readonly AnyOperation[] = OPERATION_NAMES.map((name) => byName[name]);
+/** The 20 operations of Interface A in the spec's order, built or not. */
+export const specOperations: readonly AnyOperation[] = OPERATION_NAMES.map((name) => byName[name]);
+
+/** The lifecycle operations beyond the spec (delete, stop, start, restart), after the spec's 20. */
+export const lifecycleOperations: readonly AnyOperation[] = LIFECYCLE_NAMES.map((name) => byName[name]);
+
+/** Every operation of the table: the spec's 20, then the lifecycle ones. */
+export const allOperations: readonly AnyOperation[] = [...specOperations, ...lifecycleOperations];
 
 /**
  * The operations whose domain service exists: the only ones routed, listed as tools and documented

@@ -26,7 +26,20 @@ export const OPERATION_NAMES = [
   'getDeployment',
 ] as const;
 
-export type OperationName = (typeof OPERATION_NAMES)[number];
+/**
+ * Lifecycle operations beyond the spec's 20 (design.md, "Lifecycle operations"; issue 14, item 3):
+ * deleting, stopping and restarting what the spec's operations create. Listed after the spec's 20.
+ */
+export const LIFECYCLE_NAMES = [
+  'deleteBackendApp',
+  'stopWebApp',
+  'startWebApp',
+  'deleteWebApp',
+  'deleteDevelopmentEnvironment',
+  'restartDevelopmentEnvironment',
+] as const;
+
+export type OperationName = (typeof OPERATION_NAMES)[number] | (typeof LIFECYCLE_NAMES)[number];
 
 /**
  * What an operation does to the world, decided once per operation and turned into MCP annotations
@@ -35,9 +48,10 @@ export type OperationName = (typeof OPERATION_NAMES)[number];
  * - `create`  adds a new resource each call; never removes anything
  * - `ensure`  brings something to a state; repeating it changes nothing more; removes nothing
  * - `replace` overwrites settings or state with what is sent; repeating it changes nothing more
- * - `mutate`  may overwrite or delete, and repeating it acts again (append, delete, run a command)
+ * - `mutate`  may overwrite or delete, and repeating it acts again (append, delete, run a command, restart)
+ * - `end`     deletes or stops a resource; repeating it changes nothing more (a deleted one answers 404)
  */
-export type Effect = 'read' | 'create' | 'ensure' | 'replace' | 'mutate';
+export type Effect = 'read' | 'create' | 'ensure' | 'replace' | 'mutate' | 'end';
 
 /** MCP tool annotations (MCP revision 2025-11-25 and 2026-07-28, "Tool annotations"). */
 export interface ToolAnnotations {
@@ -54,6 +68,7 @@ const hints: Record<Effect, Omit<ToolAnnotations, 'title' | 'openWorldHint'>> = 
   ensure: { readOnlyHint: false, destructiveHint: false, idempotentHint: true },
   replace: { readOnlyHint: false, destructiveHint: true, idempotentHint: true },
   mutate: { readOnlyHint: false, destructiveHint: true, idempotentHint: false },
+  end: { readOnlyHint: false, destructiveHint: true, idempotentHint: true },
 };
 
 /** The MCP annotations of an operation, from its effect and whether it reaches outside Backyard. */

@@ -69,6 +69,13 @@ export class DataApps {
     return path.join(homePaths(this.home).app(applicationId), 'files');
   }
 
+  /** Closes one app's database and forgets its keys (an app being deleted); a later call finds it unknown. */
+  close(applicationId: string): void {
+    this.engines.get(applicationId)?.storage.close();
+    this.engines.delete(applicationId);
+    this.keyCache.delete(applicationId);
+  }
+
   closeAll(): void {
     for (const engine of this.engines.values()) engine.storage.close();
     this.engines.clear();

@@ -41,7 +41,17 @@ export function openPlatform(config: Config, log: Logger): Platform {
   const db = openDatabase(homePaths(config.home).platformDb);
   const urls = new PublicUrls(config.publicUrl, config.hostingDomain);
   // A new app's folder gets its starting cloud code tree (issue 4, item 1).
-  const backendApps = new BackendAppService(db, config.home, urls, (appId, folder) => cloudCode.initialise(appId, folder));
+  const backendApps = new BackendAppService(
+    db,
+    config.home,
+    urls,
+    (appId, folder) => cloudCode.initialise(appId, folder),
+    // A deleted app's workers stop and its data.db closes before its folder goes.
+    async (appId) => {
+      await cloud.forget(appId);
+      dataApps.close(appId);
+    },
+  );
   const cloudCode = new CloudCodeService({ home: config.home, apps: backendApps, urls, reload: (appId) => cloud.reload(appId) });
   const dataRouter = createDataRouter(log, () => new URL(urls.dataApi).pathname);
   const cloud = new WorkerCloudRuntime({

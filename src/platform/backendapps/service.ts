@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import { homePaths } from '../../config.js';
-import { invalid } from '../../errors.js';
+import { invalid, notFound } from '../../errors.js';
 import type { Db } from '../store/db.js';
 import { nowIso } from '../store/db.js';
 import { randomAlphanumeric, randomSecret } from '../ids.js';
@@ -65,6 +65,8 @@ export class BackendAppService {
     private readonly urls: PublicUrls,
     /** Fills a new app's folder (its starting cloud code tree); runs before the record commits. */
     private readonly initialiseFolder: (appId: string, folder: string) => void = () => undefined,
+    /** Lets go of a deleted app: stops its cloud code workers and closes its open database. */
+    private readonly release: (appId: string) => Promise<void> = async () => undefined,
   ) {}
 
   /**
@@ -186,6 +188,31 @@ export class BackendAppService {
         return this.urls.hosting(sub);
       })
       .immediate();
+  }
+
+  /**
+   * deleteBackendApp: removes one of the account's apps for good: its record, keys and hosting
+   * subdomain (one transaction: from then on its keys and subdomain are unknown), then its cloud code
+   * workers and open database (`release`), then its folder (data.db, files, cloud code tree).
+   * @throws ManagementError(notFound) when the account has no such app (another account's included).
+   */
+  async delete(accountId: string, appId: string): Promise<void> {
+    const deleted = this.db
+      .transaction(() => {
+        const row = this.row(appId);
+        if (!row || row.account_id !== accountId) return false;
+        this.db.prepare('DELETE FROM backend_apps WHERE app_id = ?').run(appId);
+        return true;
+      })
+      .immediate();
+    if (!deleted) throw notFound(`This account has no Backend App with the id "${appId}". Find the ids with getBackendApps.`);
+    await this.release(appId);
+    fs.rmSync(homePaths(this.home).app(appId), { recursive: true, force: true, maxRetries: 3 });
+  }
+
+  /** The account that owns an app, whoever asks: for the machine's owner (CLI). */
+  owner(appId: string): string | undefined {
+    return this.row(appId)?.account_id;
   }
 
   /** The application id of the app hosted at `subdomain`, if any. */

@@ -148,6 +148,32 @@ export class EnvironmentContainers {
     this.known.delete(environmentId);
   }
 
+  /**
+   * Removes the environment's containers and its workspace volume for good (deleteDevelopmentEnvironment),
+   * ignoring what is already gone.
+   * @throws ManagementError(unavailable) when the engine is unreachable or refuses.
+   */
+  async destroy(accountId: string, environmentId: string): Promise<void> {
+    this.forget(environmentId);
+    await this.pending.get(environmentId)?.catch(() => undefined);
+    const dockerHost = this.settings.dockerHost;
+    const found = await engineCall(dockerHost, 'look up the development environment', ENGINE_TIMEOUTS.request, (abortSignal) =>
+      this.docker.listContainers({ all: true, filters: environmentFilter(accountId, environmentId), abortSignal }),
+    );
+    const gone = (error: unknown) => {
+      if (engineStatus(error) !== 404) throw error;
+    };
+    for (const c of found) {
+      await engineCall(dockerHost, 'remove the development environment container', ENGINE_TIMEOUTS.lifecycle, (abortSignal) =>
+        this.docker.getContainer(c.Id).remove({ force: true, v: false, abortSignal }).catch(gone),
+      );
+    }
+    await engineCall(dockerHost, 'remove the workspace volume', ENGINE_TIMEOUTS.lifecycle, (abortSignal) =>
+      this.docker.getVolume(volumeName(environmentId)).remove({ abortSignal }).catch(gone),
+    );
+    this.forget(environmentId);
+  }
+
   /** Kills and starts the environment's container again: the last resort to end a runaway command. */
   async restart(accountId: string, environmentId: string): Promise<void> {
     const container = await this.running(accountId, environmentId);
@@ -155,7 +181,7 @@ export class EnvironmentContainers {
     await engineCall(this.settings.dockerHost, 'restart the development environment', ENGINE_TIMEOUTS.lifecycle, (abortSignal) =>
       container.restart({ t: 0, abortSignal }),
     );
-    this.log.warn({ environmentId }, 'development environment container restarted to end a command');
+    this.log.warn({ environmentId }, 'development environment container restarted');
   }
 
   private async findOrCreate(accountId: string, environmentId: string): Promise<Docker.Container> {

@@ -57,6 +57,29 @@ export const groupScript = (executionId: string, action: 'TERM' | 'KILL' | 'aliv
     'exit 0',
   ].join('\n');
 
+/**
+ * A shell script for a second exec that tells whether an execution waits for input: exits 0 when a
+ * process holding the execution's own standard input (the exec's stdin pipe, found through the
+ * process group leader's fd 0) sleeps in a pipe read or in poll/select (`/proc/<pid>/wchan`); 1
+ * otherwise. A heuristic: a program that polls other descriptors while holding stdin reads as waiting
+ * too, and then only makes executeCommand answer `running` early. A process reading another pipe (the
+ * right side of `a | b`) holds another pipe on fd 0, so a pipeline that computes is not taken as waiting.
+ */
+export const inputScript = (executionId: string): string =>
+  [
+    `read p < ${PID_DIR}/${executionId}.pid 2>/dev/null || exit 1`,
+    's=$(readlink /proc/$p/fd/0 2>/dev/null)',
+    'case "$s" in pipe:*) ;; *) exit 1 ;; esac',
+    'for d in /proc/[0-9]*; do',
+    '  [ "$(readlink $d/fd/0 2>/dev/null)" = "$s" ] || continue',
+    // wchan has no newline: read fails at its end but still sets w.
+    '  w=; read w < $d/wchan 2>/dev/null; [ -n "$w" ] || continue',
+    // read(2) on the pipe, or poll/select as BusyBox's `read` does; not epoll (servers, npm's I/O).
+    '  case "$w" in *pipe_read*|*pipe_wait*|poll_schedule_timeout*|do_select*|core_sys_select*) exit 0 ;; esac',
+    'done',
+    'exit 1',
+  ].join('\n');
+
 /** How long the exit code may take to show in `exec.inspect()` after the output ended. */
 const EXIT_CODE_TIMEOUT_MS = 10_000;
 

@@ -7,7 +7,7 @@ import { newId } from '../ids.js';
 import { nowIso, type Db } from '../store/db.js';
 import { EnvironmentContainers, type ContainerSettings } from './containers.js';
 import { ENGINE_TIMEOUTS, dockerClient, engineStatus, type DockerClient } from './engine.js';
-import { LiveExecution, groupScript, runScript } from './executions.js';
+import { LiveExecution, groupScript, inputScript, runScript } from './executions.js';
 import { startFailureText } from './startFailure.js';
 import { hostGatewayAddress } from './hostGateway.js';
 import { ImageProvider } from './image.js';
@@ -50,6 +50,9 @@ export const INTERACTION = {
   afterKillMs: 10_000,
 } as const;
 
+/** How long a command's output must be quiet before executeCommand checks whether it waits for input, in milliseconds. */
+const INPUT_QUIET_MS = 1_000;
+
 /** How many executions `executions` lists when no limit is given (the dashboard's environment page). */
 export const EXECUTIONS_LIST_LIMIT = 200;
 
@@ -63,6 +66,11 @@ export const UNKNOWN_EXIT_CODE = -1;
 /** Appended to the stderr of an execution ended by restarting its environment. */
 const RESTARTED_NOTE =
   '[backyard: no signal could reach this command (no process could be started in the environment to send it), so the environment was restarted to end it: every process in it ended, /workspace was kept.]\n';
+
+/** Appended to the stderr of executions ended by restartDevelopmentEnvironment. */
+const RESTART_NOTE = '[backyard: the environment was restarted (restartDevelopmentEnvironment): every process in it ended, /workspace was kept.]\n';
+/** Appended to the stderr of executions ended by deleteDevelopmentEnvironment. */
+const DELETE_NOTE = '[backyard: the environment was deleted (deleteDevelopmentEnvironment), which ended this command.]\n';
 
 const INTERRUPTED_NOTE =
   '[backyard: Backyard stopped or restarted while this command was running, so the command was ended; its later output and its exit code are unknown (-1). Run it again if it is still needed.]\n';
@@ -173,7 +181,7 @@ export class DevEnvService {
     this.store.insertExecution({ id, environment_id: environmentId, command, owner: this.owner, created_at: createdAt });
     const recorded = this.track(execution);
     this.live.set(id, { execution, environmentId, accountId, recorded });
-    await Promise.race([recorded, execution.waitForExit(this.settings.execWaitMs, signal).then((exited) => (exited ? recorded : undefined))]);
+    if (await this.waitForExitOrInput(accountId, environmentId, execution, Date.now() + this.settings.execWaitMs, signal)) await recorded;
     return execution.snapshot();
   }
 
@@ -264,6 +272,53 @@ export class DevEnvService {
   }
 
   /**
+   * restartDevelopmentEnvironment: kills the environment's container and starts it again; every
+   * process in it ends (executions still running read exited, with a note), /workspace stays.
+   * @throws ManagementError(notFound) for an unknown environment; (unavailable) when Docker fails.
+   */
+  async restart(accountId: string, environmentId: string): Promise<DevelopmentEnvironment> {
+    const env = this.requireEnvironment(accountId, environmentId);
+    const ending = this.liveIn(environmentId);
+    for (const { execution } of ending) execution.note(RESTART_NOTE);
+    await this.containers.restart(accountId, environmentId);
+    await this.settle(ending);
+    await this.containerAccess();
+    return this.withAccess(environmentOf(env));
+  }
+
+  /**
+   * deleteDevelopmentEnvironment: ends the commands still running in it, removes its container and
+   * workspace volume, then its executions and its record.
+   * @throws ManagementError(notFound) for an unknown environment; (unavailable) when Docker fails
+   *   (then the record stays, and deleting again retries).
+   */
+  async remove(accountId: string, environmentId: string): Promise<void> {
+    this.requireEnvironment(accountId, environmentId);
+    const ending = this.liveIn(environmentId);
+    for (const { execution } of ending) execution.note(DELETE_NOTE);
+    await this.containers.destroy(accountId, environmentId);
+    await this.settle(ending);
+    this.store.deleteEnvironment(environmentId);
+    this.log.info({ environmentId }, 'development environment deleted');
+  }
+
+  /** The account that owns an environment, whoever asks: for the machine's owner (CLI). */
+  ownerOf(environmentId: string): string | undefined {
+    return this.store.environmentById(environmentId)?.account_id;
+  }
+
+  private liveIn(environmentId: string) {
+    return [...this.live.values()].filter((e) => e.environmentId === environmentId);
+  }
+
+  /** Waits (a bounded time) until the executions whose container went away have ended and are recorded. */
+  private async settle(entries: ReadonlyArray<{ execution: LiveExecution; recorded: Promise<void> }>): Promise<void> {
+    await Promise.all(entries.map(async ({ execution, recorded }) => {
+      if (await execution.waitForExit(INTERACTION.afterKillMs)) await recorded;
+    }));
+  }
+
+  /**
    * Stops following executions. Each one still running keeps its output so far and is ended inside the
    * container (SIGTERM, then SIGKILL) without waiting; its row stays `running` until the next reader or
    * the next Backyard on this home sees that its owner is gone, marks it exited with a note, and ends
@@ -337,6 +392,42 @@ export class DevEnvService {
       .filter((e) => e.environmentId === environmentId && e.execution.id !== executionId && e.execution.status === 'running')
       .map((e) => e.execution.id);
     return startFailureText({ runtimeMessage, tasks, limit: this.settings.pids, running });
+  }
+
+  /**
+   * executeCommand's wait (design.md, decision 9; issue 14): true once the execution exits; false at
+   * `deadline` (ms since the epoch), when `signal` aborts, or as soon as the command is found waiting
+   * for input, which is checked (`inputScript`, one exec) each time its output has been quiet for
+   * `INPUT_QUIET_MS`, so that `read name` answers `running` with its prompt instead of after the whole wait.
+   */
+  private async waitForExitOrInput(
+    accountId: string,
+    environmentId: string,
+    execution: LiveExecution,
+    deadline: number,
+    signal?: AbortSignal,
+  ): Promise<boolean> {
+    let checkedAt = 0;
+    for (;;) {
+      const now = Date.now();
+      if (now >= deadline || signal?.aborted) return execution.status === 'exited';
+      const checkAt = Math.max(execution.lastOutputAt, checkedAt) + INPUT_QUIET_MS;
+      if (await execution.waitForExit(Math.max(1, Math.min(deadline, checkAt) - now), signal)) return true;
+      if (Date.now() >= deadline || Date.now() < Math.max(execution.lastOutputAt, checkedAt) + INPUT_QUIET_MS) continue;
+      checkedAt = Date.now();
+      if (await this.waitsForInput(accountId, environmentId, execution.id)) return execution.status === 'exited';
+    }
+  }
+
+  /** Whether the execution reads its standard input right now; false when that cannot be told. */
+  private async waitsForInput(accountId: string, environmentId: string, executionId: string): Promise<boolean> {
+    try {
+      const container = await this.containers.running(accountId, environmentId);
+      const outcome = await runScript(this.docker, this.settings.dockerHost, container, inputScript(executionId), ENGINE_TIMEOUTS.request);
+      return 'exitCode' in outcome && outcome.exitCode === 0;
+    } catch {
+      return false;
+    }
   }
 
   /** Streams the execution's output into platform.db while it runs; resolves once its final state is written. */

@@ -33,10 +33,10 @@ export function startFailureText({ runtimeMessage, tasks, limit, running }: Star
   const free =
     running.length > 0
       ? `End one of the commands still running in it with interactWithCommandExecution and exit: true (running now: ${running.join(', ')}); ` +
-        'when no signal can reach a command, Backyard restarts the environment to end it, which ends every process in it and keeps /workspace.'
+        'when no signal can reach a command, Backyard restarts the environment to end it, which ends every process in it and keeps /workspace. ' +
+        'Or call restartDevelopmentEnvironment to end every process in it at once (/workspace stays).'
       : 'No command Backyard follows is running there: processes that earlier commands left in the background hold the slots. ' +
-        'Ending any running command restarts the environment when no signal can reach it (every process ends, /workspace stays); ' +
-        'otherwise ask the person to restart its container.';
+        'Call restartDevelopmentEnvironment to free them: it ends every process in the environment and keeps /workspace.';
   return (
     `The command could not start, so it never ran: the development environment has no process slots left ` +
     `(${tasks} of ${limit} in use; threads count, and starting a command needs about ${START_HEADROOM_TASKS} free). ${free} ` +

@@ -139,6 +139,14 @@ export class DevEnvStore {
     };
   }
 
+  /** Removes an environment and its command executions, in one transaction. */
+  deleteEnvironment(id: string): void {
+    this.db.transaction(() => {
+      this.db.prepare('DELETE FROM command_executions WHERE environment_id = ?').run(id);
+      this.db.prepare('DELETE FROM development_environments WHERE id = ?').run(id);
+    }).immediate();
+  }
+
   insertEnvironment(row: EnvironmentRow): void {
     this.stmts.insertEnv.run(row.id, row.account_id, row.chat_title, row.created_at);
   }

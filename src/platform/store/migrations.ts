@@ -188,4 +188,11 @@ export const migrations: readonly Migration[] = [
       ALTER TABLE command_executions ADD COLUMN start_error TEXT;
     `,
   },
+  {
+    version: 8,
+    name: 'Web Apps stopped with stopWebApp',
+    sql: `
+      ALTER TABLE web_apps ADD COLUMN stopped INTEGER NOT NULL DEFAULT 0;
+    `,
+  },
 ];

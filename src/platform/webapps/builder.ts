@@ -127,4 +127,12 @@ export class ImageBuilder {
       .remove({ force: false, noprune: false })
       .catch(() => undefined);
   }
+
+  /** Removes every tag of an image repository (a deleted Web App's images), leaving images other tags still hold. */
+  async removeRepository(repository: string): Promise<void> {
+    const images = await this.docker.listImages({ filters: { reference: [repository] } } as object);
+    for (const image of images) {
+      for (const tag of image.RepoTags ?? []) if (tag.startsWith(`${repository}:`)) await this.remove(tag);
+    }
+  }
 }

@@ -46,6 +46,8 @@ type Step = keyof typeof STEP;
 interface RunState {
   step: Step;
   containerId: string | undefined;
+  /** Aborted when Backyard stops or the deployment is cancelled (its Web App deleted). */
+  signal: AbortSignal;
 }
 
 /** How long a superseded container keeps serving requests already in flight, and its SIGTERM grace. */
@@ -73,6 +75,8 @@ export class DeploymentPipeline {
   private readonly chains = new Map<string, Promise<void>>();
   private readonly background = new Set<Promise<unknown>>();
   private readonly controller = new AbortController();
+  /** One per Web App with a deployment running: `cancel` aborts it. */
+  private readonly cancels = new Map<string, AbortController>();
   private heartbeatTimer: NodeJS.Timeout | undefined;
   private runs = 0;
   private closed = false;
@@ -88,6 +92,17 @@ export class DeploymentPipeline {
     void next.then(() => {
       if (this.chains.get(webAppId) === next) this.chains.delete(webAppId);
     });
+  }
+
+  /**
+   * Abandons the Web App's running deployment (its clone, build or health check is aborted) and
+   * resolves once the app's queue has drained. Mark its unfinished deployments finished first, so that
+   * queued ones are skipped and the running one fails instead of going live.
+   */
+  async cancel(webAppId: string): Promise<void> {
+    this.cancels.get(webAppId)?.abort();
+    while (this.chains.has(webAppId)) await this.chains.get(webAppId)!.catch(() => undefined);
+    await Promise.allSettled([...this.background]);
   }
 
   /** Resolves when every queued deployment and every retirement has finished (tests, benchmarks). */
@@ -129,18 +144,20 @@ export class DeploymentPipeline {
     const started = Date.now();
     /** Milliseconds since the start at the end of each step, for the log. */
     const marks: Record<string, number> = {};
-    const run: RunState = { step: 'clone', containerId: undefined };
+    const cancel = new AbortController();
+    this.cancels.set(app.id, cancel);
+    const run: RunState = { step: 'clone', containerId: undefined, signal: AbortSignal.any([this.controller.signal, cancel.signal]) };
     try {
       store.setStatus(id, 'building', nowIso());
       fs.rmSync(work, { recursive: true, force: true });
       const ref = { owner: app.repository_owner_login, repo: app.repository_name, branch: app.branch_name };
-      const commit = await this.deps.sources.checkout(account, ref, work, { timeoutMs: this.deps.settings.buildTimeoutMs, signal: this.controller.signal });
+      const commit = await this.deps.sources.checkout(account, ref, work, { timeoutMs: this.deps.settings.buildTimeoutMs, signal: run.signal });
       store.setCommit(id, commit.sha);
       marks.cloned = Date.now() - started;
 
       run.step = 'build';
       const tag = imageTag(this.deps.settings.home, app.subdomain, id);
-      const imageId = await this.build(id, app, work, commit, tag, this.deps.settings.buildTimeoutMs - (Date.now() - started));
+      const imageId = await this.build(id, app, work, commit, tag, this.deps.settings.buildTimeoutMs - (Date.now() - started), run.signal);
       marks.built = Date.now() - started;
       fs.rmSync(work, { recursive: true, force: true });
 
@@ -154,13 +171,14 @@ export class DeploymentPipeline {
     } catch (error) {
       await this.fail(id, app, run, error);
     } finally {
+      if (this.cancels.get(app.id) === cancel) this.cancels.delete(app.id);
       fs.rmSync(work, { recursive: true, force: true });
       this.endRun();
     }
   }
 
   /** Step 2: the `rootDirPath` folder of the clone as the build context; build rows stored as they come. @returns the image id. */
-  private async build(id: string, app: WebAppRow, work: string, commit: { sha: string; time: number }, tag: string, remainingMs: number): Promise<string> {
+  private async build(id: string, app: WebAppRow, work: string, commit: { sha: string; time: number }, tag: string, remainingMs: number, signal: AbortSignal): Promise<string> {
     const contextDir = this.contextFolder(work, app.root_dir_path, commit.sha);
     const context = buildContext(contextDir, { mtime: new Date(commit.time * 1000), skipGit: app.root_dir_path === '.' }) as unknown as Readable;
     const rows = new BuildRows(this.deps.store, id, () => this.closed);
@@ -174,7 +192,7 @@ export class DeploymentPipeline {
       const imageId = await this.deps.builder.build(context, {
         tag,
         timeoutMs: Math.max(1000, remainingMs),
-        signal: this.controller.signal,
+        signal,
         onLog: (row) => rows.add(row),
       });
       if (contextError) throw new DeployError(`the build context could not be read: ${contextError.message}`);
@@ -205,7 +223,7 @@ export class DeploymentPipeline {
       port,
       timeoutMs: this.deps.settings.healthTimeoutMs,
       state: () => runner.state(containerId, port),
-      signal: this.controller.signal,
+      signal: run.signal,
     });
     if (this.closed) throw new DeployError(interruptedText('starting'));
     store.setPorts(id, port, hostPort);

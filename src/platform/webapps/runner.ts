@@ -4,7 +4,7 @@ import { engineStatus, type DockerClient } from '../devenvs/engine.js';
 import type { AccountNetworks } from '../devenvs/networks.js';
 import { engineStep } from './engine.js';
 import { parseContainerLogs } from './logs.js';
-import { LABEL_ACCOUNT, LABEL_DEPLOYMENT, deploymentFilter, webAppHomeFilter } from './labels.js';
+import { KIND_WEBAPP, LABEL_ACCOUNT, LABEL_DEPLOYMENT, LABEL_KIND, LABEL_WEBAPP, deploymentFilter, webAppHomeFilter } from './labels.js';
 import type { LogRow } from './store.js';
 
 /** Limits of Web App containers (Config: BACKYARD_WEBAPP_MEMORY_MB, BACKYARD_WEBAPP_CPUS). */
@@ -130,6 +130,14 @@ export class ContainerRunner {
       this.docker.listContainers({ all: true, filters: deploymentFilter(deploymentId), abortSignal } as object),
     );
     return found[0]?.Id;
+  }
+
+  /** The ids of every container of one Web App, running or not (found by its label). */
+  async listApp(webAppId: string): Promise<string[]> {
+    const found = await engineStep(this.settings.dockerHost, 'list the Web App containers', REQUEST_MS, (abortSignal) =>
+      this.docker.listContainers({ all: true, filters: { label: [`${LABEL_KIND}=${KIND_WEBAPP}`, `${LABEL_WEBAPP}=${webAppId}`] }, abortSignal } as object),
+    );
+    return found.map((c) => c.Id);
   }
 
   /**

@@ -14,7 +14,7 @@ import { nowIso, type Db } from '../store/db.js';
 import type { PublicUrls } from '../urls.js';
 import { AutoDeploy } from './autodeploy.js';
 import { ImageBuilder } from './builder.js';
-import { imageTag } from './labels.js';
+import { imageRepository, imageTag } from './labels.js';
 import {
   DEFAULT_HEALTH_CHECK_PATH,
   DEFAULT_PORT,
@@ -37,6 +37,8 @@ import { UNFINISHED, WebAppStore, variablesOf, type DeploymentRow, type Deployme
 export type { CreateWebAppInput, Deployment, LogOptions, UpdateWebAppInput, WebApp } from './types.js';
 
 export const DEFAULT_LOGS_LIMIT = 15;
+/** stopWebApp: SIGTERM, then SIGKILL after this many seconds. */
+const STOP_GRACE_S = 10;
 /** How many deployments `deployments` lists when no limit is given (the dashboard's Web App page). */
 export const DEPLOYMENTS_LIST_LIMIT = 50;
 
@@ -211,7 +213,7 @@ export class WebAppService {
   async get(accountId: string, appId: string): Promise<WebApp> {
     const app = this.requireApp(accountId, appId);
     const view = this.view(app);
-    if (view.status === 'running' && app.active_deployment_id && !(await this.containerRuns(app.active_deployment_id))) {
+    if (view.status === 'running' && app.stopped === 0 && app.active_deployment_id && !(await this.containerRuns(app.active_deployment_id))) {
       return { ...view, status: 'stopped', error: 'The active deployment\'s container is not running (stopped outside Backyard, or the Docker engine is not reachable). Start a new deployment with startDeployment.' };
     }
     return view;
@@ -292,6 +294,67 @@ export class WebAppService {
     return this.store.deployments(appId, limit).map((row) => ({ ...deploymentOf(row), trigger: row.trigger, finishedAt: row.finished_at }));
   }
 
+  /**
+   * stopWebApp: stops the app's containers and marks it stopped, so that neither the proxy nor a
+   * restart of Backyard starts it again; its deployments and image stay.
+   * @throws ManagementError(notFound) for an unknown app; (invalid) while a deployment is on its way.
+   */
+  async stop(accountId: string, appId: string): Promise<WebApp> {
+    const app = this.requireApp(accountId, appId);
+    if (this.store.unfinishedOf(app.id).length > 0) {
+      throw invalid(`The Web App "${app.app_name}" is deploying: wait until getWebApp shows it running or failed, then stop it.`);
+    }
+    this.store.setStopped(app.id, true);
+    for (const container of await this.runner.listApp(app.id)) await this.runner.stop(container, STOP_GRACE_S);
+    if (app.active_deployment_id) this.addresses.forget(app.active_deployment_id);
+    this.log.info({ webAppId: app.id }, 'web app stopped');
+    return this.view(this.store.appById(app.id)!);
+  }
+
+  /**
+   * startWebApp: starts the active deployment's container again (the one stopWebApp stopped) and
+   * records its new loopback port.
+   * @throws ManagementError(notFound) for an unknown app; (invalid) when it has no active deployment
+   *   or its container is gone (then startDeployment makes a new one).
+   */
+  async startApp(accountId: string, appId: string): Promise<WebApp> {
+    const app = this.requireApp(accountId, appId);
+    const active = this.store.deploymentById(app.active_deployment_id);
+    const containerId = active ? await this.runner.find(active.id) : undefined;
+    if (!active || !containerId) {
+      throw invalid(`The Web App "${app.app_name}" has no deployment to start${active ? ' (its container is gone)' : ''}. Deploy it with startDeployment.`);
+    }
+    await this.runner.start(app.account_id, containerId);
+    const state = await this.runner.state(containerId, active.container_port ?? DEFAULT_PORT);
+    if (state.hostPort !== undefined && state.hostPort !== active.host_port) this.store.setHostPort(active.id, state.hostPort);
+    this.addresses.forget(active.id);
+    this.store.setStopped(app.id, false);
+    this.log.info({ webAppId: app.id }, 'web app started');
+    return this.get(accountId, appId);
+  }
+
+  /**
+   * deleteWebApp: abandons a deployment on its way, then removes the app's containers, the images
+   * built for it, its deployments and log rows and its record (its subdomain is free then).
+   * @throws ManagementError(notFound) for an unknown app or another account's.
+   */
+  async remove(accountId: string, appId: string): Promise<void> {
+    const app = this.requireApp(accountId, appId);
+    const now = nowIso();
+    for (const row of this.store.unfinishedOf(app.id)) this.store.finish(row.id, 'failed', 'The Web App was deleted.', now);
+    await this.pipeline.cancel(app.id);
+    for (const container of await this.runner.listApp(app.id)) await this.runner.remove(container);
+    await this.builder.removeRepository(imageRepository(this.settings.home, app.subdomain));
+    for (const id of this.store.deploymentIds(app.id)) this.addresses.forget(id);
+    this.store.deleteApp(app.id);
+    this.log.info({ webAppId: app.id, appName: app.app_name }, 'web app deleted');
+  }
+
+  /** The account that owns a Web App, whoever asks: for the machine's owner (CLI). */
+  ownerOf(appId: string): string | undefined {
+    return this.store.appById(appId)?.account_id;
+  }
+
   // ---- Life cycle ----
 
   /**
@@ -342,7 +405,7 @@ export class WebAppService {
     let status: WebApp['status'] = 'stopped';
     if (last && UNFINISHED.includes(last.status)) status = 'deploying';
     else if (last?.status === 'failed') status = 'failed';
-    else if (active) status = 'running';
+    else if (active && app.stopped === 0) status = 'running';
     return {
       appId: app.id,
       appName: app.app_name,
@@ -400,7 +463,7 @@ export class WebAppService {
   private async relocate(deploymentId: string): Promise<number | undefined> {
     const row = this.store.deploymentById(deploymentId);
     const app = row && this.store.appById(row.web_app_id);
-    if (!row || !app || row.status !== 'active' || !row.container_port) return undefined;
+    if (!row || !app || app.stopped === 1 || row.status !== 'active' || !row.container_port) return undefined;
     const containerId = await this.runner.find(deploymentId);
     if (!containerId) return undefined;
     let state = await this.runner.state(containerId, row.container_port);

@@ -37,6 +37,8 @@ export interface WebAppRow {
   /** The branch head the poller last saw (GitHub autoDeploy). */
   last_seen_sha: string;
   created_at: string;
+  /** 1 after stopWebApp, until startWebApp or a new active deployment. */
+  stopped: 0 | 1;
 }
 
 export interface DeploymentRow {
@@ -135,7 +137,14 @@ export class WebAppStore {
       ),
       supersedeActive: db.prepare(`UPDATE deployments SET status = 'superseded', finished_at = ? WHERE id = ? AND status = 'active'`),
       makeActive: db.prepare(`UPDATE deployments SET status = 'active', finished_at = ? WHERE id = ? AND status = 'starting'`),
-      setActive: db.prepare('UPDATE web_apps SET active_deployment_id = ? WHERE id = ?'),
+      // A new active deployment runs the app again, stopped or not.
+      setActive: db.prepare('UPDATE web_apps SET active_deployment_id = ?, stopped = 0 WHERE id = ?'),
+      setStopped: db.prepare('UPDATE web_apps SET stopped = ? WHERE id = ?'),
+      unfinishedOf: db.prepare(`SELECT * FROM deployments WHERE web_app_id = ? AND status IN ('queued', 'building', 'starting')`),
+      deploymentIds: db.prepare('SELECT id FROM deployments WHERE web_app_id = ?'),
+      deleteLogs: db.prepare('DELETE FROM deployment_logs WHERE deployment_id IN (SELECT id FROM deployments WHERE web_app_id = ?)'),
+      deleteDeployments: db.prepare('DELETE FROM deployments WHERE web_app_id = ?'),
+      deleteApp: db.prepare('DELETE FROM web_apps WHERE id = ?'),
       unfinished: db.prepare(`SELECT * FROM deployments WHERE status IN ('queued', 'building', 'starting') ORDER BY rowid`),
       active: db.prepare(`SELECT * FROM deployments WHERE status = 'active'`),
       heartbeat: db.prepare(`UPDATE deployments SET heartbeat_at = ? WHERE owner = ? AND status IN ('queued', 'building', 'starting')`),
@@ -154,7 +163,7 @@ export class WebAppStore {
     return this.s.subdomainTaken.get(subdomain, subdomain) !== undefined;
   }
 
-  insertApp(row: Omit<WebAppRow, 'last_deployment_id' | 'active_deployment_id'>): void {
+  insertApp(row: Omit<WebAppRow, 'last_deployment_id' | 'active_deployment_id' | 'stopped'>): void {
     this.routes.clear();
     this.s.insertApp.run(row);
   }
@@ -295,6 +304,33 @@ export class WebAppStore {
       this.s.setActive.run(id, webAppId);
       return { switched: true, previous: previous === id ? undefined : previous };
     }).immediate();
+  }
+
+  /** Marks the app stopped (stopWebApp) or not (startWebApp). */
+  setStopped(id: string, stopped: boolean): void {
+    this.routes.clear();
+    this.s.setStopped.run(stopped ? 1 : 0, id);
+  }
+
+  /** The app's deployments still queued, building or starting. */
+  unfinishedOf(webAppId: string): DeploymentRow[] {
+    return this.s.unfinishedOf.all(webAppId) as DeploymentRow[];
+  }
+
+  /** The ids of all the app's deployments. */
+  deploymentIds(webAppId: string): string[] {
+    return (this.s.deploymentIds.all(webAppId) as Array<{ id: string }>).map((r) => r.id);
+  }
+
+  /** Removes the app, its deployments and their log rows, in one transaction; its subdomain is free then. */
+  deleteApp(webAppId: string): void {
+    this.routes.clear();
+    this.db.transaction(() => {
+      this.s.deleteLogs.run(webAppId);
+      this.s.deleteDeployments.run(webAppId);
+      this.s.deleteApp.run(webAppId);
+    }).immediate();
+    this.routes.clear();
   }
 
   /** Every deployment still queued, building or starting, whoever runs it, oldest first. */

@@ -4,6 +4,7 @@ import { appHeading, appHref, classesOf } from './appframe.js';
 import { flashOf, ownApp, redirectWith, sendPage, sessionOf, type Dashboard } from './context.js';
 import { html, plural, type Html } from './html.js';
 import { badge, csrfField } from './layout.js';
+import { lifecycleButton } from './lifecycle.js';
 
 type AppParams = { Params: { appId: string } };
 
@@ -47,6 +48,9 @@ async function overviewPage(d: Dashboard, request: FastifyRequest, reply: Fastif
        <form method="post" action="${appHref(app.appId)}/hosting">${csrfField(session)}<button type="submit">Activate web hosting</button></form>`}
   <h3>Data</h3>
   <p>${plural(classes.length, 'class', 'classes')}, ${plural(objects, 'object')}. <a href="${appHref(app.appId, 'data')}">Open the data browser</a></p>
+  <h3>Delete</h3>
+  <p class="hint">Deletes the app's keys, data, files, cloud code and hosting for good.</p>
+  ${lifecycleButton(session, `${appHref(app.appId)}/delete`, 'Delete this app', `Delete ${app.appName} for good, with all its data, files and cloud code? This cannot be undone.`)}
 </section>
 </div>
 <section aria-labelledby="keys-heading">

@@ -1,11 +1,12 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ManagementError } from '../../errors.js';
 import { EXECUTIONS_LIST_LIMIT, type CommandExecution, type DevelopmentEnvironment, type ExecutionSummary } from '../../platform/devenvs/service.js';
-import { sendNotFound, sendPage, sessionOf, type Dashboard } from './context.js';
+import { flashOf, sendNotFound, sendPage, sessionOf, type Dashboard } from './context.js';
 import { openEventStream } from './events.js';
 import { html, path, plural, when } from './html.js';
 import { badge } from './layout.js';
 import { environmentHref } from './overview.js';
+import { lifecycleButton } from './lifecycle.js';
 
 type EnvParams = { Params: { environmentId: string } };
 type ExecParams = { Params: { environmentId: string; executionId: string } };
@@ -71,8 +72,12 @@ export function environmentRoutes(app: FastifyInstance, d: Dashboard): void {
       session,
       crumbs: [{ label: 'Overview', href: '/dashboard' }, { label: environment.chatTitle }],
       heading: html`<h1>${environment.chatTitle} <span class="muted small">Development environment</span></h1>`,
-      body: html`<dl class="facts"><dt>Environment id</dt><dd><code>${environment.id}</code></dd><dt>Created</dt><dd>${when(environment.createdAt)}</dd>
+      body: html`${flashOf(d, request)}<dl class="facts"><dt>Environment id</dt><dd><code>${environment.id}</code></dd><dt>Created</dt><dd>${when(environment.createdAt)}</dd>
 <dt>Commands</dt><dd>${plural(executions.length, 'command')}${executions.length >= EXECUTIONS_LIST_LIMIT ? ` (the latest ${EXECUTIONS_LIST_LIMIT} shown)` : ''}</dd></dl>
+<div class="actions">
+  ${lifecycleButton(session, `${environmentHref(environment.id)}/restart`, 'Restart', 'Restart this environment? Every process in it ends; /workspace is kept.')}
+  ${lifecycleButton(session, `${environmentHref(environment.id)}/delete`, 'Delete', `Delete the environment "${environment.chatTitle}" for good, with every file in /workspace? This cannot be undone.`)}
+</div>
 <section aria-labelledby="executions-heading">
 <h2 id="executions-heading">Command executions</h2>
 ${executions.length

@@ -15,6 +15,7 @@ import { consoleRoutes } from './console.js';
 import { jobRoutes } from './jobs.js';
 import { environmentRoutes } from './environments.js';
 import { webAppRoutes } from './webapps.js';
+import { lifecycleRoutes } from './lifecycle.js';
 
 const isRead = (method: string) => method === 'GET' || method === 'HEAD';
 
@@ -120,5 +121,6 @@ export function dashboard(platform: Platform) {
     jobRoutes(app, d);
     environmentRoutes(app, d);
     webAppRoutes(app, d);
+    lifecycleRoutes(app, d);
   };
 }

@@ -5,6 +5,7 @@ import { flashOf, formOf, redirectWith, sendNotFound, sendPage, sessionOf, type 
 import { openEventStream } from './events.js';
 import { html, path, when, type Html } from './html.js';
 import { badge, csrfField } from './layout.js';
+import { lifecycleButton } from './lifecycle.js';
 import { saveSettings, savedText, settingsForm, type SettingsProblem } from './webappSettings.js';
 
 type AppParams = { Params: { appId: string } };
@@ -243,6 +244,10 @@ function sendWebAppPage(d: Dashboard, request: FastifyRequest, reply: FastifyRep
   <span>Status ${webAppBadge(webApp.status)}</span>
   <a class="button secondary" href="${webApp.appURL}" target="_blank" rel="noopener">Open ${webApp.appURL}</a>
   <form method="post" action="${here}/deploy" class="inline">${csrfField(session)}<button type="submit">Redeploy</button></form>
+  ${webApp.status === 'stopped'
+    ? lifecycleButton(session, `${here}/start`, 'Start', `Start ${webApp.appName} again?`, false)
+    : lifecycleButton(session, `${here}/stop`, 'Stop', `Stop ${webApp.appName}? Its address stops answering until it is started again.`)}
+  ${lifecycleButton(session, `${here}/delete`, 'Delete', `Delete ${webApp.appName} for good: its containers, images, deployments, logs and address? This cannot be undone.`)}
 </div>
 ${webApp.error ? html`<div class="notice bad" role="alert"><strong>The last deployment failed:</strong> ${webApp.error}</div>` : ''}
 <div class="grid">
