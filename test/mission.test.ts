@@ -32,6 +32,8 @@ import {
   settle,
 } from './helpers/webapps.js';
 import { OFFLINE_IMAGE } from '../src/platform/devenvs/offlineImage.js';
+import { homeFilter } from '../src/platform/devenvs/labels.js';
+import { imageFilter, webAppHomeFilter } from '../src/platform/webapps/labels.js';
 
 describe.skipIf(SKIP_DOCKER)('the mission, through MCP as a chat assistant', () => {
   let server: TestServer;
@@ -184,6 +186,7 @@ describe.skipIf(SKIP_DOCKER)('the mission, through MCP as a chat assistant', () 
     await push(server.url, repo, 'alice', 'todo-web', server.alice);
 
     const environment = await call(client, 'createDevelopmentEnvironment', { chatTitle });
+    state.environmentId = environment.id;
     const run = async (command: string) => {
       const result = await call(client, 'executeCommand', { developmentEnvironmentId: environment.id, command });
       expect(result, command).toMatchObject({ status: 'exited', exitCode: 0 });
@@ -225,5 +228,22 @@ describe.skipIf(SKIP_DOCKER)('the mission, through MCP as a chat assistant', () 
     } finally {
       await tab.close();
     }
+    state.webAppId = created.appId;
+  });
+
+  it('deletes everything it made with the lifecycle tools, and nothing is left (issue 14)', async () => {
+    const home = server.home;
+    await call(client, 'deleteWebApp', { appId: state.webAppId });
+    await call(client, 'deleteDevelopmentEnvironment', { developmentEnvironmentId: state.environmentId });
+    await call(client, 'deleteBackendApp', { appId: state.app.appId });
+    expect(await call(client, 'getWebApps', {})).toEqual({ webApps: [] });
+    expect(await call(client, 'getDevelopmentEnvironments', {})).toEqual({ developmentEnvironments: [] });
+    expect(await call(client, 'getBackendApps', {})).toEqual({ backendApps: [] });
+    expect(await docker.listContainers({ all: true, filters: webAppHomeFilter(home) })).toEqual([]);
+    expect(await docker.listContainers({ all: true, filters: homeFilter(home) })).toEqual([]);
+    expect((await docker.listVolumes({ filters: homeFilter(home) })).Volumes ?? []).toEqual([]);
+    expect(await docker.listImages({ filters: imageFilter(home) })).toEqual([]);
+    expect(fs.existsSync(path.join(home, 'apps', state.app.appId))).toBe(false);
+    expect((await fetchApp(`http://todo-web.localhost:${new URL(server.url).port}/`)).status).toBe(404);
   });
 });
