@@ -85,7 +85,7 @@ describe.skipIf(SKIP_DOCKER)('Web App input checks (REST)', () => {
       [{ appName: 'x', rootDirPath: 'nested/../..' }, /rootDirPath "nested\/\.\.\/\.\." leaves the repository/],
       [{ appName: 'x', healthCheckPath: 'health' }, /healthCheckPath "health" is not a path/],
       [{ appName: 'x', environmentVariables: [{ key: 'A', value: '1' }, { key: 'A', value: '2' }] }, /environmentVariables names the key "A" twice/],
-      [{ appName: 'x', environmentVariables: [{ key: 'NOT-OK', value: '1' }] }, /environmentVariables\.0\.key/],
+      [{ appName: 'x', environmentVariables: [{ key: 'NOT-OK', value: '1' }] }, /environmentVariables\[0\]\.key must be letters/],
       [{ appName: 'x', extra: true }, /Unknown field "extra"/],
     ];
     for (const [fields, text] of cases) {
