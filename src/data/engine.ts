@@ -1,16 +1,19 @@
 import { randomAlphanumeric } from '../platform/ids.js';
 import { aclAllows, clpAllows, type Auth, type QueryAccess } from './auth/context.js';
+import { ownSessionsOnly } from './auth/sessions.js';
 import { ParseCode, ParseError } from './errors.js';
 import { applyChanges } from './objects/operations.js';
 import { parseFindParams, type FindParams } from './objects/findParams.js';
 import { includePointers } from './objects/include.js';
+import { checkProhibitedKeywords } from './objects/keywords.js';
 import { objectJson, selectKeys, type FileUrl } from './objects/output.js';
 import { checkQueryable, hiddenFields, withoutHidden } from './objects/protectedFields.js';
-import { checkClassName, checkFieldName, READ_ONLY_SYSTEM, Schema } from './schema.js';
+import { checkClassName, checkFieldName, MASTER_ONLY_CLASSES, Schema } from './schema.js';
 import type { StorageAdapter, StoredRow } from './storage/adapter.js';
 import { checkAcl, isPlainObject } from './values.js';
 
 type ClpAction = 'find' | 'count' | 'get' | 'create' | 'update' | 'delete' | 'addField';
+type RestMethod = 'find' | 'get' | 'create' | 'update' | 'delete';
 
 /** Parse objectIds: 10 characters of `[A-Za-z0-9]` (design.md, decision 1). */
 export const newObjectId = (): string => randomAlphanumeric(10);
@@ -53,16 +56,43 @@ export class DataEngine {
     }
   }
 
-  private checkWritable(className: string, auth: Auth): void {
+  /**
+   * Parse Server's `enforceRoleSecurity` (SharedRest.js), run before anything else of a request:
+   * clients may not find or delete `_Installation` objects, nor touch the master-only classes
+   * (GHSA-7xg7-rqf6-pw6c).
+   * @throws ParseError 103 for a bad class name; 119 "Clients aren't allowed to perform the find
+   *   operation on the installation collection." and the like.
+   */
+  private enforceRoleSecurity(method: RestMethod, className: string, auth: Auth): void {
     checkClassName(className);
-    if (READ_ONLY_SYSTEM.has(className) && !auth.master) {
-      throw new ParseError(ParseCode.OPERATION_FORBIDDEN, `Clients may not write ${className} objects.`);
-    }
+    const collection = this.roleSecurityRefuses(method, className, auth);
+    if (collection) throw new ParseError(ParseCode.OPERATION_FORBIDDEN, `Clients aren't allowed to perform the ${method} operation on the ${collection} collection.`);
+  }
+
+  /** The collection `enforceRoleSecurity` names when it refuses the caller, else undefined. */
+  private roleSecurityRefuses(method: RestMethod, className: string, auth: Auth): string | undefined {
+    if (auth.master) return undefined;
+    if (className === '_Installation') return method === 'find' || method === 'delete' ? 'installation' : undefined;
+    return MASTER_ONLY_CLASSES.has(className) ? className : undefined;
+  }
+
+  /**
+   * Whether the caller may query the class at all, e.g. to resolve an `include`: enforceRoleSecurity,
+   * and a user for `_Session` (ownSessionsOnly).
+   */
+  mayFind(className: string, auth: Auth): boolean {
+    return this.roleSecurityRefuses('find', className, auth) === undefined && (className !== '_Session' || auth.master || auth.user !== undefined);
+  }
+
+  /** `where` as the caller runs it on the class: a client reads only its own `_Session` objects (ownSessionsOnly). */
+  scopeWhere(className: string, where: Record<string, unknown>, auth: Auth): Record<string, unknown> {
+    return className === '_Session' && !auth.master ? ownSessionsOnly(where, auth) : where;
   }
 
   /** Splits a body into its ACL and its data fields, checking names. */
   private splitBody(body: unknown, creating: boolean): { acl: StoredRow['acl'] | undefined; fields: Record<string, unknown> } {
     if (!isPlainObject(body)) throw new ParseError(ParseCode.INVALID_JSON, 'The body must be a JSON object of fields.');
+    checkProhibitedKeywords(body);
     const fields: Record<string, unknown> = {};
     let acl: StoredRow['acl'] | undefined;
     for (const [key, value] of Object.entries(body)) {
@@ -80,10 +110,10 @@ export class DataEngine {
   /**
    * Creates an object (Parse REST guide, "Creating Objects"); the class and new keys extend the schema.
    * `extra` data is stored as is (internal fields such as a user's password hash).
-   * @throws ParseError 103, 105, 111, 119, 107.
+   * @throws ParseError 103, 105 (also for a prohibited keyword: objects/keywords.ts), 111, 119, 107.
    */
   create(className: string, body: unknown, auth: Auth, extra: Record<string, unknown> = {}): WriteResult {
-    this.checkWritable(className, auth);
+    this.enforceRoleSecurity('create', className, auth);
     const { acl, fields } = this.splitBody(body, true);
     return this.storage.transaction(() => {
       const exists = this.schema.has(className);
@@ -103,7 +133,7 @@ export class DataEngine {
    * @throws ParseError 101 when there is no such object or the caller may not write it.
    */
   update(className: string, objectId: string, body: unknown, auth: Auth, extra: Record<string, unknown> = {}): WriteResult {
-    this.checkWritable(className, auth);
+    this.enforceRoleSecurity('update', className, auth);
     const { acl, fields } = this.splitBody(body, false);
     return this.storage.transaction(() => {
       if (!this.schema.has(className)) throw notFound();
@@ -129,7 +159,7 @@ export class DataEngine {
 
   /** Deletes an object the caller may write. @throws ParseError 101 otherwise. */
   delete(className: string, objectId: string, auth: Auth): StoredRow {
-    this.checkWritable(className, auth);
+    this.enforceRoleSecurity('delete', className, auth);
     return this.storage.transaction(() => {
       if (!this.schema.has(className)) throw notFound();
       this.checkClp(className, 'delete', auth);
@@ -170,14 +200,18 @@ export class DataEngine {
 
   /**
    * The checks a query by `auth` passes for every class and field it names (auth/context.ts,
-   * QueryAccess): CLP `find` on sub-queried classes, CLP `get` on a `$relatedTo` owner, and no
-   * protected field in `where` or `order`. Undefined for the master key.
+   * QueryAccess): enforceRoleSecurity, CLP `find` and scopeWhere on sub-queried classes, CLP `get`
+   * on a `$relatedTo` owner, and no protected field in `where` or `order`. Undefined for the master key.
    */
   private queryAccess(auth: Auth): QueryAccess | undefined {
     if (auth.master) return undefined;
     const hidden = new Map<string, ReadonlySet<string>>();
     return {
-      checkFind: (className) => this.checkClp(className, 'find', auth),
+      checkFind: (className) => {
+        this.enforceRoleSecurity('find', className, auth);
+        this.checkClp(className, 'find', auth);
+      },
+      scopeWhere: (className, where) => this.scopeWhere(className, where, auth),
       mayGet: (className) => this.allows(className, 'get', auth),
       checkField: (className, key, use) => {
         if (!hidden.has(className)) hidden.set(className, hiddenFields({}, this.protectedFields(className), auth));
@@ -191,7 +225,7 @@ export class DataEngine {
    * @throws ParseError 101 when it does not exist or the caller may not read it.
    */
   get(className: string, objectId: string, auth: Auth, rawParams: Record<string, unknown> = {}): Record<string, unknown> {
-    checkClassName(className);
+    this.enforceRoleSecurity('get', className, auth);
     const params = parseFindParams(rawParams);
     if (!this.schema.has(className)) throw notFound();
     this.checkClp(className, 'get', auth);
@@ -205,15 +239,21 @@ export class DataEngine {
    * Runs a query (Parse REST guide, "Queries"): SQL does the filtering, sorting, paging and counting.
    * @returns `{results}`, plus an exact `count` when asked for.
    * @throws ParseError 102 for a bad parameter or operator, 105 for a bad key, 119 for CLP (of the class
-   *   and of every class a sub-query reads) and for a protected field in `where` or `order` (QueryAccess).
+   *   and of every class a sub-query reads), for a protected field in `where` or `order` (QueryAccess)
+   *   and for a master-only class (enforceRoleSecurity); 209 for a `_Session` query without a user.
    */
   find(className: string, rawParams: Record<string, unknown>, auth: Auth): { results: Record<string, unknown>[]; count?: number } {
-    checkClassName(className);
+    this.enforceRoleSecurity('find', className, auth);
     const params = parseFindParams(rawParams);
     if (params.redirectClassNameForKey) {
       const target = this.schema.fields(className)?.[params.redirectClassNameForKey];
-      if (target?.type === 'Relation' && target.targetClass) className = target.targetClass;
+      if (target?.type === 'Relation' && target.targetClass) {
+        className = target.targetClass;
+        // Checked again for the class the query now reads (GHSA-6r2j-cxgf-495f).
+        this.enforceRoleSecurity('find', className, auth);
+      }
     }
+    params.where = this.scopeWhere(className, params.where, auth);
     const countOnly = params.count && params.limit === 0;
     this.checkClp(className, countOnly ? 'count' : 'find', auth);
     if (params.count && !countOnly) this.checkClp(className, 'count', auth);

@@ -70,11 +70,16 @@ const OCTET_STREAM = 'application/octet-stream';
 const CONTENT_TYPE = /^[A-Za-z0-9!#$&^_.+-]+\/[A-Za-z0-9!#$&^_.+-]+(\s*;[^\r\n]*)?$/;
 
 /**
- * Extensions refused, as Parse Server's default `fileUpload.fileExtensions` refuses them
- * (`^(?![xXsS]?[hH][tT][mM][lL]?$)`): an HTML page served from the data API's origin could phish.
+ * Extensions that browsers render as active content (HTML, SVG, XML and its kin), refused as Parse
+ * Server 9's default `fileUpload.fileExtensions` refuses them (advisories GHSA-v5hf-f4c3-m5rv,
+ * GHSA-hcj7-6gxh-24ww, GHSA-42ph-pf9q-cr72): a page served from the data API's origin could phish
+ * or read what that origin stores. The same names as a content type's subtype (`image/svg+xml`,
+ * `text/xml`) are refused too, since a declared type is served as declared.
  */
-const REFUSED_EXTENSION = /^[xs]?html?$/i;
-const REFUSED_TYPE = /^(text\/html|application\/xhtml\+xml)\b/i;
+const REFUSED_EXTENSION = /^([xs]?html?(\+xml)?|xht|svg(z|\+xml)?|xml|xslt?(\+xml)?|xsd|rng|rdf(\+xml)?|owl|mathml(\+xml)?)$/i;
+
+/** The subtype of a content type (`svg+xml` of `image/svg+xml; charset=utf-8`). */
+const subtypeOf = (contentType: string): string => contentType.split(';')[0]!.split('/')[1]?.trim() ?? '';
 
 const extensionOf = (name: string): string => {
   const dot = name.lastIndexOf('.');
@@ -138,8 +143,8 @@ export class FileStore {
    * Stores an upload under a new name `<32 hex>_<originalName>` (with the content type's extension
    * appended when the name has none, as Parse Server does).
    * @returns the stored name and content type.
-   * @throws ParseError 122 for a bad name; 130 FILE_SAVE_ERROR for an empty file or an HTML file
-   *   (Parse Server's default extension rule); 129 FILE_TOO_LARGE (status 413) above 20 MiB.
+   * @throws ParseError 122 for a bad name; 130 FILE_SAVE_ERROR for an empty file or a file browsers
+   *   render as active content (REFUSED_EXTENSION); 129 FILE_TOO_LARGE (status 413) above 20 MiB.
    */
   async save(originalName: string, data: Buffer, options: UploadOptions = {}): Promise<{ name: string; contentType: string }> {
     checkFileName(originalName);
@@ -156,9 +161,8 @@ export class FileStore {
       if (ext) name = `${name}.${ext}`;
     }
     if (!contentType || contentType.toLowerCase() === OCTET_STREAM) contentType = contentTypeFor(name) ?? contentType ?? OCTET_STREAM;
-    if (REFUSED_EXTENSION.test(extensionOf(name)) || REFUSED_TYPE.test(contentType)) {
-      throw new ParseError(ParseCode.FILE_SAVE_ERROR, `File upload of extension ${extensionOf(name) || contentType} is disabled: HTML files are refused.`);
-    }
+    const refused = [extensionOf(name), subtypeOf(contentType)].find((ext) => REFUSED_EXTENSION.test(ext));
+    if (refused) throw new ParseError(ParseCode.FILE_SAVE_ERROR, `File upload of extension ${refused} is disabled.`);
     name = `${randomBytes(16).toString('hex')}_${name}`;
     const info: FileInfo = { contentType, size: data.length, createdAt: new Date().toISOString() };
     if (options.metadata && Object.keys(options.metadata).length) info.metadata = options.metadata;

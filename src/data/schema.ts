@@ -52,8 +52,11 @@ const SYSTEM_FIELDS: Record<string, Record<string, FieldType>> = {
   _Audience: { name: { type: 'String' }, query: { type: 'String' }, lastUsed: { type: 'Date' }, timesUsed: { type: 'Number' } },
 };
 
-/** Classes whose objects clients may not write through `/classes` (Parse answers 119 for them). */
-export const READ_ONLY_SYSTEM = new Set(['_JobStatus', '_Audience']);
+/**
+ * The classes of Parse Server's `classesWithMasterOnlyAccess` that Backyard has: only the master key
+ * reads or writes them (advisory GHSA-7xg7-rqf6-pw6c closed the generic class routes to clients).
+ */
+export const MASTER_ONLY_CLASSES: ReadonlySet<string> = new Set(['_JobStatus', '_Audience']);
 
 /**
  * Checks a class name: Parse's rule (code 103), or one of the known system classes.

@@ -51,6 +51,12 @@ export interface QueryAccess {
    * @throws ParseError 119 "Permission denied for action find on class X." otherwise.
    */
   checkFind(className: string): void;
+  /**
+   * The `where` a sub-query into `className` runs with: a client's `_Session` sub-query reads only
+   * its own sessions, as any `_Session` query does (auth/sessions.ts, ownSessionsOnly).
+   * @throws ParseError 209 for a `_Session` sub-query without a user.
+   */
+  scopeWhere(className: string, where: Record<string, unknown>): Record<string, unknown>;
   /** Whether CLP lets the caller `get` objects of the class (the owner of a `$relatedTo`; Parse's authorizeRelatedToQuery). */
   mayGet(className: string): boolean;
   /**

@@ -3,6 +3,9 @@ import type { StorageAdapter, StoredRow } from '../storage/adapter.js';
 import type { Auth } from './context.js';
 import { rolePrincipals } from './roles.js';
 
+/** A Pointer to a `_User`, as sessions and queries hold it. */
+export const userPointer = (objectId: string) => ({ __type: 'Pointer', className: '_User', objectId });
+
 /**
  * The user a session token belongs to (Parse's `_Session` class: `sessionToken`, `user`, `expiresAt`).
  * @throws ParseError 209 "Invalid session token" for an unknown or expired token, as Parse answers it.
@@ -25,4 +28,17 @@ export function clientAuth(storage: StorageAdapter, sessionToken: string | undef
   if (!sessionToken) return { master: false, principals: ['*'], installationId };
   const { user } = sessionUser(storage, sessionToken);
   return { master: false, user, sessionToken, installationId, principals: ['*', user.objectId, ...rolePrincipals(storage, user.objectId)] };
+}
+
+/**
+ * A client's `_Session` query, limited to its own sessions as Parse Server's RestQuery limits every
+ * `_Session` query without the master key, also one that `redirectClassNameForKey` leads to
+ * (GHSA-6r2j-cxgf-495f). ACLs do the same for sessions made here; sessions imported from Parse
+ * Server may have none.
+ * @throws ParseError 209 "Invalid session token" without a user.
+ */
+export function ownSessionsOnly(where: Record<string, unknown>, auth: Auth): Record<string, unknown> {
+  if (!auth.user) throw new ParseError(ParseCode.INVALID_SESSION_TOKEN, 'Invalid session token');
+  const mine = { user: userPointer(auth.user.objectId) };
+  return Object.keys(where).length === 0 ? mine : { $and: [where, mine] };
 }

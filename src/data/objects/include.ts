@@ -6,8 +6,10 @@ import { isPlainObject } from '../values.js';
  * Replaces pointers on the `include` paths (`"project"`, `"project.owner"`, `"*"` for every pointer
  * field) with the objects they point to, as Parse does: `{__type: "Object", className, ...fields}`.
  * Objects the caller may not `get` stay pointers: those whose ACL keeps them from the caller, and
- * every object of a class whose CLP `get` does (Parse Server runs an include as a `get` of the caller's
- * own; it refuses the whole request there, Backyard leaves the pointer: docs/parse-differences.md).
+ * every object of a class whose CLP `get` does or that clients may not query at all (`_Installation`,
+ * the master-only classes, `_Session` without a user: DataEngine.mayFind), and other users' sessions
+ * (DataEngine.scopeWhere). Parse Server runs an include as a query of the caller's own and refuses
+ * the whole request there; Backyard leaves the pointer (docs/parse-differences.md).
  * This holds at every depth, since a deeper path only follows objects resolved at the one above.
  * One query per class and path depth.
  */
@@ -28,9 +30,9 @@ export function includePointers(engine: DataEngine, objects: Record<string, unkn
     for (const { value } of holders) byClass.set(value.className as string, (byClass.get(value.className as string) ?? new Set()).add(value.objectId as string));
     const found = new Map<string, Record<string, unknown>>();
     for (const [target, ids] of byClass) {
-      if (!engine.schema.has(target) || !engine.allows(target, 'get', auth)) continue;
+      if (!engine.schema.has(target) || !engine.mayFind(target, auth) || !engine.allows(target, 'get', auth)) continue;
       const rows = engine.storage.find(target, {
-        where: { objectId: { $in: [...ids] } },
+        where: engine.scopeWhere(target, { objectId: { $in: [...ids] } }, auth),
         limit: ids.size,
         principals: auth.master ? undefined : auth.principals,
       });

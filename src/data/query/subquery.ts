@@ -14,7 +14,7 @@ import { COLUMN_FIELDS, classTable, fieldExpr, fieldTypeExpr, relationTable } fr
 
 /**
  * `{className, where}` of a sub-query; throws 102 for a bad shape or a class the schema does not know,
- * 119 when the class's CLP does not let the caller `find`.
+ * 119 when the class's CLP does not let the caller `find`. The where is the caller's (QueryAccess.scopeWhere).
  */
 function subQuerySpec(ctx: Ctx, value: unknown, op: string): { className: string; where: unknown } {
   if (!isPlainObject(value) || !isClassName(value.className)) throw invalidQuery(`${op} needs {"className": ..., "where": {...}}`);
@@ -22,7 +22,7 @@ function subQuerySpec(ctx: Ctx, value: unknown, op: string): { className: string
   ctx.options.access?.checkFind(value.className);
   const where = value.where ?? {};
   if (!isPlainObject(where)) throw invalidQuery(`${op}: where must be an object`);
-  return { className: value.className, where };
+  return { className: value.className, where: ctx.options.access?.scopeWhere(value.className, where) ?? where };
 }
 
 /** `FROM <table> AS <alias> WHERE <sub-where AND readable AND extra>` of a sub-query, with a fresh alias. */

@@ -1,9 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { aclAllows, MASTER, type Auth } from '../auth/context.js';
-import { sessionUser } from '../auth/sessions.js';
+import { sessionUser, userPointer } from '../auth/sessions.js';
 import type { DataEngine, WriteResult } from '../engine.js';
 import { ParseCode, ParseError } from '../errors.js';
 import type { StoredRow } from '../storage/adapter.js';
+import { checkProhibitedKeywords } from '../objects/keywords.js';
 import { checkAcl, isPlainObject } from '../values.js';
 import { hashPassword, verifyPassword } from './passwords.js';
 
@@ -22,9 +23,6 @@ export const SESSION_LENGTH_MS = 365 * 24 * 60 * 60 * 1000;
 
 /** A session token as Parse Server makes them: `r:` and 32 lowercase hex digits (128 random bits). */
 export const newSessionToken = (): string => `r:${randomBytes(16).toString('hex')}`;
-
-/** A Pointer to a `_User`, as sessions and queries hold it. */
-export const userPointer = (objectId: string) => ({ __type: 'Pointer', className: '_User', objectId });
 
 /** How a session came to be (Parse's `createdWith`). */
 export interface CreatedWith {
@@ -87,12 +85,14 @@ interface UserInput {
 /**
  * Checks a `_User` create or update body as Parse Server's `RestWrite` does (`validateAuthData`,
  * `checkRestrictedFields`, `_validateEmail`).
- * @throws ParseError 107 (not an object), 200 (username missing or empty), 201 (password missing or
- *   empty), 119 (`emailVerified` set by a client), 252 (`authData`: no auth providers here),
- *   125 (malformed email), 111 (malformed ACL).
+ * @throws ParseError 107 (not an object), 105 (a prohibited keyword: objects/keywords.ts), 200
+ *   (username missing or empty), 201 (password missing or empty), 119 (`emailVerified` set by a
+ *   client), 252 (`authData`: no auth providers here), 125 (malformed email), 111 (malformed ACL).
  */
 function readUserBody(body: unknown, auth: Auth, creating: boolean): UserInput {
   if (!isPlainObject(body)) throw new ParseError(ParseCode.INVALID_JSON, 'The body must be a JSON object of fields.');
+  // Here too, for the signup's ACL, which does not go through DataEngine.create's check.
+  checkProhibitedKeywords(body);
   const { password, sessionToken: _ignored, ACL, ...fields } = body;
   if ((creating || 'username' in body) && (typeof fields.username !== 'string' || fields.username === '')) {
     throw new ParseError(ParseCode.USERNAME_MISSING, 'bad or missing username');

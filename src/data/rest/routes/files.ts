@@ -1,6 +1,7 @@
 import type { Auth } from '../../auth/context.js';
 import { ParseCode, ParseError } from '../../errors.js';
 import { FileStore, type UploadOptions } from '../../files.js';
+import { checkProhibitedKeywords } from '../../objects/keywords.js';
 import { isPlainObject } from '../../values.js';
 import type { DataRouter } from '../router.js';
 import { ok, type DataRequest } from '../types.js';
@@ -34,7 +35,8 @@ const stringMap = (value: unknown): Record<string, unknown> | undefined => (isPl
 /**
  * The bytes and content type of an upload: the raw body with its Content-Type, or the JS SDK's
  * JSON form `{base64, _ContentType?, fileData?: {metadata?, tags?}}` (`base64` may be a data URL).
- * @throws ParseError 130 FILE_SAVE_ERROR for a body that is neither, or invalid base64.
+ * @throws ParseError 130 FILE_SAVE_ERROR for a body that is neither, or invalid base64; 105 for a
+ *   prohibited keyword in the metadata or tags (objects/keywords.ts).
  */
 function readUpload(req: DataRequest): { data: Buffer; options: UploadOptions } {
   if (req.raw) return { data: req.raw.data, options: { contentType: req.raw.contentType || undefined } };
@@ -57,6 +59,9 @@ function readUpload(req: DataRequest): { data: Buffer; options: UploadOptions } 
   // The plugin removes the SDK's `_ContentType` from bodies today; honour it if it ever arrives.
   if (typeof body._ContentType === 'string') contentType = body._ContentType;
   const fileData = stringMap(body.fileData);
+  // Parse Server's FilesRouter scans them as it scans object writes (GHSA-p6h4-93qp-jhcm).
+  checkProhibitedKeywords(fileData?.metadata);
+  checkProhibitedKeywords(fileData?.tags);
   return {
     data: Buffer.from(base64, 'base64'),
     options: { contentType, metadata: stringMap(fileData?.metadata), tags: stringMap(fileData?.tags) },

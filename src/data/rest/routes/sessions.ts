@@ -1,6 +1,6 @@
 import type { Auth } from '../../auth/context.js';
 import { ParseCode, ParseError } from '../../errors.js';
-import { createSession, sessionByToken, userPointer } from '../../users/service.js';
+import { createSession, sessionByToken } from '../../users/service.js';
 import { isPlainObject } from '../../values.js';
 import type { DataRouter } from '../router.js';
 import { ok, type DataRequest, type RouteHandler } from '../types.js';
@@ -19,25 +19,6 @@ function requireUser(auth: Auth, message = 'Invalid session token'): void {
 }
 
 const invalidKey = (message: string) => new ParseError(ParseCode.INVALID_KEY_NAME, message);
-
-/**
- * A client's session query, limited to its own sessions as Parse Server's `RestQuery` does (ACLs do
- * that for sessions made here; sessions imported from Parse Server have none). A `where` that is
- * not JSON is left for the engine to refuse (102).
- */
-function ownSessionsOnly(query: Record<string, unknown>, auth: Auth): Record<string, unknown> {
-  if (auth.master) return query;
-  let where = query.where;
-  if (typeof where === 'string') {
-    try {
-      where = JSON.parse(where);
-    } catch {
-      return query;
-    }
-  }
-  const mine = { user: userPointer(auth.user!.objectId) };
-  return { ...query, where: where === undefined ? mine : { $and: [where, mine] } };
-}
 
 /** @throws ParseError 101 unless the session exists and, for a client, belongs to it. */
 function checkOwnSession(req: DataRequest, objectId: string): void {
@@ -104,14 +85,13 @@ export function sessionRoutes(router: DataRouter): void {
     if (!req.auth.sessionToken) throw new ParseError(ParseCode.INVALID_SESSION_TOKEN, 'Session token required.');
     const session = sessionByToken(req.engine, req.auth.sessionToken);
     if (!session) throw new ParseError(ParseCode.INVALID_SESSION_TOKEN, 'Session token not found.');
-    return ok(req.engine.toJson('_Session', session));
+    // Read as any get of the session, so that CLP and protectedFields apply (GHSA-g4v2-qx3q-4p64).
+    return ok(req.engine.get('_Session', session.objectId, req.auth));
   });
   for (const base of SESSION_PATHS) {
     router.on('POST', base, createSessionRoute);
-    router.on('GET', base, (req) => {
-      requireUser(req.auth);
-      return ok(req.engine.find('_Session', ownSessionsOnly(req.query, req.auth), req.auth));
-    });
+    // The engine limits a client's query to its own sessions (auth/sessions.ts, ownSessionsOnly).
+    router.on('GET', base, (req) => ok(req.engine.find('_Session', req.query, req.auth)));
     router.on('GET', `${base}/:objectId`, (req, { objectId }) => {
       requireUser(req.auth);
       checkOwnSession(req, objectId!);
