@@ -102,14 +102,12 @@ describe.skipIf(SKIP_DOCKER)('development environment containment', () => {
       // A runtime that can start the exec beside a full table: the command's own forks fail.
       expect(refused).toMatchObject({ status: 'exited', exitCode: 2, stderr: expect.stringMatching(/can't fork/) });
     }
+    // Ended either way: by SIGTERM when the signalling exec could start (the runtime's init may join a full
+    // cgroup before it needs threads), else by a restart of the environment, which the stderr then says.
     const ended = await exit(envId, hold.id);
     expect(ended.status).toBe('exited');
-    if (refused.startError !== undefined) {
-      // No signal exec can start either: Backyard restarts the environment, and says so.
-      expect(ended).toMatchObject({ exitCode: 137, stderr: expect.stringMatching(/environment was restarted to end it/) });
-    } else {
-      expect(ended.exitCode).toBe(143);
-    }
+    expect([137, 143]).toContain(ended.exitCode);
+    if (ended.exitCode === 137) expect(ended.stderr).toMatch(/environment was restarted to end it/);
     expect(await run(envId, 'ps | grep -c "[s]leep 120"')).toMatchObject({ stdout: '0\n', exitCode: 1 });
   }, 90_000);
 
