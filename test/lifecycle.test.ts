@@ -103,12 +103,8 @@ describe.skipIf(SKIP_DOCKER)('lifecycle operations', () => {
     const started = await call(client, 'startWebApp', { appId });
     expect(started.status).toBe('running');
     expect(await running()).toBe(1);
-    let page = await fetchApp(appURL);
-    for (let i = 0; i < 50 && page.status !== 200; i++) {
-      await new Promise((r) => setTimeout(r, 100));
-      page = await fetchApp(appURL);
-    }
-    expect(page.status).toBe(200);
+    // httpd may take a moment to listen again after the start.
+    await expect.poll(async () => (await fetchApp(appURL)).status, { timeout: 30_000, interval: 100 }).toBe(200);
 
     const home = server.home;
     expect((await docker.listImages({ filters: imageFilter(home) })).length).toBeGreaterThan(0);
