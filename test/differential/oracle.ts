@@ -96,8 +96,10 @@ export async function startOracle(): Promise<Oracle> {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}/parse`;
   const config = {
-    ...KEYS,
+    appId: KEYS.appId,
+    masterKey: KEYS.masterKey,
     restAPIKey: KEYS.restKey,
+    javascriptKey: KEYS.javascriptKey,
     databaseURI: `postgres://postgres@127.0.0.1:${pgPort}/parse`,
     port,
     host: '127.0.0.1',
