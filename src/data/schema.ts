@@ -1,7 +1,7 @@
 import { ParseCode, ParseError } from './errors.js';
 import type { ClassLevelPermissions, StorageAdapter, StoredClass } from './storage/adapter.js';
-import { CLASS_NAME, DEFAULT_FIELDS, FIELD_NAME, FIELD_TYPES, SYSTEM_CLASSES, type FieldType } from './types.js';
-import { describeType, fitsType, isPlainObject } from './values.js';
+import { CLASS_NAME, DEFAULT_FIELDS, FIELD_NAME, SYSTEM_CLASSES, type FieldType } from './types.js';
+import { describeType, fitsType } from './values.js';
 
 /** Parse's default class-level permissions: everything open to everyone. */
 export const defaultClp = (): ClassLevelPermissions => ({
@@ -70,9 +70,47 @@ export function checkClassName(className: string): void {
   );
 }
 
-/** @throws ParseError 105 for a field name outside Parse's rule. */
+/**
+ * Field names Parse Server refuses although they pass the pattern (its SchemaController's
+ * `fieldNameIsValid`): `className`, which the SDK reads as the object's class, and `length`.
+ */
+const RESERVED_FIELD_NAMES: ReadonlySet<string> = new Set(['className', 'length']);
+
+/** Whether `field` is a valid top-level field name (Parse's `fieldNameIsValid`). */
+export const isValidFieldName = (field: string): boolean => FIELD_NAME.test(field) && !RESERVED_FIELD_NAMES.has(field);
+
+/** @throws ParseError 105 for a field name outside Parse's rule (pattern, `className`, `length`). */
 export function checkFieldName(field: string): void {
-  if (!FIELD_NAME.test(field)) throw new ParseError(ParseCode.INVALID_KEY_NAME, `Invalid field name: ${field}.`);
+  if (!isValidFieldName(field)) throw new ParseError(ParseCode.INVALID_KEY_NAME, `Invalid field name: ${field}.`);
+}
+
+/**
+ * Checks a key of an object write: a field name, or a dotted path `objectField.sub.key` that updates
+ * inside an Object field (Parse's dot notation). Each part of a path follows the field-name pattern,
+ * as in queries (query/sql.ts, keyPath), so that what is written can be queried; the top field may
+ * not be one every object has nor a system field of the class (`authData`, `createdWith`, ...), whose
+ * writes the users and sessions services check by name.
+ * @throws ParseError 105 "Invalid field name: <key>."
+ */
+export function checkWriteKey(className: string, key: string): void {
+  if (!key.includes('.')) return checkFieldName(key);
+  const [top, ...rest] = key.split('.');
+  const valid = isValidFieldName(top!) && !(top! in DEFAULT_FIELDS) && !(top! in (SYSTEM_FIELDS[className] ?? {})) && rest.every((part) => FIELD_NAME.test(part));
+  if (!valid) throw new ParseError(ParseCode.INVALID_KEY_NAME, `Invalid field name: ${key}.`);
+}
+
+/** Whether `field` is one every object has (objectId, createdAt, updatedAt, ACL) or a system field of `className`. */
+export const isBuiltInField = (className: string, field: string): boolean => field in DEFAULT_FIELDS || field in (SYSTEM_FIELDS[className] ?? {});
+
+/**
+ * Parse Server allows one GeoPoint field per class (its SchemaController, for `$near` on MongoDB).
+ * @throws ParseError 111 naming the two fields when `fields` holds more than one.
+ */
+export function checkOneGeoPoint(fields: Readonly<Record<string, FieldType>>): void {
+  const geoPoints = Object.keys(fields).filter((f) => fields[f]!.type === 'GeoPoint');
+  if (geoPoints.length > 1) {
+    throw new ParseError(ParseCode.INCORRECT_TYPE, `Only one GeoPoint field may exist in a class: adding ${geoPoints[1]} when ${geoPoints[0]} already exists.`);
+  }
 }
 
 /** The schema of a class as `/schemas` answers it (Parse REST guide, "Schema"). */
@@ -133,7 +171,8 @@ export class Schema {
    * Makes sure the class exists and knows `types`, adding what is new (issue 3: the first write of a
    * key teaches the schema). Call inside the write's transaction.
    * @param mayAddField false when CLP forbids adding fields for this caller.
-   * @throws ParseError 111 when a field already has another type; 119 when a field may not be added.
+   * @throws ParseError 111 when a field already has another type or would be a second GeoPoint field;
+   *   119 when a field may not be added.
    */
   learn(className: string, types: Record<string, FieldType>, mayAddField: boolean): void {
     const known = this.fields(className);
@@ -154,40 +193,8 @@ export class Schema {
       }
       cls.fields[field] = type;
       changed = true;
+      if (type.type === 'GeoPoint') checkOneGeoPoint(cls.fields);
     }
     if (changed) this.storage.saveClass(cls);
-  }
-
-  /**
-   * Reads a `fields` object of a `/schemas` POST or PUT: `{name: {type, targetClass?}}`, or
-   * `{"__op": "Delete"}` when `allowDelete`.
-   * @throws ParseError 105 for a bad name, 111 (invalid type) or 135-style 111 for a bad target class.
-   */
-  static parseFieldDefinitions(fields: unknown, allowDelete: boolean): Record<string, FieldType | 'Delete'> {
-    if (fields === undefined) return {};
-    if (!isPlainObject(fields)) throw new ParseError(ParseCode.INVALID_JSON, 'fields must be an object of field definitions.');
-    const out: Record<string, FieldType | 'Delete'> = {};
-    for (const [name, def] of Object.entries(fields)) {
-      checkFieldName(name);
-      if (!isPlainObject(def)) throw new ParseError(ParseCode.INCORRECT_TYPE, `Field ${name} needs a definition like {"type":"String"}.`);
-      if (def.__op === 'Delete') {
-        if (!allowDelete) throw new ParseError(ParseCode.INVALID_JSON, `Field ${name} cannot be deleted while the class is created.`);
-        out[name] = 'Delete';
-        continue;
-      }
-      if (typeof def.type !== 'string' || !(FIELD_TYPES as readonly string[]).includes(def.type) || def.type === 'ACL') {
-        throw new ParseError(ParseCode.INCORRECT_TYPE, `invalid field type: ${String(def.type)} for field ${name}; use one of ${FIELD_TYPES.filter((t) => t !== 'ACL').join(', ')}.`);
-      }
-      const type: FieldType = { type: def.type as FieldType['type'] };
-      if (type.type === 'Pointer' || type.type === 'Relation') {
-        if (typeof def.targetClass !== 'string') throw new ParseError(ParseCode.INCORRECT_TYPE, `type ${type.type} needs a class name (targetClass) for field ${name}.`);
-        checkClassName(def.targetClass);
-        type.targetClass = def.targetClass;
-      }
-      if (def.required === true) type.required = true;
-      if (def.defaultValue !== undefined) type.defaultValue = def.defaultValue;
-      out[name] = type;
-    }
-    return out;
   }
 }

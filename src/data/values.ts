@@ -34,6 +34,36 @@ function checkGeoPoint(field: string, v: Record<string, unknown>): void {
 }
 
 /**
+ * A Polygon's coordinates as stored: `[latitude, longitude]` pairs (the JS SDK's `Parse.Polygon` order,
+ * which the geo queries read too), each in range, the ring closed by repeating the first vertex when
+ * the last differs, as Parse Server's PostgreSQL adapter does on save.
+ * @throws ParseError 111 without coordinates or for a malformed or out-of-range pair; 107 for fewer
+ *   than 3 pairs or fewer than 3 distinct vertices (Parse Server: 107, and a 500 for the latter).
+ */
+function closedRing(field: string, coordinates: unknown): number[][] {
+  if (coordinates === undefined) throw incorrect(field, 'a Polygon needs coordinates: at least 3 [latitude, longitude] pairs.');
+  if (!Array.isArray(coordinates) || coordinates.length < 3) {
+    throw new ParseError(ParseCode.INVALID_JSON, `${field}: a Polygon needs at least 3 [latitude, longitude] pairs in coordinates.`);
+  }
+  const ring = coordinates.map((point, i) => {
+    if (!Array.isArray(point) || point.length !== 2 || !point.every(isFiniteNumber)) {
+      throw incorrect(field, `Polygon point ${i} must be a [latitude, longitude] pair of numbers, got ${JSON.stringify(point)}.`);
+    }
+    const [latitude, longitude] = point as [number, number];
+    if (latitude < -90 || latitude > 90 || longitude < -180 || longitude > 180) {
+      throw incorrect(field, `Polygon point ${i} [${latitude}, ${longitude}] is outside latitude -90 to 90 or longitude -180 to 180.`);
+    }
+    return [latitude, longitude];
+  });
+  const [first, last] = [ring[0]!, ring[ring.length - 1]!];
+  if (first[0] !== last[0] || first[1] !== last[1]) ring.push([...first]);
+  if (new Set(ring.map(([lat, lng]) => `${lat},${lng}`)).size < 3) {
+    throw new ParseError(ParseCode.INVALID_JSON, `${field}: a Polygon needs at least 3 different vertices.`);
+  }
+  return ring;
+}
+
+/**
  * The schema type a (non-null, non-operation) value teaches, after checking its form, and the value
  * to store (Dates normalised, Files stripped to name and url).
  * @throws ParseError 111 for malformed typed values, 106 for a pointer to a class with a bad name.
@@ -73,13 +103,8 @@ export function encodeValue(field: string, value: unknown): { type: FieldType; s
     case 'GeoPoint':
       checkGeoPoint(field, value);
       return { type: { type: 'GeoPoint' }, stored: { __type: 'GeoPoint', latitude: value.latitude as number, longitude: value.longitude as number } };
-    case 'Polygon': {
-      const coordinates = value.coordinates;
-      if (!Array.isArray(coordinates) || coordinates.length < 3 || !coordinates.every((p) => Array.isArray(p) && p.length === 2 && p.every(isFiniteNumber))) {
-        throw incorrect(field, 'a Polygon needs coordinates: at least 3 [latitude, longitude] pairs.');
-      }
-      return { type: { type: 'Polygon' }, stored: { __type: 'Polygon', coordinates: coordinates as number[][] } };
-    }
+    case 'Polygon':
+      return { type: { type: 'Polygon' }, stored: { __type: 'Polygon', coordinates: closedRing(field, value.coordinates) } };
     case 'Bytes': {
       if (typeof value.base64 !== 'string' || !/^[A-Za-z0-9+/]*={0,2}$/.test(value.base64)) throw incorrect(field, 'Bytes need a base64 string.');
       return { type: { type: 'Bytes' }, stored: { __type: 'Bytes', base64: value.base64 } };
@@ -89,8 +114,12 @@ export function encodeValue(field: string, value: unknown): { type: FieldType; s
   }
 }
 
-/** Values inside arrays and objects: typed values are checked, keys may not start with `$` (Mongo rule). */
-function encodeNested(path: string, value: unknown): Json {
+/**
+ * A value inside an Array or Object field, checked and encoded as stored: typed values are checked,
+ * keys may not start with `$` nor hold `.` (Mongo rule).
+ * @throws ParseError 111 for a malformed typed value, 121 for a bad key or a nested operation.
+ */
+export function encodeNested(path: string, value: unknown): Json {
   if (value === null) return null;
   if (Array.isArray(value)) return value.map((v, i) => encodeNested(`${path}.${i}`, v));
   if (isPlainObject(value)) {

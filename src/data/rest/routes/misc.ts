@@ -1,5 +1,6 @@
 import { packageVersion } from '../../../version.js';
 import { ParseCode, ParseError } from '../../errors.js';
+import { checkProhibitedKeywords } from '../../objects/keywords.js';
 import { checkClassName } from '../../schema.js';
 import { isPlainObject } from '../../values.js';
 import type { DataRouter } from '../router.js';
@@ -43,8 +44,10 @@ const CONFIG_KEY = /^[^.$][^.]{0,255}$/;
 
 /**
  * Reads a `PUT /config` body: `{params: {key: value | {"__op": "Delete"}}, masterKeyOnly?: {key: boolean}}`.
- * A deleted key becomes `undefined` (what `StorageAdapter.putConfig` removes).
- * @throws ParseError 107 for a malformed body, 105 for a bad key.
+ * A deleted key becomes `undefined` (what `StorageAdapter.putConfig` removes). Parameter names and
+ * values are scanned for Parse Server's `requestKeywordDenylist` as object writes are, since Parse
+ * Server stores the config as an object too (objects/keywords.ts).
+ * @throws ParseError 107 for a malformed body, 105 for a bad key or a prohibited keyword.
  */
 function readConfigBody(body: unknown): { params: Record<string, unknown>; masterKeyOnly: Record<string, boolean> } {
   if (!isPlainObject(body) || !isPlainObject(body.params)) {
@@ -54,6 +57,7 @@ function readConfigBody(body: unknown): { params: Record<string, unknown>; maste
   if (!isPlainObject(rawFlags) || !Object.values(rawFlags).every((v) => typeof v === 'boolean')) {
     throw new ParseError(ParseCode.INVALID_JSON, 'masterKeyOnly must map parameter names to true or false.');
   }
+  checkProhibitedKeywords(body.params);
   const params: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(body.params)) {
     if (!CONFIG_KEY.test(key)) throw new ParseError(ParseCode.INVALID_KEY_NAME, `Invalid config parameter name: ${JSON.stringify(key)} (no dots, no leading $, at most 256 characters).`);

@@ -1,38 +1,16 @@
 import { ParseCode, ParseError } from '../../errors.js';
-import { checkClassName, Schema } from '../../schema.js';
-import type { ClassLevelPermissions, StoredClass } from '../../storage/adapter.js';
-import { DEFAULT_FIELDS } from '../../types.js';
-import { isPlainObject } from '../../values.js';
+import { parseClassLevelPermissions } from '../../classPermissions.js';
+import { checkClassName, checkOneGeoPoint, isBuiltInField } from '../../schema.js';
+import { parseFieldDefinitions } from '../../schemaFields.js';
+import type { StoredClass } from '../../storage/adapter.js';
+import { DEFAULT_FIELDS, type FieldType } from '../../types.js';
+import { describeType, isPlainObject } from '../../values.js';
 import type { DataEngine } from '../../engine.js';
 import type { DataRouter } from '../router.js';
 import { ok } from '../types.js';
 import { requireMaster } from './classes.js';
 
-const CLP_ACTIONS = ['find', 'count', 'get', 'create', 'update', 'delete', 'addField'] as const;
-
 const invalid = (message: string) => new ParseError(ParseCode.INVALID_JSON, message);
-
-/** Checks Parse's classLevelPermissions shape: each action maps principals to `true`. */
-function parseClp(raw: unknown): ClassLevelPermissions {
-  if (raw === undefined) return {};
-  if (!isPlainObject(raw)) throw invalid('classLevelPermissions must be an object, e.g. {"find":{"*":true}}.');
-  const out: ClassLevelPermissions = {};
-  for (const [action, entry] of Object.entries(raw)) {
-    if (action === 'protectedFields') {
-      if (!isPlainObject(entry) || !Object.values(entry).every((v) => Array.isArray(v) && v.every((f) => typeof f === 'string'))) {
-        throw invalid('classLevelPermissions.protectedFields must map principals to arrays of field names.');
-      }
-      out.protectedFields = entry as Record<string, string[]>;
-      continue;
-    }
-    if (!(CLP_ACTIONS as readonly string[]).includes(action)) throw invalid(`classLevelPermissions: unknown action "${action}"; use ${CLP_ACTIONS.join(', ')}.`);
-    if (!isPlainObject(entry) || !Object.values(entry).every((v) => v === true)) {
-      throw invalid(`classLevelPermissions.${action} must map principals ("*", a user id, "role:name", "requiresAuthentication") to true.`);
-    }
-    out[action as (typeof CLP_ACTIONS)[number]] = entry as Record<string, boolean>;
-  }
-  return out;
-}
 
 /** Applies a `/schemas` body's `indexes` (`{name: {field: 1}}` or `{name: {"__op": "Delete"}}`). */
 function applyIndexes(engine: DataEngine, cls: StoredClass, raw: unknown): void {
@@ -62,10 +40,59 @@ function applyIndexes(engine: DataEngine, cls: StoredClass, raw: unknown): void 
   }
 }
 
+type SchemaRequest = Parameters<Parameters<DataRouter['on']>[2]>[0];
+
+/** A body's `className`, when given, must name the class of the path (Parse: 103). */
+function checkBodyClassName(body: Record<string, unknown>, className: string): void {
+  if (body.className !== undefined && body.className !== null && body.className !== '' && body.className !== className) {
+    throw new ParseError(ParseCode.INVALID_CLASS_NAME, `Class name mismatch between ${String(body.className)} and ${className}.`);
+  }
+}
+
+/**
+ * Applies a PUT's field definitions to `cls`, as Parse Server's `updateClass` does: a Delete removes
+ * the field from every object (and its indexes); a new name adds the field; an existing field of the
+ * same type takes the new `required` and `defaultValue`.
+ * @throws ParseError 136 for deleting a field every object has or a system field; 255 for deleting a
+ *   missing field or giving an existing one another type; 111 for another target class.
+ */
+function applyFieldChanges(engine: DataEngine, cls: StoredClass, changes: Record<string, FieldType | 'Delete'>): void {
+  const { className } = cls;
+  for (const [name, def] of Object.entries(changes)) {
+    const existing = DEFAULT_FIELDS[name] ?? cls.fields[name];
+    if (def === 'Delete') {
+      if (isBuiltInField(className, name)) throw new ParseError(ParseCode.CHANGED_IMMUTABLE_FIELD, `field ${name} cannot be changed`);
+      if (!existing) throw new ParseError(ParseCode.CLASS_NOT_EMPTY, `Field ${name} does not exist, cannot delete.`);
+      engine.storage.removeField(className, name, existing);
+      delete cls.fields[name];
+      for (const [index, keys] of Object.entries(cls.indexes)) {
+        if (Object.keys(keys).some((k) => k.split('.')[0] === name)) {
+          engine.storage.dropIndex(className, index);
+          delete cls.indexes[index];
+        }
+      }
+      continue;
+    }
+    if (existing) {
+      if (existing.type !== def.type) throw new ParseError(ParseCode.CLASS_NOT_EMPTY, `Field ${name} exists, cannot update.`);
+      if (existing.targetClass !== def.targetClass) {
+        throw new ParseError(ParseCode.INCORRECT_TYPE, `schema mismatch for ${className}.${name}; expected ${describeType(existing)} but got ${describeType(def)}`);
+      }
+      // Built-in fields keep their definition; Parse Server also answers 200 without changing them.
+      if (isBuiltInField(className, name)) continue;
+    }
+    cls.fields[name] = def;
+  }
+  checkOneGeoPoint(cls.fields);
+}
+
 /**
  * `/schemas` and `/schemas/<ClassName>` (Parse REST guide, "Schema"), master key only: read, create
  * a class with fields, CLP and indexes, change them (a field `{"__op":"Delete"}` removes it from
- * every object), and drop an empty class.
+ * every object), and drop an empty class. Codes as Parse Server 9 answers them: 103 for a class name
+ * that differs from the path's, a bad, existing or missing class; 135 for a POST without a class
+ * name; 136 for a built-in field; 255 for a field that exists or does not; 105, 107, 111 and 135 for
+ * field definitions (schemaFields.ts) and 107 for class-level permissions (classPermissions.ts).
  */
 export function schemaRoutes(router: DataRouter): void {
   router.on('GET', '/schemas', (req) => {
@@ -78,20 +105,20 @@ export function schemaRoutes(router: DataRouter): void {
     if (!cls) throw new ParseError(ParseCode.INVALID_CLASS_NAME, `Class ${className} does not exist.`);
     return ok(req.engine.schema.response(cls));
   });
-  const create = (req: Parameters<Parameters<DataRouter['on']>[2]>[0], className: string) => {
-    requireMaster(req);
+  const create = (req: SchemaRequest, className: string) => {
     const body = isPlainObject(req.body) ? req.body : {};
-    if (body.className !== undefined && body.className !== className) throw invalid(`Class name mismatch between ${String(body.className)} and ${className}.`);
-    checkClassName(className);
+    checkBodyClassName(body, className);
     const engine = req.engine;
     return engine.storage.transaction(() => {
       if (engine.schema.has(className)) throw new ParseError(ParseCode.INVALID_CLASS_NAME, `Class ${className} already exists.`);
+      checkClassName(className);
       const cls = engine.schema.blank(className);
-      for (const [name, type] of Object.entries(Schema.parseFieldDefinitions(body.fields, false))) {
-        if (name in DEFAULT_FIELDS) continue;
-        cls.fields[name] = type as Exclude<typeof type, 'Delete'>;
+      for (const [name, type] of Object.entries(parseFieldDefinitions(className, body.fields, false))) {
+        if (isBuiltInField(className, name)) throw new ParseError(ParseCode.CHANGED_IMMUTABLE_FIELD, `field ${name} cannot be added`);
+        cls.fields[name] = type as FieldType;
       }
-      cls.classLevelPermissions = parseClp(body.classLevelPermissions);
+      checkOneGeoPoint(cls.fields);
+      cls.classLevelPermissions = parseClassLevelPermissions(body.classLevelPermissions) ?? {};
       engine.storage.saveClass(cls);
       applyIndexes(engine, cls, body.indexes);
       engine.storage.saveClass(cls);
@@ -99,37 +126,27 @@ export function schemaRoutes(router: DataRouter): void {
     });
   };
   router.on('POST', '/schemas', (req) => {
+    requireMaster(req);
     const name = isPlainObject(req.body) ? req.body.className : undefined;
-    if (typeof name !== 'string') throw new ParseError(ParseCode.MISSING_OBJECT_ID, 'POST /schemas needs a className.');
+    if (name === undefined || name === null || name === '') throw new ParseError(ParseCode.MISSING_REQUIRED_FIELD, 'POST /schemas needs a class name (className in the body).');
+    if (typeof name !== 'string') throw invalid('className must be a string.');
     return create(req, name);
   });
-  router.on('POST', '/schemas/:className', (req, { className }) => create(req, className!));
+  router.on('POST', '/schemas/:className', (req, { className }) => {
+    requireMaster(req);
+    return create(req, className!);
+  });
   router.on('PUT', '/schemas/:className', (req, { className }) => {
     requireMaster(req);
     const body = isPlainObject(req.body) ? req.body : {};
+    checkBodyClassName(body, className!);
     const engine = req.engine;
     return engine.storage.transaction(() => {
       const cls = engine.schema.editable(className!);
       if (!cls) throw new ParseError(ParseCode.INVALID_CLASS_NAME, `Class ${className} does not exist.`);
-      for (const [name, def] of Object.entries(Schema.parseFieldDefinitions(body.fields, true))) {
-        if (name in DEFAULT_FIELDS) throw new ParseError(ParseCode.CHANGED_IMMUTABLE_FIELD, `Field ${name} cannot be changed.`);
-        if (def === 'Delete') {
-          // Parse Server answers 255 here too.
-          if (!cls.fields[name]) throw new ParseError(ParseCode.CLASS_NOT_EMPTY, `Field ${name} does not exist, cannot delete.`);
-          engine.storage.removeField(className!, name, cls.fields[name]!);
-          delete cls.fields[name];
-          for (const [index, keys] of Object.entries(cls.indexes)) {
-            if (Object.keys(keys).some((k) => k.split('.')[0] === name)) {
-              engine.storage.dropIndex(className!, index);
-              delete cls.indexes[index];
-            }
-          }
-        } else {
-          if (cls.fields[name]) throw new ParseError(ParseCode.INCORRECT_TYPE, `Field ${name} exists, cannot update.`);
-          cls.fields[name] = def;
-        }
-      }
-      if (body.classLevelPermissions !== undefined) cls.classLevelPermissions = parseClp(body.classLevelPermissions);
+      applyFieldChanges(engine, cls, parseFieldDefinitions(className!, body.fields, true));
+      const clp = parseClassLevelPermissions(body.classLevelPermissions);
+      if (clp !== undefined) cls.classLevelPermissions = clp;
       engine.storage.saveClass(cls);
       applyIndexes(engine, cls, body.indexes);
       engine.storage.saveClass(cls);
@@ -138,6 +155,7 @@ export function schemaRoutes(router: DataRouter): void {
   });
   router.on('DELETE', '/schemas/:className', (req, { className }) => {
     requireMaster(req);
+    checkClassName(className!);
     const engine = req.engine;
     return engine.storage.transaction(() => {
       if (!engine.schema.has(className!)) return ok({});
@@ -148,4 +166,3 @@ export function schemaRoutes(router: DataRouter): void {
     });
   });
 }
-

@@ -1,0 +1,71 @@
+import { ParseCode, ParseError } from './errors.js';
+import type { ClassLevelPermissions } from './storage/adapter.js';
+import { isPlainObject } from './values.js';
+
+/**
+ * The `classLevelPermissions` of a `/schemas` body, checked as Parse Server 9 checks them
+ * (SchemaController's `validateCLP`), all errors 107. Backyard enforces each action's principals and
+ * `protectedFields`; Parse's pointer permissions (`pointerFields`, `readUserFields`, `writeUserFields`)
+ * are refused rather than stored and ignored, so that no one believes a class is guarded by them.
+ */
+
+const ACTIONS = ['find', 'count', 'get', 'create', 'update', 'delete', 'addField'] as const;
+const POINTER_PERMISSIONS = new Set(['pointerFields', 'readUserFields', 'writeUserFields']);
+
+/** A user's objectId as Parse Server 9 matches it in CLP keys (its `userIdRegEx` without custom ids). */
+const USER_ID = /^[a-zA-Z0-9]+$/;
+/** Principals of an action: everyone, signed-in users, a role, a user. */
+const isActionKey = (key: string) => key === '*' || key === 'requiresAuthentication' || key.startsWith('role:') || USER_ID.test(key);
+/** Principals of `protectedFields`: also `authenticated` and `userField:<pointer field>`. */
+const isProtectedFieldsKey = (key: string) => key === '*' || key === 'authenticated' || key.startsWith('role:') || key.startsWith('userField:') || USER_ID.test(key);
+
+const invalid = (message: string) => new ParseError(ParseCode.INVALID_JSON, message);
+const badKey = (key: string) => invalid(`'${key}' is not a valid key for class level permissions`);
+
+function pointerPermission(name: string): ParseError {
+  return invalid(`${name}: pointer permissions are not supported; list users or roles ("*", a user id, "role:name", "requiresAuthentication") instead.`);
+}
+
+/**
+ * Reads a body's `classLevelPermissions`: undefined leaves them as they are; null resets them to the
+ * defaults (everything open), as in Parse Server.
+ * @returns the permissions to store, or undefined when the body has none.
+ * @throws ParseError 107 "'<key>' is not a valid key for class level permissions" for a principal
+ *   outside Parse's forms (`' *'`, `'12345 '`), "<name> is not a valid operation for class level
+ *   permissions" for an unknown action, and 107 for any other malformed entry.
+ */
+export function parseClassLevelPermissions(raw: unknown): ClassLevelPermissions | undefined {
+  if (raw === undefined) return undefined;
+  if (raw === null) return {};
+  if (!isPlainObject(raw)) throw invalid('classLevelPermissions must be an object, e.g. {"find": {"*": true}}.');
+  const out: ClassLevelPermissions = {};
+  for (const [action, entry] of Object.entries(raw)) {
+    if (POINTER_PERMISSIONS.has(action)) throw pointerPermission(action);
+    if (action === 'protectedFields') {
+      out.protectedFields = parseProtectedFields(entry);
+      continue;
+    }
+    if (!(ACTIONS as readonly string[]).includes(action)) {
+      throw invalid(`${action} is not a valid operation for class level permissions; use ${ACTIONS.join(', ')} or protectedFields.`);
+    }
+    if (!isPlainObject(entry)) throw invalid(`'${JSON.stringify(entry)}' is not a valid value for class level permissions ${action} - must be an object`);
+    for (const [principal, allowed] of Object.entries(entry)) {
+      if (principal === 'pointerFields') throw pointerPermission(`${action}.pointerFields`);
+      if (!isActionKey(principal)) throw badKey(principal);
+      if (allowed !== true) throw invalid(`'${JSON.stringify(allowed)}' is not a valid value for class level permissions ${action}:${principal}; use true.`);
+    }
+    out[action as (typeof ACTIONS)[number]] = entry as Record<string, boolean>;
+  }
+  return out;
+}
+
+function parseProtectedFields(entry: unknown): Record<string, string[]> {
+  if (!isPlainObject(entry)) throw invalid('classLevelPermissions.protectedFields must map principals to arrays of field names.');
+  for (const [principal, fields] of Object.entries(entry)) {
+    if (!isProtectedFieldsKey(principal)) throw badKey(principal);
+    if (!Array.isArray(fields) || !fields.every((f) => typeof f === 'string')) {
+      throw invalid(`'${JSON.stringify(fields)}' is not a valid value for protectedFields[${principal}] - expected an array of field names.`);
+    }
+  }
+  return entry as Record<string, string[]>;
+}
