@@ -4,7 +4,8 @@
  *
  * The walk here validates the shape and dispatches each operator to one small function
  * (operators.ts, geo.ts, subquery.ts). Semantics are Mongo's, as Parse Server's reference backend
- * answers them: type-exact comparisons, array fields matched element-wise, `$ne`/`$nin`/`$notInQuery`/
+ * answers them: type-exact comparisons, array fields matched element-wise (also through a dotted key,
+ * `sender.group`, while `items.1.value` picks an element by index), `$ne`/`$nin`/`$notInQuery`/
  * `$dontSelect`/`$nor` matching missing fields. The SQL needs the functions of functions.ts.
  */
 import type { QueryAccess } from '../auth/context.js';
@@ -75,17 +76,31 @@ function compileLogical(ctx: Ctx, op: string, className: string, alias: string, 
   return op === '$or' ? or(parts) : not(or(parts));
 }
 
+/**
+ * Splits a typed value merged with operators, as the SDK builds `equalTo(p)` followed by
+ * `doesNotMatchKeyInQuery(p, ...)`: `{"__type": "Pointer", ..., "$dontSelect": {...}}` is the value
+ * without its `$` keys, equalled, and those operators.
+ */
+function splitTyped(value: Record<string, unknown>): [Record<string, unknown> | undefined, Record<string, unknown>] {
+  if (!('__type' in value)) return [undefined, value];
+  const literal: Record<string, unknown> = {};
+  const ops: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value)) (k.startsWith('$') ? ops : literal)[k] = v;
+  return [literal, ops];
+}
+
 /** The value of one field key: an operator object (`{"$gt": 1, "$lt": 5}`) or a value to equal. */
 function compileField(ctx: Ctx, field: FieldRef, value: unknown): SqlFragment {
   if (!isPlainObject(value) || !Object.keys(value).some((k) => k.startsWith('$'))) return $eq(ctx, field, value, {});
-  const ops = value;
-  return and(
-    Object.entries(ops).map(([op, arg]) => {
+  const [literal, ops] = splitTyped(value);
+  return and([
+    literal ? $eq(ctx, field, literal, {}) : TRUE,
+    ...Object.entries(ops).map(([op, arg]) => {
       const operator = Object.hasOwn(FIELD_OPERATORS, op) ? FIELD_OPERATORS[op] : undefined;
       if (!operator) throw invalidQuery(op.startsWith('$') ? `Unknown operator: ${op}` : `Cannot mix ${op} with operators`);
       return operator(ctx, field, arg, ops);
     }),
-  );
+  ]);
 }
 
 function compileNode(ctx: Ctx, className: string, alias: string, where: unknown): SqlFragment {
@@ -95,7 +110,10 @@ function compileNode(ctx: Ctx, className: string, alias: string, where: unknown)
     Object.entries(where).map(([key, value]) => {
       if (key === '$or' || key === '$and' || key === '$nor') return compileLogical(ctx, key, className, alias, value);
       if (key === '$relatedTo') return relatedTo(ctx, className, alias, value);
-      if (key.startsWith('$')) throw invalidQuery(`Unknown operator: ${key}`);
+      // Parse Server's validateQuery: a `$` key other than these is an invalid key name, and the ACL
+      // (kept apart from the fields) cannot be queried.
+      if (key.startsWith('$')) throw invalidKey(key);
+      if (key === 'ACL') throw invalidQuery('Cannot query on ACL.');
       ctx.options.access?.checkField(className, key, 'query');
       return compileField(ctx, fieldRef(ctx.options, className, alias, key), value);
     }),
@@ -111,21 +129,27 @@ function checkAlias(alias: string): void {
  * `{"score": {"$gte": 10}}` → `json_extract(t.data, '$."score"') >= ? AND json_type(...) IN ('integer','real')`
  * with params `[10]`; `'1'` for an empty (or absent) where.
  *
- * Throws ParseError 102 for an unknown operator, a malformed value (`$in: 3`, `$exists: "yes"`, a bad
- * `$regex`, a malformed geo value, an empty `$or`) or an unknown class in a sub-query; 105 for a key
- * that breaks Parse's field-name rule. Fields the schema does not know are allowed (they hold nothing).
- * With `options.access`, throws 119 for a protected field or a sub-query into a class CLP keeps from the caller.
+ * Throws ParseError 102 for an unknown operator, a malformed value (`$exists: "yes"`, a bad `$regex`, an
+ * empty `$or`), a query on `ACL` or an unknown class in a sub-query; 107 where Parse Server answers it
+ * (`$in`/`$nin`/`$all`/`$containedBy` that are no arrays, a malformed geo value or `$text`, a bad
+ * `$relativeTime`); 105 for a key that breaks Parse's field-name rule (a top-level `$foo` too). Fields
+ * the schema does not know are allowed (they hold nothing). With `options.access`, throws 119 for a
+ * protected field or a sub-query into a class CLP keeps from the caller.
  */
 export function compileWhere(className: string, alias: string, where: unknown, options: CompileOptions): SqlFragment {
   checkAlias(alias);
   return newContext(options).where(className, alias, where);
 }
 
+/** Parse.com's storage names of the two dates, which Parse Server accepts in `order` for them. */
+const ORDER_ALIASES: Readonly<Record<string, string>> = { _created_at: 'createdAt', _updated_at: 'updatedAt' };
+
 /**
  * The ORDER BY list (without ORDER BY) for Parse's `order` parameter ("score,-createdAt": a leading `-`
- * sorts descending). Dates sort by ISO string, Pointers by objectId, Files by name. `$score` (text
- * relevance, which this compiler does not compute) is skipped. Returns '' for an empty order; throws
- * ParseError 105 for a bad key name, 119 for a field protected from the caller (`options.access`).
+ * sorts descending; `_created_at`/`_updated_at` name createdAt/updatedAt, as Parse Server reads them).
+ * Dates sort by ISO string, Pointers by objectId, Files by name. `$score` (text relevance, which this
+ * compiler does not compute) is skipped. Returns '' for an empty order; throws ParseError 105 for a bad
+ * key name, 119 for a field protected from the caller (`options.access`).
  */
 export function compileOrder(className: string, alias: string, order: string, options: CompileOptions): string {
   checkAlias(alias);
@@ -134,7 +158,8 @@ export function compileOrder(className: string, alias: string, order: string, op
     const item = raw.trim();
     if (item === '' || item === '$score') continue;
     const descending = item.startsWith('-');
-    const key = descending ? item.slice(1) : item;
+    const named = descending ? item.slice(1) : item;
+    const key = Object.hasOwn(ORDER_ALIASES, named) ? ORDER_ALIASES[named]! : named;
     if (key === '') throw invalidKey(item);
     options.access?.checkField(className, key, 'sort');
     const field = fieldRef(options, className, alias, key);
@@ -143,6 +168,16 @@ export function compileOrder(className: string, alias: string, order: string, op
     terms.push(`${target.kind === 'column' ? target.at() : target.at(sub)} ${descending ? 'DESC' : 'ASC'}`);
   }
   return terms.join(', ');
+}
+
+/**
+ * Checks a query's `where` and `order` as compileWhere and compileOrder do, for a class that has no
+ * table yet: Parse Server refuses a bad key, operator or value (105/102/107) whether or not the
+ * class exists. Throws as those two do; returns nothing.
+ */
+export function checkQuery(className: string, where: unknown, order: string | undefined, options: CompileOptions): void {
+  compileWhere(className, 't', where, options);
+  if (order) compileOrder(className, 't', order, options);
 }
 
 /** The `$nearSphere` operator objects of a where's top level (and of its `$and` members). */

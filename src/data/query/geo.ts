@@ -3,13 +3,17 @@
  * `$maxDistance`/`$maxDistanceInRadians`/`$maxDistanceInKilometers`/`$maxDistanceInMiles`,
  * `$within: {$box: [southwest, northeast]}`, `$geoWithin: {$polygon}` / `{$centerSphere}` on GeoPoint
  * fields and `$geoIntersects: {$point}` on Polygon fields. Distances are great-circle radians (earth
- * radius 6371 km, 3958.8 mi); polygons are planar in degrees, edges included.
+ * radius 6371 km, 3958.8 mi); polygons are planar in degrees, edges included. A malformed geo value
+ * answers 107, as Parse Server codes them ("bad $geoWithin value; ..."); a misplaced operator 102.
  */
 import type { SqlFragment } from './compile.js';
 import { EARTH_RADIUS_KM, EARTH_RADIUS_MILES } from './functions.js';
 import type { FieldOperator } from './operators.js';
-import { FALSE, FN, TRUE, and, anyOf, frag, invalidQuery, isPlainObject, type Target } from './sql.js';
+import { FALSE, FN, TRUE, and, anyOf, frag, invalidJson, invalidQuery, isPlainObject, type Target } from './sql.js';
 import { parseGeoPoint, type GeoPoint } from './values.js';
+
+/** A GeoPoint of a geo operator; 107 when malformed or out of range. */
+const geoPoint = (value: unknown): GeoPoint => parseGeoPoint(value, invalidJson);
 
 const MAX_DISTANCE: Record<string, number> = {
   $maxDistance: 1,
@@ -33,13 +37,13 @@ function maxDistance(ops: Readonly<Record<string, unknown>>): number | undefined
   if (given.length > 1) throw invalidQuery(`Give only one of ${given.join(', ')}`);
   if (given.length === 0) return undefined;
   const value = ops[given[0]!];
-  if (!isNumber(value) || value < 0) throw invalidQuery(`${given[0]} needs a number ≥ 0`);
+  if (!isNumber(value) || value < 0) throw invalidJson(`${given[0]} needs a number ≥ 0`);
   return value / MAX_DISTANCE[given[0]!]!;
 }
 
 /** `$nearSphere: GeoPoint` (+ a max distance): a GeoPoint within the radius; sorting is nearSphereOrder's. */
 export const $nearSphere: FieldOperator = (ctx, field, value, ops) => {
-  const point = parseGeoPoint(value);
+  const point = geoPoint(value);
   const max = maxDistance(ops);
   return anyOf(ctx, field, (t) => {
     if (max === undefined) return isGeoPoint(t);
@@ -58,16 +62,16 @@ export const $maxDistance: FieldOperator = (_ctx, _field, _value, ops) => {
 /** The single key of a geo operator's object, e.g. `$box` of `{$box: [...]}`. */
 function onlyKey(value: unknown, op: string, allowed: readonly string[]): [string, unknown] {
   const entries = isPlainObject(value) ? Object.entries(value) : [];
-  if (entries.length !== 1 || !allowed.includes(entries[0]![0])) throw invalidQuery(`${op} needs one of ${allowed.join(', ')}`);
+  if (entries.length !== 1 || !allowed.includes(entries[0]![0])) throw invalidJson(`bad ${op} value; it needs one of ${allowed.join(', ')}`);
   return entries[0]!;
 }
 
 /** `$within: {$box: [southwest, northeast]}`; a box whose west edge is east of its east edge wraps the antimeridian. */
 export const $within: FieldOperator = (ctx, field, value) => {
   const [, box] = onlyKey(value, '$within', ['$box']);
-  if (!Array.isArray(box) || box.length !== 2) throw invalidQuery('$box needs [southwest, northeast]');
-  const [sw, ne] = box.map(parseGeoPoint) as [GeoPoint, GeoPoint];
-  if (sw.latitude > ne.latitude) throw invalidQuery('$box: the southwest corner must be south of the northeast corner');
+  if (!Array.isArray(box) || box.length !== 2) throw invalidJson('bad $within value; $box needs [southwest, northeast]');
+  const [sw, ne] = box.map(geoPoint) as [GeoPoint, GeoPoint];
+  if (sw.latitude > ne.latitude) throw invalidJson('bad $within value; the southwest corner of $box must be south of the northeast corner');
   return anyOf(ctx, field, (t) => {
     const lat = t.at(['latitude']);
     const lng = t.at(['longitude']);
@@ -87,13 +91,14 @@ function polygonCorners(value: unknown): [number, number][] {
   if (isPlainObject(value) && value.__type === 'Polygon') {
     const coords = value.coordinates;
     const ok = Array.isArray(coords) && coords.every((c) => Array.isArray(c) && c.length === 2 && isNumber(c[0]) && isNumber(c[1]));
-    if (!ok || coords.length < 3) throw invalidQuery('A Polygon needs at least three [latitude, longitude] corners');
+    if (!ok || coords.length < 3) throw invalidJson('bad $geoWithin value; Polygon.coordinates should hold at least three [latitude, longitude] corners');
     return coords.map((c) => {
-      const p = parseGeoPoint({ __type: 'GeoPoint', latitude: c[0], longitude: c[1] });
+      const p = geoPoint({ __type: 'GeoPoint', latitude: c[0], longitude: c[1] });
       return [p.latitude, p.longitude];
     });
   }
-  if (!Array.isArray(value) || value.length < 3) throw invalidQuery('$polygon needs at least three GeoPoints or a Polygon');
+  if (!Array.isArray(value)) throw invalidJson('bad $geoWithin value; $polygon should be a Polygon or an array of GeoPoints');
+  if (value.length < 3) throw invalidJson('bad $geoWithin value; $polygon should hold at least three GeoPoints');
   return value.map((v) => {
     const p = pointOrPair(v);
     return [p.latitude, p.longitude];
@@ -102,8 +107,8 @@ function polygonCorners(value: unknown): [number, number][] {
 
 /** A GeoPoint or a Mongo-style `[longitude, latitude]` pair (the SDK's `withinRadians` sends those). */
 function pointOrPair(value: unknown): GeoPoint {
-  if (Array.isArray(value) && value.length === 2) return parseGeoPoint({ __type: 'GeoPoint', latitude: value[1], longitude: value[0] });
-  return parseGeoPoint(value);
+  if (Array.isArray(value) && value.length === 2) return geoPoint({ __type: 'GeoPoint', latitude: value[1], longitude: value[0] });
+  return geoPoint(value);
 }
 
 /** `$geoWithin: {$polygon: ...}` (inside or on the edge) or `{$centerSphere: [center, radians]}`. */
@@ -114,7 +119,7 @@ export const $geoWithin: FieldOperator = (ctx, field, value) => {
     return anyOf(ctx, field, (t) => and([isGeoPoint(t), frag(`${FN.inPolygon}(${t.at(['latitude'])}, ${t.at(['longitude'])}, ?)`, ring)]));
   }
   if (!Array.isArray(shape) || shape.length !== 2 || !isNumber(shape[1]) || shape[1] < 0) {
-    throw invalidQuery('$centerSphere needs [center, radius in radians]');
+    throw invalidJson('bad $geoWithin value; $centerSphere needs [center, radius in radians ≥ 0]');
   }
   const center = pointOrPair(shape[0]);
   const radius = shape[1];
@@ -127,7 +132,7 @@ export const $geoWithin: FieldOperator = (ctx, field, value) => {
 /** `$geoIntersects: {$point: GeoPoint}` on a Polygon field: the polygon contains the point (edges included). */
 export const $geoIntersects: FieldOperator = (ctx, field, value) => {
   const [, point] = onlyKey(value, '$geoIntersects', ['$point']);
-  const p = parseGeoPoint(point);
+  const p = geoPoint(point);
   return anyOf(ctx, field, (t) => {
     if (t.kind !== 'data' && t.kind !== 'element') return FALSE;
     return and([frag(`${t.at(['__type'])} = 'Polygon'`), frag(`${FN.inPolygon}(?, ?, ${t.at(['coordinates'])})`, p.latitude, p.longitude)]);

@@ -5,6 +5,7 @@
  */
 import type { SqlFragment } from './compile.js';
 import { REGEX_OPTIONS, toRegExp } from './pattern.js';
+import { isRelativeTime, relativeDate } from './relativeTime.js';
 import {
   FALSE,
   FN,
@@ -13,10 +14,12 @@ import {
   anyOf,
   elementTarget,
   frag,
+  invalidJson,
   invalidQuery,
   isColumn,
   isPlainObject,
   not,
+  throughArray,
   type Ctx,
   type FieldRef,
   type Target,
@@ -27,24 +30,44 @@ import { fieldTypeExpr, jsonPath } from '../storage/sqlite/layout.js';
 /** One operator of a field's operator object; `ops` is that whole object (for `$options`, `$maxDistance`...). */
 export type FieldOperator = (ctx: Ctx, field: FieldRef, value: unknown, ops: Readonly<Record<string, unknown>>) => SqlFragment;
 
+/** The list of `$in`/`$nin`/`$all`; anything else answers 107 "bad $in value", as Parse Server does. */
 const listOf = (value: unknown, op: string): unknown[] => {
-  if (!Array.isArray(value)) throw invalidQuery(`${op} needs an array`);
+  if (!Array.isArray(value)) throw invalidJson(`bad ${op} value`);
   return value;
 };
 
+/**
+ * A value compared with `field`: on a Pointer field a bare string is the objectId of the pointer
+ * (Parse Server matches `equalTo('child', id)` and `containedIn('child', [id])` so).
+ */
+const literalFor = (field: FieldRef, value: unknown): Literal =>
+  field.type === 'Pointer' && typeof value === 'string' ? { kind: 'pointer', objectId: value } : parseLiteral(value);
+
+/** Parse Server's 107 for `$relativeTime` outside the four range operators. */
+function refuseRelativeTime(value: unknown): void {
+  if (isRelativeTime(value)) throw invalidJson('$relativeTime can only be used with the $lt, $lte, $gt, and $gte operators');
+}
+
 /** `{"f": v}` / `$eq`: equal, or on an Array field, contains (or equals the whole array). */
 export const $eq: FieldOperator = (ctx, field, value) => {
-  const lit = parseLiteral(value);
+  refuseRelativeTime(value);
+  const lit = literalFor(field, value);
   return anyOf(ctx, field, (t) => equals(t, lit), needsWhole([lit]));
 };
 
 /** `$ne`: the negation of `$eq`; a missing field matches. */
 export const $ne: FieldOperator = (ctx, field, value, ops) => not($eq(ctx, field, value, ops));
 
+/** A Date `{"$relativeTime": ...}` names, on a field that holds Dates (or that the schema does not know). */
+function relativeLiteral(field: FieldRef, value: Record<string, unknown>): Literal {
+  if (field.type !== undefined && field.type !== 'Date') throw invalidJson('$relativeTime can only be used with Date field');
+  return { kind: 'date', iso: relativeDate(value) };
+}
+
 const range =
   (op: '<' | '<=' | '>' | '>=', name: string): FieldOperator =>
   (ctx, field, value) => {
-    const lit = parseRangeLiteral(value, name);
+    const lit = isRelativeTime(value) ? relativeLiteral(field, value) : parseRangeLiteral(value, name);
     return anyOf(ctx, field, (t) => compares(t, op, lit));
   };
 
@@ -55,17 +78,28 @@ export const $gte = range('>=', '$gte');
 
 /** `$in`: equal to one of the values (on an Array field: contains one of them). */
 export const $in: FieldOperator = (ctx, field, value) => {
-  const lits = listOf(value, '$in').map(parseLiteral);
+  const lits = listOf(value, '$in').map((v) => literalFor(field, v));
   return anyOf(ctx, field, (t) => oneOf(t, lits), needsWhole(lits));
 };
 
 /** `$nin`: the negation of `$in`; a missing field matches. */
-export const $nin: FieldOperator = (ctx, field, value, ops) => not($in(ctx, field, value, ops));
+export const $nin: FieldOperator = (ctx, field, value, ops) => {
+  listOf(value, '$nin');
+  return not($in(ctx, field, value, ops));
+};
 
-/** `$exists`: the key is present (a JSON null counts as present, as in Mongo). */
-export const $exists: FieldOperator = (_ctx, field, value) => {
+/**
+ * `$exists`: the key is present (a JSON null counts as present, as in Mongo); through an Array field
+ * (`sender.group`), present in some element.
+ */
+export const $exists: FieldOperator = (ctx, field, value) => {
+  refuseRelativeTime(value);
   if (typeof value !== 'boolean') throw invalidQuery('$exists needs true or false');
   if (isColumn(field)) return value ? TRUE : FALSE;
+  if (throughArray(field)) {
+    const some = anyOf(ctx, field, (t) => frag(`${t.typeAt()} IS NOT NULL`));
+    return value ? some : not(some);
+  }
   return frag(`${fieldTypeExpr(field.alias, field.path)} ${value ? 'IS NOT NULL' : 'IS NULL'}`);
 };
 
@@ -136,14 +170,17 @@ export const $options: FieldOperator = (_ctx, _field, _value, ops) => {
   return TRUE;
 };
 
-/** An element of `$all`: a value, or `{"$regex": ...}` as the SDKs send for `containsAllStartingWith`. */
+/**
+ * An element of `$all`: a value, or `{"$regex": ...}` as the SDKs send for `containsAllStartingWith`.
+ * Any other operator object matches nothing, as Parse Server answers.
+ */
 function allElement(ctx: Ctx, field: FieldRef, value: unknown): SqlFragment {
-  if (isPlainObject(value) && '$regex' in value) {
-    if (Object.keys(value).some((k) => k !== '$regex' && k !== '$options')) throw invalidQuery('$all: a pattern takes only $regex and $options');
+  if (isPlainObject(value) && Object.keys(value).some((k) => k.startsWith('$'))) {
+    if (!('$regex' in value) || Object.keys(value).some((k) => k !== '$regex' && k !== '$options')) return FALSE;
     const args = regexArgs(value.$regex, value.$options);
     return anyOf(ctx, field, (t) => matchesRegex(t, args));
   }
-  const lit = parseLiteral(value);
+  const lit = literalFor(field, value);
   return anyOf(ctx, field, (t) => equals(t, lit), needsWhole([lit]));
 }
 
@@ -156,7 +193,8 @@ export const $all: FieldOperator = (ctx, field, value) => {
 
 /** `$containedBy`: the field is an array whose every element is one of the values ([] qualifies). */
 export const $containedBy: FieldOperator = (ctx, field, value) => {
-  const lits: Literal[] = listOf(value, '$containedBy').map(parseLiteral);
+  if (!Array.isArray(value)) throw invalidJson('bad $containedBy: should be an array');
+  const lits: Literal[] = value.map(parseLiteral);
   if (isColumn(field) || field.type === 'Relation') return FALSE;
   const each = ctx.alias('je');
   const path = jsonPath(field.path);
@@ -167,17 +205,22 @@ export const $containedBy: FieldOperator = (ctx, field, value) => {
   ]);
 };
 
-/** `$text: {$search: {$term, $caseSensitive?, $diacriticSensitive?, $language?}}`: every term word present. */
+/**
+ * `$text: {$search: {$term, $caseSensitive?, $diacriticSensitive?, $language?}}`: every term word
+ * present. A malformed `$text` answers 107, as Parse Server does.
+ */
 export const $text: FieldOperator = (ctx, field, value) => {
   const search = isPlainObject(value) ? value.$search : undefined;
   if (!isPlainObject(value) || Object.keys(value).some((k) => k !== '$search') || !isPlainObject(search)) {
-    throw invalidQuery('$text needs {"$search": {"$term": ...}}');
+    throw invalidJson('bad $text: $search, should be an object such as {"$search": {"$term": ...}}');
   }
   const { $term, $caseSensitive = false, $diacriticSensitive = false, $language = 'none' } = search;
   const known = ['$term', '$caseSensitive', '$diacriticSensitive', '$language'];
-  if (typeof $term !== 'string' || Object.keys(search).some((k) => !known.includes(k))) throw invalidQuery('$search needs a string $term');
+  const unknown = Object.keys(search).find((k) => !known.includes(k));
+  if (unknown !== undefined) throw invalidJson(`bad $text: unknown option ${unknown} in $search`);
+  if (typeof $term !== 'string') throw invalidJson('bad $text: $term, should be a string');
   if (typeof $caseSensitive !== 'boolean' || typeof $diacriticSensitive !== 'boolean' || typeof $language !== 'string') {
-    throw invalidQuery('$caseSensitive and $diacriticSensitive must be booleans, $language a string');
+    throw invalidJson('bad $text: $caseSensitive and $diacriticSensitive should be booleans, $language a string');
   }
   return anyOf(ctx, field, (t) => {
     if (t.kind === 'relation') return FALSE;

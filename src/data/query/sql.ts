@@ -27,6 +27,8 @@ export const frag = (sql: string, ...params: unknown[]): SqlFragment => ({ sql, 
 
 export const invalidQuery = (message: string) => new ParseError(ParseCode.INVALID_QUERY, message);
 export const invalidKey = (name: string) => new ParseError(ParseCode.INVALID_KEY_NAME, `Invalid key name: ${name}`);
+/** A malformed operator value where Parse Server answers 107 (`bad $in value`, `bad $geoWithin value`...). */
+export const invalidJson = (message: string) => new ParseError(ParseCode.INVALID_JSON, message);
 
 /** Conjunction; drops always-true parts and collapses to `0` when a part is always false. */
 export function and(parts: readonly SqlFragment[]): SqlFragment {
@@ -80,13 +82,17 @@ export const columnTarget = (alias: string, column: string): Target => ({
   typeAt: (sub = []) => (sub.length ? 'NULL' : `'text'`),
 });
 
-/** An element of `json_each(...) AS <each>`; sub-paths are read only from object elements. */
-export const elementTarget = (each: string): Target => {
+/**
+ * An element of `json_each(...) AS <each>`, or with `base` the value at that path inside it (the
+ * `group` of `sender.group` when `sender` is an array of objects); sub-paths are read only from
+ * object elements.
+ */
+export const elementTarget = (each: string, base: readonly string[] = []): Target => {
   const obj = `CASE WHEN ${each}.type = 'object' THEN ${each}.value END`;
   return {
     kind: 'element',
-    at: (sub = []) => (sub.length ? `json_extract(${obj}, ${jsonPath(sub)})` : `${each}.value`),
-    typeAt: (sub = []) => (sub.length ? `json_type(${obj}, ${jsonPath(sub)})` : `${each}.type`),
+    at: (sub = []) => (base.length + sub.length ? `json_extract(${obj}, ${jsonPath([...base, ...sub])})` : `${each}.value`),
+    typeAt: (sub = []) => (base.length + sub.length ? `json_type(${obj}, ${jsonPath([...base, ...sub])})` : `${each}.type`),
   };
 };
 
@@ -105,6 +111,8 @@ export interface FieldRef {
   readonly path: readonly string[];
   readonly type?: FieldTypeName;
   readonly targetClass?: string;
+  /** The schema type of `path[0]` when the key is dotted. */
+  readonly rootType?: FieldTypeName;
 }
 
 /** State shared by one compilation: options, unique aliases and the recursion into sub-wheres. */
@@ -123,10 +131,18 @@ export const isPlainObject = (v: unknown): v is Record<string, unknown> => {
 export const isClassName = (name: unknown): name is string =>
   typeof name === 'string' && (CLASS_NAME.test(name) || (SYSTEM_CLASSES as readonly string[]).includes(name));
 
-/** Splits and checks a (dotted) key; throws 105 when a part breaks Parse's field-name rule. */
+/** An array index in a dotted key (`items.1.value`); nine digits at most keep the JSON path sane. */
+const ARRAY_INDEX = /^\d{1,9}$/;
+
+export const isArrayIndex = (part: string | undefined): boolean => part !== undefined && ARRAY_INDEX.test(part);
+
+/**
+ * Splits and checks a (dotted) key; throws 105 when the first part breaks Parse's field-name rule
+ * or a later part is neither a field name nor an array index.
+ */
 export function keyPath(key: string): string[] {
   const path = key.split('.');
-  if (!path.every((p) => FIELD_NAME.test(p))) throw invalidKey(key);
+  if (!path.every((p, i) => FIELD_NAME.test(p) || (i > 0 && ARRAY_INDEX.test(p)))) throw invalidKey(key);
   return path;
 }
 
@@ -134,9 +150,16 @@ export function keyPath(key: string): string[] {
 export function fieldRef(options: CompileOptions, className: string, alias: string, key: string): FieldRef {
   const path = keyPath(key);
   const name = path[0]!;
-  const def = path.length === 1 ? (DEFAULT_FIELDS[name] ?? options.schema.fields(className)?.[name]) : undefined;
+  const def = DEFAULT_FIELDS[name] ?? options.schema.fields(className)?.[name];
+  if (path.length > 1) return { className, alias, path, rootType: def?.type };
   return { className, alias, path, type: def?.type, targetClass: def?.targetClass };
 }
+
+/**
+ * Whether a dotted key goes through an Array field by name (`sender.group`), so that, as in Mongo,
+ * it reads that path in every element; `items.1.value` picks one element by index instead.
+ */
+export const throughArray = (field: FieldRef): boolean => field.path.length > 1 && field.rootType === 'Array' && !isArrayIndex(field.path[1]);
 
 export const isColumn = (field: FieldRef) => field.path.length === 1 && COLUMN_FIELDS.has(field.path[0]!);
 
@@ -147,9 +170,23 @@ export const scalarTarget = (field: FieldRef): Target =>
 /**
  * Applies `pred` with Mongo's array rule: on an Array field it holds when it holds for any element
  * (and, with `whole`, for the array itself, as for `{"tags": null}` or `{"tags": [..]}`); on a Relation
- * field when it holds for any related object; otherwise for the value itself.
+ * field when it holds for any related object; on a dotted key through an Array field (`sender.group`)
+ * when it holds for that path in any element (and, with `whole`, for a missing array); otherwise for
+ * the value itself.
  */
 export function anyOf(ctx: Ctx, field: FieldRef, pred: (t: Target) => SqlFragment, whole = false): SqlFragment {
+  if (throughArray(field)) {
+    const each = ctx.alias('je');
+    const root = field.path.slice(0, 1);
+    const inner = pred(elementTarget(each, field.path.slice(1)));
+    const some =
+      inner.sql === FALSE.sql
+        ? FALSE
+        : frag(`EXISTS (SELECT 1 FROM json_each(${field.alias}.data, ${jsonPath(root)}) AS ${each} WHERE ${inner.sql})`, ...inner.params);
+    if (!whole) return some;
+    // Only a missing (or null) array is read as a whole: a path through an array reads nothing.
+    return or([and([frag(`${fieldTypeExpr(field.alias, root)} IS NOT 'array'`), pred(dataTarget(field.alias, field.path))]), some]);
+  }
   if (field.type === 'Relation' && field.path.length === 1) {
     const join = ctx.alias('rl');
     const inner = pred(relationTarget(join, field.targetClass));

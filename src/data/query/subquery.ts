@@ -7,34 +7,54 @@
  */
 import type { SqlFragment } from './compile.js';
 import type { FieldOperator } from './operators.js';
-import { FALSE, TRUE, and, anyOf, frag, invalidQuery, isClassName, isPlainObject, keyPath, not, type Ctx, type Target } from './sql.js';
+import { FALSE, TRUE, and, anyOf, elementTarget, frag, invalidQuery, isClassName, isPlainObject, keyPath, not, or, type Ctx, type Target } from './sql.js';
 import { parseLiteral } from './values.js';
 import { DEFAULT_FIELDS, type FieldTypeName } from '../types.js';
-import { COLUMN_FIELDS, classTable, fieldExpr, fieldTypeExpr, relationTable } from '../storage/sqlite/layout.js';
+import { COLUMN_FIELDS, classTable, fieldExpr, fieldTypeExpr, jsonPath, relationTable } from '../storage/sqlite/layout.js';
 
 /**
- * `{className, where}` of a sub-query; throws 102 for a bad shape or a class the schema does not know,
- * 119 when the class's CLP does not let the caller `find`. The where is the caller's (QueryAccess.scopeWhere).
+ * The class a sub-query reads: `className`, or with `redirectClassNameForKey` naming one of its
+ * Relation fields, that relation's target class (as the SDK's `relation.query()` sends it, and as
+ * Parse Server redirects a sub-query); a key that is no Relation leaves the class as it is.
+ */
+function subQueryClass(ctx: Ctx, value: Record<string, unknown>, op: string): string {
+  const className = value.className as string;
+  const redirect = value.redirectClassNameForKey;
+  if (redirect === undefined) return className;
+  if (typeof redirect !== 'string') throw invalidQuery(`${op}: redirectClassNameForKey must be a field name`);
+  const target = ctx.options.schema.fields(className)?.[redirect];
+  return target?.type === 'Relation' && target.targetClass !== undefined ? target.targetClass : className;
+}
+
+/**
+ * `{className, where, redirectClassNameForKey?}` of a sub-query; throws 102 for a bad shape or a class
+ * the schema does not know, 119 when the class's CLP does not let the caller `find` (checked for the
+ * class read after a redirect). The where is the caller's (QueryAccess.scopeWhere).
  */
 function subQuerySpec(ctx: Ctx, value: unknown, op: string): { className: string; where: unknown } {
   if (!isPlainObject(value) || !isClassName(value.className)) throw invalidQuery(`${op} needs {"className": ..., "where": {...}}`);
   if (!ctx.options.schema.fields(value.className)) throw invalidQuery(`${op}: unknown class ${value.className}`);
-  ctx.options.access?.checkFind(value.className);
+  const className = subQueryClass(ctx, value, op);
+  ctx.options.access?.checkFind(className);
   const where = value.where ?? {};
   if (!isPlainObject(where)) throw invalidQuery(`${op}: where must be an object`);
-  return { className: value.className, where: ctx.options.access?.scopeWhere(value.className, where) ?? where };
+  return { className, where: ctx.options.access?.scopeWhere(className, where) ?? where };
 }
 
-/** `FROM <table> AS <alias> WHERE <sub-where AND readable AND extra>` of a sub-query, with a fresh alias. */
+/**
+ * `FROM <table> AS <alias><join> WHERE <sub-where AND readable AND extra>` of a sub-query, with a fresh
+ * alias; `join` adds sources that read the row (`, json_each(<alias>.data, ...) AS je`).
+ */
 function subQuerySource(
   ctx: Ctx,
   className: string,
   where: unknown,
   extra: (alias: string) => SqlFragment = () => TRUE,
+  join: (alias: string) => string = () => '',
 ): { alias: string; sql: string; params: unknown[] } {
   const alias = ctx.alias('sq');
   const cond = and([ctx.where(className, alias, where), ctx.options.readable?.(className, alias) ?? TRUE, extra(alias)]);
-  return { alias, sql: `FROM ${classTable(className)} AS ${alias} WHERE ${cond.sql}`, params: cond.params };
+  return { alias, sql: `FROM ${classTable(className)} AS ${alias}${join(alias)} WHERE ${cond.sql}`, params: cond.params };
 }
 
 /** A pointer at `t` to one of the rows of the sub-query. */
@@ -57,10 +77,39 @@ export const $notInQuery: FieldOperator = (ctx, field, value, ops) => not($inQue
 const typeClass = (typeSql: string) => `CASE ${typeSql} WHEN 'real' THEN 'integer' ELSE ${typeSql} END`;
 
 /**
+ * A value at `t` equal to an element of the Array `key` of a row the sub-query finds (Parse Server
+ * flattens the selected arrays into one `$in` list): pointer elements by objectId, other objects never,
+ * anything else by value and JSON type.
+ */
+function selectedFromArray(ctx: Ctx, t: Target, key: string[], className: string, where: unknown): SqlFragment {
+  /** `FROM <rows>, json_each(<key>) AS je WHERE ... AND <elements>`, and the element's alias. */
+  const elements = (condition: (each: string) => string) => {
+    const each = ctx.alias('je');
+    const src = subQuerySource(ctx, className, where, () => frag(condition(each)), (alias) => `, json_each(${alias}.data, ${jsonPath(key)}) AS ${each}`);
+    return { each, ...src };
+  };
+  const p = elements((each) => `${each}.type = 'object' AND ${elementTarget(each).at(['__type'])} = 'Pointer'`);
+  const pointers = frag(`${t.at(['objectId'])} IN (SELECT ${elementTarget(p.each).at(['objectId'])} ${p.sql})`, ...p.params);
+  if (t.kind === 'relation') return pointers;
+  const v = elements((each) => `${each}.type NOT IN ('object', 'array')`);
+  const scalars = frag(`(${t.at()}, ${typeClass(t.typeAt())}) IN (SELECT ${v.each}.value, ${typeClass(`${v.each}.type`)} ${v.sql})`, ...v.params);
+  return or([pointers, scalars]);
+}
+
+/** The objectId of the pointer at `t`, as a target of its own. */
+const objectIdOf = (t: Target): Target => ({
+  kind: 'data',
+  at: (sub = []) => t.at(['objectId', ...sub]),
+  typeAt: (sub = []) => t.typeAt(['objectId', ...sub]),
+});
+
+/**
  * How a value at `t` compares with the `$select` key's values: Pointers by objectId, Dates by ISO
- * string, Files by name, anything else by value and JSON type (so "1" never equals 1).
+ * string, Files by name, elements of an Array key each, anything else by value and JSON type (so "1"
+ * never equals 1).
  */
 function selectedBy(ctx: Ctx, t: Target, keyType: FieldTypeName | undefined, key: string[], className: string, where: unknown): SqlFragment {
+  if (keyType === 'Array') return selectedFromArray(ctx, t, key, className, where);
   const isColumn = key.length === 1 && COLUMN_FIELDS.has(key[0]!);
   const typed = keyType === 'Pointer' || keyType === 'File' || keyType === 'Date' || isColumn;
   const subOf = (column: boolean) =>
@@ -83,7 +132,11 @@ export const $select: FieldOperator = (ctx, field, value) => {
   const key = keyPath(value.key);
   ctx.options.access?.checkField(className, value.key, 'query');
   const keyType = key.length === 1 ? (DEFAULT_FIELDS[key[0]!] ?? ctx.options.schema.fields(className)?.[key[0]!])?.type : undefined;
-  return anyOf(ctx, field, (t) => (t.kind === 'relation' && keyType !== 'Pointer' ? FALSE : selectedBy(ctx, t, keyType, key, className, where)));
+  const comparable = (t: Target) => t.kind !== 'relation' || keyType === 'Pointer' || keyType === 'Array';
+  // A Pointer field compares its objectId with a key of strings (objectId, a String field), as it
+  // matches a bare objectId in `$in`.
+  const byId = field.type === 'Pointer' && keyType !== 'Pointer' && keyType !== 'Array';
+  return anyOf(ctx, field, (t) => (comparable(t) ? selectedBy(ctx, byId ? objectIdOf(t) : t, keyType, key, className, where) : FALSE));
 };
 
 /** `$dontSelect`: the negation of `$select`; a missing value matches. */

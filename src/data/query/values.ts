@@ -5,6 +5,7 @@
  * never matches "4" or an array, `true` never matches 1.
  */
 import type { SqlFragment } from './compile.js';
+import type { ParseError } from '../errors.js';
 import { FALSE, TRUE, and, frag, invalidQuery, isPlainObject, or, type Target } from './sql.js';
 
 export type Literal =
@@ -13,7 +14,8 @@ export type Literal =
   | { kind: 'boolean'; value: boolean }
   | { kind: 'null' }
   | { kind: 'date'; iso: string }
-  | { kind: 'pointer'; className: string; objectId: string }
+  /** Without className (`{"__type":"Pointer","objectId":…}`, or a bare objectId on a Pointer field): any class. */
+  | { kind: 'pointer'; className?: string; objectId: string }
   | { kind: 'file'; name: string }
   /** GeoPoint, Polygon, Bytes, plain objects and arrays: compared as whole JSON values. */
   | { kind: 'json'; json: string };
@@ -32,12 +34,15 @@ export function normalizeIso(iso: unknown): string {
   return new Date(time).toISOString();
 }
 
-/** `{"__type":"GeoPoint","latitude","longitude"}` in range; throws 102 otherwise. */
-export function parseGeoPoint(value: unknown): GeoPoint {
-  if (!isPlainObject(value) || value.__type !== 'GeoPoint') throw invalidQuery('Expected a GeoPoint');
+/**
+ * `{"__type":"GeoPoint","latitude","longitude"}` in range; throws `fail(message)` otherwise (102 by
+ * default; the geo operators pass 107, as Parse Server codes a malformed geo value).
+ */
+export function parseGeoPoint(value: unknown, fail: (message: string) => ParseError = invalidQuery): GeoPoint {
+  if (!isPlainObject(value) || value.__type !== 'GeoPoint') throw fail('Expected a GeoPoint');
   const { latitude, longitude } = value;
   if (!isNumber(latitude) || !isNumber(longitude) || Math.abs(latitude) > 90 || Math.abs(longitude) > 180) {
-    throw invalidQuery('Invalid GeoPoint: latitude must be within [-90, 90] and longitude within [-180, 180]');
+    throw fail('Invalid GeoPoint: latitude must be within [-90, 90] and longitude within [-180, 180]');
   }
   return { latitude, longitude };
 }
@@ -59,7 +64,10 @@ export function parseLiteral(value: unknown): Literal {
     case 'Date':
       return { kind: 'date', iso: normalizeIso(value.iso) };
     case 'Pointer':
-      if (typeof value.className !== 'string' || typeof value.objectId !== 'string') throw invalidQuery('A Pointer needs className and objectId');
+      // Parse Server matches a Pointer without className by objectId (the SDK sends those for relations).
+      if ((value.className !== undefined && typeof value.className !== 'string') || typeof value.objectId !== 'string') {
+        throw invalidQuery('A Pointer needs an objectId (and a className, if any, as a string)');
+      }
       return { kind: 'pointer', className: value.className, objectId: value.objectId };
     case 'File':
       if (typeof value.name !== 'string') throw invalidQuery('A File needs a name');
@@ -121,7 +129,7 @@ function columnOperand(t: Target, lit: Literal): Operand {
 function operand(t: Target, lit: Exclude<Literal, { kind: 'null' }>): Operand | undefined {
   if (t.kind === 'column') return columnOperand(t, lit);
   if (t.kind === 'relation') {
-    if (lit.kind !== 'pointer' || (t.className !== undefined && t.className !== lit.className)) return undefined;
+    if (lit.kind !== 'pointer' || (t.className !== undefined && lit.className !== undefined && t.className !== lit.className)) return undefined;
     return { expr: t.at(['objectId']), param: lit.objectId, placeholder: '?', group: 'pointer' };
   }
   const typed = (sub: string[], types: string, param: unknown, group: string): Operand => ({
@@ -145,10 +153,10 @@ function operand(t: Target, lit: Exclude<Literal, { kind: 'null' }>): Operand | 
     case 'pointer':
       return {
         expr: t.at(['objectId']),
-        guard: frag(`${t.at(['className'])} = ?`, lit.className),
+        guard: lit.className === undefined ? frag(`${t.at(['__type'])} = 'Pointer'`) : frag(`${t.at(['className'])} = ?`, lit.className),
         param: lit.objectId,
         placeholder: '?',
-        group: `pointer:${lit.className}`,
+        group: lit.className === undefined ? 'pointer' : `pointer:${lit.className}`,
       };
     case 'json':
       return { ...typed([], `IN ('object','array')`, lit.json, 'json'), placeholder: 'json(?)' };

@@ -27,11 +27,12 @@ export const relationTable = (ownerClass: string, field: string): string => quot
 export const COLUMN_FIELDS = new Set(['objectId', 'createdAt', 'updatedAt']);
 
 /**
- * The JSON path literal of a field path inside `data`, e.g. `$."address"."city"`. It is written into
- * the SQL text (not bound) so that SQLite can match it against expression indexes, which it does
- * only for identical text (style.md, example 8).
+ * The JSON path literal of a field path inside `data`, e.g. `$."address"."city"`; an all-digit part
+ * is an array index (`items.1.value` → `$."items"[1]."value"`, as Parse reads dotted query keys). It
+ * is written into the SQL text (not bound) so that SQLite can match it against expression indexes,
+ * which it does only for identical text (style.md, example 8).
  */
-export const jsonPath = (path: readonly string[]): string => `'$.${path.map((p) => `"${p}"`).join('.')}'`;
+export const jsonPath = (path: readonly string[]): string => `'$${path.map((p) => (/^\d+$/.test(p) ? `[${Number(p)}]` : `."${p}"`)).join('')}'`;
 
 /**
  * The SQL expression of a field path on a row of alias `alias`: a column for objectId, createdAt and
