@@ -189,7 +189,7 @@ it('GHSA-6w4q-23cf-j9jp, GHSA-5v7g-9h8f-8pgg, GHSA-jc39-686j-wp6q, GHSA-f6j3-w9v
 
 it('GHSA-g4v2-qx3q-4p64: GET /sessions/me hides the fields _Session protectedFields hide', async () => {
   const own = createTestApp(server, 'advisories-sessions');
-  const schema = await own.call('POST', '/schemas/_Session', { master: true, body: { classLevelPermissions: { protectedFields: { '*': ['installationId'] } } } });
+  const schema = await own.call('POST', '/schemas/_Session', { master: true, body: { classLevelPermissions: { find: { '*': true }, get: { '*': true }, count: { '*': true }, create: { '*': true }, update: { '*': true }, delete: { '*': true }, addField: { '*': true }, protectedFields: { '*': ['installationId'] } } } });
   expect(schema.status).toBe(200);
   const { sessionToken } = await signUp(own, 'carol', { 'X-Parse-Installation-Id': 'carol-phone' });
   const me = await own.call('GET', '/sessions/me', { sessionToken });
@@ -217,7 +217,7 @@ it('session tokens: another app’s, an expired one and a logged-out one answer 
 });
 
 it('GHSA-2m6g-crv8-p3c6, GHSA-72hp-qff8-4pvv, GHSA-r2m8-pxm9-9c4g: internal and protected fields are no query constraint, sort key or selectable key', async () => {
-  await as('master', 'POST', '/schemas/Card', { classLevelPermissions: { protectedFields: { '*': ['card'] } } });
+  await as('master', 'POST', '/schemas/Card', { classLevelPermissions: { find: { '*': true }, get: { '*': true }, count: { '*': true }, create: { '*': true }, update: { '*': true }, delete: { '*': true }, addField: { '*': true }, protectedFields: { '*': ['card'] } } });
   await as('master', 'POST', '/classes/Card', { name: 'visa', card: { number: '4111' } });
   expect(await as(undefined, 'GET', `/users${whereQuery({ _hashed_password: { $exists: true } })}`)).toMatchObject(error(400, 105, 'Invalid key name: _hashed_password'));
   expect(await as(undefined, 'GET', `/users${whereQuery({ $or: [{ username: 'x' }, { _hashed_password: { $regex: '^\\$2' } }] })}`)).toMatchObject(error(400, 105, 'Invalid key name: _hashed_password'));

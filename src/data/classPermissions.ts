@@ -26,9 +26,13 @@ function pointerPermission(name: string): ParseError {
   return invalid(`${name}: pointer permissions are not supported; list users or roles ("*", a user id, "role:name", "requiresAuthentication") instead.`);
 }
 
+/** Every action closed to clients (`{}`) and nothing protected: what Parse Server stores for actions a body leaves out. */
+const closedClp = (): ClassLevelPermissions => ({ ...Object.fromEntries(ACTIONS.map((a) => [a, {}])), protectedFields: {} });
+
 /**
  * Reads a body's `classLevelPermissions`: undefined leaves them as they are; null resets them to the
- * defaults (everything open), as in Parse Server.
+ * defaults (everything open), as in Parse Server; an object replaces them all, every action it leaves
+ * out closed to clients (`{}`), as Parse Server 9 stores them.
  * @returns the permissions to store, or undefined when the body has none.
  * @throws ParseError 107 "'<key>' is not a valid key for class level permissions" for a principal
  *   outside Parse's forms (`' *'`, `'12345 '`), "<name> is not a valid operation for class level
@@ -38,7 +42,8 @@ export function parseClassLevelPermissions(raw: unknown): ClassLevelPermissions 
   if (raw === undefined) return undefined;
   if (raw === null) return {};
   if (!isPlainObject(raw)) throw invalid('classLevelPermissions must be an object, e.g. {"find": {"*": true}}.');
-  const out: ClassLevelPermissions = {};
+  // Permissions given replace all of them: an action left out is closed to clients, as in Parse Server.
+  const out: ClassLevelPermissions = { ...closedClp() };
   for (const [action, entry] of Object.entries(raw)) {
     if (POINTER_PERMISSIONS.has(action)) throw pointerPermission(action);
     if (action === 'protectedFields') {
