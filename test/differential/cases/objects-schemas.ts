@@ -350,4 +350,17 @@ export const cases: DiffCase[] = [
       ];
     },
   },
+  {
+    name: '/schemas: permissions given replace them all; an action left out is closed to clients, null reopens',
+    run: async (api) => {
+      const cls = api.cls('Guarded');
+      const set = await schema(api, cls, { fields: { name: { type: 'String' } }, classLevelPermissions: { find: { '*': true }, protectedFields: { '*': ['name'] } } });
+      await created(api, cls, { name: 'a' });
+      const found = await api.call('GET', `/classes/${cls}`);
+      const refused = await api.call('POST', `/classes/${cls}`, { body: { name: 'b' } });
+      const reopened = await putSchema(api, cls, { classLevelPermissions: null });
+      const allowed = await api.call('POST', `/classes/${cls}`, { body: { name: 'c' } });
+      return [set, found, refused, reopened, allowed.status];
+    },
+  },
 ];
