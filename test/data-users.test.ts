@@ -83,7 +83,8 @@ describe('signup, login, logout through the Parse JS SDK', () => {
     expect(row.data.password).toBeUndefined();
     expect(row.data._hashed_password).toMatch(/^\$2[ab]\$10\$/);
     expect(JSON.stringify(row.data)).not.toContain('ann-password');
-    expect(row.acl).toEqual({ '*': { read: true }, [user.id!]: { read: true, write: true } });
+    // enforcePrivateUsers (Parse Server 9's default): no public read.
+    expect(row.acl).toEqual({ [user.id!]: { read: true, write: true } });
 
     const fetched = await call('GET', `/users/${user.id}`, { master: true });
     expect(fetched.body.password).toBeUndefined();
@@ -130,7 +131,7 @@ describe('signup, login, logout through the Parse JS SDK', () => {
     await Parse.User.logOut();
   });
 
-  it('a user saves its own fields; another user is refused with 101', async () => {
+  it('a user saves its own fields; another user is refused with 206', async () => {
     const carolName = fresh('carol');
     const carol = await Parse.User.signUp(carolName, 'carol-pw', {});
     carol.set('nickname', 'caz');
@@ -140,10 +141,11 @@ describe('signup, login, logout through the Parse JS SDK', () => {
     expect(carol.getSessionToken()).toMatch(TOKEN);
 
     const dave = await Parse.User.signUp(fresh('dave'), 'dave-pw', {});
-    const carolAsSeenByDave = await new Parse.Query(Parse.User).get(carol.id!);
+    // Read with the master key: enforcePrivateUsers (on by default) keeps carol from dave's reads.
+    const carolAsSeenByDave = await new Parse.Query(Parse.User).get(carol.id!, { useMasterKey: true });
     carolAsSeenByDave.set('nickname', 'hacked');
-    await expect(carolAsSeenByDave.save(null, { sessionToken: dave.getSessionToken()! })).rejects.toMatchObject({ code: Parse.Error.OBJECT_NOT_FOUND });
-    await expect(carolAsSeenByDave.destroy({ sessionToken: dave.getSessionToken()! })).rejects.toMatchObject({ code: Parse.Error.OBJECT_NOT_FOUND });
+    await expect(carolAsSeenByDave.save(null, { sessionToken: dave.getSessionToken()! })).rejects.toMatchObject({ code: Parse.Error.SESSION_MISSING });
+    await expect(carolAsSeenByDave.destroy({ sessionToken: dave.getSessionToken()! })).rejects.toMatchObject({ code: Parse.Error.SESSION_MISSING });
     expect((await new Parse.Query(Parse.User).get(carol.id!, { useMasterKey: true })).get('nickname')).toBe('caz');
 
     // The master key may change anyone.
@@ -255,7 +257,7 @@ describe('users over raw HTTP: Parse error codes and statuses', () => {
     expect(res.body.sessionToken).toMatch(TOKEN);
     expect(res.headers.get('location')).toBe(`${dataUrl}/users/${res.body.objectId}`);
     const own = await call('GET', `/users/${res.body.objectId}`, { session: res.body.sessionToken });
-    expect(own.body.ACL).toEqual({ '*': { read: true }, [res.body.objectId]: { read: true, write: true } });
+    expect(own.body.ACL).toEqual({ [res.body.objectId]: { read: true, write: true } });
     expect(own.body.sessionToken).toBe(res.body.sessionToken);
 
     const private_ = await signUpRaw(fresh('priv'), 'pw', { ACL: {} });
@@ -332,12 +334,12 @@ describe('users over raw HTTP: Parse error codes and statuses', () => {
     expect((await call('POST', '/logout')).body).toEqual({}); // as Parse Server: nothing to do
   });
 
-  it('updates: 206 without a session, 101 for another user, 202/203 for taken names, 119 for emailVerified', async () => {
+  it('updates: 206 without a session or for another user, 202/203 for taken names, 119 for emailVerified', async () => {
     const a = await signUpRaw(fresh('ua'), 'pw', { email: `${fresh('ua')}@example.com` });
     const bName = fresh('ub');
     const b = await signUpRaw(bName, 'pw', { email: `${bName}@example.com` });
     expectError(await call('PUT', `/users/${a.objectId}`, { body: { x: 1 } }), 400, 206, `Cannot modify user ${a.objectId}.`);
-    expectError(await call('PUT', `/users/${a.objectId}`, { session: b.sessionToken, body: { x: 1 } }), 404, 101);
+    expectError(await call('PUT', `/users/${a.objectId}`, { session: b.sessionToken, body: { x: 1 } }), 400, 206, `Cannot modify user ${a.objectId}.`);
     expectError(await call('PUT', `/users/${a.objectId}`, { session: a.sessionToken, body: { username: bName.toUpperCase() } }), 400, 202);
     expectError(await call('PUT', `/users/${a.objectId}`, { session: a.sessionToken, body: { email: `${bName}@example.com` } }), 400, 203);
     expectError(await call('PUT', `/users/${a.objectId}`, { session: a.sessionToken, body: { email: 'nope' } }), 400, 125);
@@ -355,11 +357,11 @@ describe('users over raw HTTP: Parse error codes and statuses', () => {
     expect((await call('GET', `/users/${b.objectId}`, { master: true })).body.email).toBe(`${bName}@example.com`);
   });
 
-  it('deletes: 206 without a session, 101 for another user; the user and its sessions go', async () => {
+  it('deletes: 206 without a session or for another user; the user and its sessions go', async () => {
     const a = await signUpRaw(fresh('da'));
     const b = await signUpRaw(fresh('db'));
     expectError(await call('DELETE', `/users/${a.objectId}`), 400, 206, 'Insufficient auth to delete user');
-    expectError(await call('DELETE', `/classes/_User/${a.objectId}`, { session: b.sessionToken }), 404, 101);
+    expectError(await call('DELETE', `/classes/_User/${a.objectId}`, { session: b.sessionToken }), 400, 206, 'Insufficient auth to delete user');
     expect((await call('DELETE', `/users/${a.objectId}`, { session: a.sessionToken })).body).toEqual({});
     expectError(await call('GET', `/users/${a.objectId}`, { master: true }), 404, 101);
     expect(engine.storage.find('_Session', { where: { user: { __type: 'Pointer', className: '_User', objectId: a.objectId } } })).toEqual([]);

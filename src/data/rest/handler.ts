@@ -64,6 +64,40 @@ function isRawUpload(buffer: Buffer, contentType: string, headers: IncomingMessa
   }
 }
 
+const FORM_TYPE = /^\s*application\/x-www-form-urlencoded\s*(;|$)/i;
+
+/**
+ * The body of a request that is not a raw upload. A form (`application/x-www-form-urlencoded`, what
+ * `Parse.Cloud.httpRequest` and many HTTP clients send by default) is read as Parse Server's
+ * `express.urlencoded({extended: false})` reads it, on every route: string values, a repeated key
+ * an array of strings, no nesting (`a[b]` stays a key). A form body that is a JSON object (what
+ * `curl -d '{...}'` sends) is read as JSON, where Parse Server takes the whole text for one field
+ * name and answers 105. Any other body is JSON, whatever its type says, as Parse Server's
+ * `express.json({type: () => true})`.
+ * @returns the parsed body, undefined for an empty non-form body.
+ * @throws ParseError 107 "Invalid JSON in the request body." for a body that is not JSON.
+ */
+function parseBody(buffer: Buffer, contentType: string): unknown {
+  const text = buffer.toString('utf8');
+  if (FORM_TYPE.test(contentType)) {
+    if (text.trimStart().startsWith('{')) {
+      try {
+        const json: unknown = JSON.parse(text);
+        if (isPlainObject(json)) return json;
+      } catch {
+        // not JSON: a form after all
+      }
+    }
+    return { ...(parseQuery(text) as Record<string, unknown>) };
+  }
+  if (!buffer.length) return undefined;
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new ParseError(ParseCode.INVALID_JSON, 'Invalid JSON in the request body.');
+  }
+}
+
 /** Routes answered without keys (Parse Server serves health and file downloads to anyone): called for GET with the path below the mount. */
 export type PublicRoute = (path: string) => DataResponse | undefined | Promise<DataResponse | undefined>;
 
@@ -98,8 +132,8 @@ async function readBody(req: IncomingMessage, isFile: boolean): Promise<Buffer> 
 /**
  * The data API (Interface B) on Node's own request and response objects, without a web framework's
  * per-request machinery in front (bench/data-api measures it against a bare `node:http` server).
- * It reads the body (JSON, the JS SDK's `text/plain` JSON with `_method` and credential fields, or
- * raw bytes for files), resolves the app and the caller's auth (design.md decision 6), hands the call
+ * It reads the body (JSON, the JS SDK's `text/plain` JSON with `_method` and credential fields, a
+ * form: `parseBody`, or raw bytes for files), resolves the app and the caller's auth (design.md decision 6), hands the call
  * to the data router (find-my-way) and writes the answer in one write with Parse Server's CORS
  * headers. A failure of Backyard's own is a 500 Parse body and a log line, never a stack trace.
  */
@@ -156,14 +190,7 @@ export function createDataHandler(options: DataHandlerOptions): DataHandler {
   const answerCall = (req: IncomingMessage, path: string, query: Record<string, unknown>, httpMethod: string, isFilePost: boolean, buffer: Buffer | undefined): Answer => {
     const contentType = String(req.headers['content-type'] ?? '');
     const isUpload = isFilePost && buffer !== undefined && isRawUpload(buffer, contentType, req.headers);
-    let json: unknown;
-    if (buffer?.length && !isUpload) {
-      try {
-        json = JSON.parse(buffer.toString('utf8'));
-      } catch {
-        throw new ParseError(ParseCode.INVALID_JSON, 'Invalid JSON in the request body.');
-      }
-    }
+    const json = buffer && !isUpload ? parseBody(buffer, contentType) : undefined;
     const bodyObject = isPlainObject(json) ? json : undefined;
     const override = typeof bodyObject?._method === 'string' ? bodyObject._method.toUpperCase() : undefined;
     const method = (override ?? httpMethod) as DataRequest['method'];

@@ -1,4 +1,4 @@
-import { authenticate, deleteUser, logIn, logInAs, loginPayload, logOut, me, signUp, updateUser, type UserUpdate } from '../../users/service.js';
+import { authenticate, deleteUser, logIn, logInAs, loginPayload, logInWithAuthData, logOut, me, signUp, updateUser, type UserUpdate } from '../../users/service.js';
 import { isPlainObject } from '../../values.js';
 import { refuseInTransaction, type DataRouter } from '../router.js';
 import { ok, type DataRequest, type DataResponse, type RouteHandler } from '../types.js';
@@ -19,14 +19,20 @@ const param = (req: DataRequest, name: string): unknown => (isPlainObject(req.bo
  * Signup runs `_User`'s beforeSave and afterSave, as Parse Server's RestWrite does for any create:
  * beforeSave sees the fields as sent (the plaintext password included, so it can judge it; it is
  * never stored or answered) and may change them or refuse; afterSave sees the saved user.
+ * A body whose `authData` names a provider id some user is linked to logs that user in instead
+ * (200, the user and a session token; `beforeLogin` runs, not the save triggers), as Parse Server's
+ * `RestWrite.handleAuthData` does for `Parse.AnonymousUtils.logIn`.
  */
 const signUpRoute: RouteHandler = async (req) => {
   refuseInTransaction(req);
   const ctx = triggerContext(req);
+  const login = await logInWithAuthData(req.engine, req.body, req.auth, (row) => guardTrigger(ctx, 'beforeLogin', '_User', req.engine.toJson('_User', row)));
+  if (login) return ok(login);
   const body = await beforeSave(ctx, '_User', req.body);
-  const { user, sessionToken } = await signUp(req.engine, body, req.auth);
+  const { user, sessionToken, username, authDataResponse } = await signUp(req.engine, body, req.auth);
   await afterTrigger(ctx, 'afterSave', '_User', req.engine.toJson('_User', user));
-  return ok({ objectId: user.objectId, createdAt: user.createdAt, sessionToken }, 201, { location: userLocation(req, user.objectId) });
+  const answer = { objectId: user.objectId, createdAt: user.createdAt, ...(username ? { username } : {}), sessionToken, ...(authDataResponse ? { authDataResponse } : {}) };
+  return ok(answer, 201, { location: userLocation(req, user.objectId) });
 };
 
 const findUsers: RouteHandler = (req) => {
@@ -41,8 +47,8 @@ const getUser: RouteHandler = (req, { objectId }) => {
   return ok(user);
 };
 
-const updateAnswer = ({ row, computed, sessionToken }: UserUpdate): DataResponse =>
-  ok({ updatedAt: row.updatedAt, ...computed, ...(sessionToken ? { sessionToken } : {}) });
+const updateAnswer = ({ row, computed, sessionToken, authDataResponse }: UserUpdate): DataResponse =>
+  ok({ updatedAt: row.updatedAt, ...computed, ...(sessionToken ? { sessionToken } : {}), ...(authDataResponse ? { authDataResponse } : {}) });
 
 const putUser: RouteHandler = (req, { objectId }) => {
   if (isPlainObject(req.body) && req.body.password !== undefined) refuseInTransaction(req);

@@ -1,0 +1,107 @@
+import type { DataEngine } from '../engine.js';
+import { ParseCode, ParseError } from '../errors.js';
+import type { StorageAdapter, StoredRow } from '../storage/adapter.js';
+import { isPlainObject } from '../values.js';
+
+/**
+ * A user's `authData` (Parse REST guide, "Linking Users"): provider name → that provider's data,
+ * kept in the `_User` field `authData`. Only the `anonymous` provider is served here (the JS SDK's
+ * `Parse.AnonymousUtils`: `{anonymous: {id: <uuid>}}`, nothing to verify, the id is the secret);
+ * other providers answer 252 until they are added.
+ */
+
+/** What a write asks of each provider: its data to link, or null to unlink it. */
+export type AuthDataChanges = Record<string, Record<string, unknown> | null>;
+
+const SUPPORTED = new Set(['anonymous']);
+
+const unsupported = () => new ParseError(ParseCode.UNSUPPORTED_SERVICE, 'This authentication method is unsupported.');
+
+/** Parse Server's answer when a provider id belongs to another user (RestWrite.handleAuthData). */
+export const alreadyLinked = () => new ParseError(ParseCode.ACCOUNT_ALREADY_LINKED, 'this auth is already used');
+
+/**
+ * Whether `authData` names a provider with data, so that a signup needs no username and password
+ * (Parse Server's `RestWrite.validateAuthData`, `hasAuthData`): `{}`, `{anonymous: {}}` and
+ * `{anonymous: null}` do not.
+ */
+export function hasProviderData(authData: unknown): boolean {
+  return isPlainObject(authData) && Object.values(authData).some((data) => isPlainObject(data) && Object.keys(data).length > 0);
+}
+
+/**
+ * Reads the `authData` of a `_User` write.
+ * @returns provider → data to link, or null to unlink (an empty object when it names nothing).
+ * @throws ParseError 252 "This authentication method is unsupported." for an `authData` that is not
+ *   an object, and for a provider other than `anonymous` given data; 162 for anonymous data without a
+ *   non-empty string `id` (Parse Server's text for a non-string id; it accepts a missing one and
+ *   makes a user nobody can log in as again).
+ */
+export function readAuthData(value: unknown): AuthDataChanges {
+  if (!isPlainObject(value)) throw unsupported();
+  const changes: AuthDataChanges = {};
+  for (const [provider, data] of Object.entries(value)) {
+    if (data === null) {
+      changes[provider] = null;
+      continue;
+    }
+    if (!SUPPORTED.has(provider)) throw unsupported();
+    const id = isPlainObject(data) ? data.id : undefined;
+    if (id !== undefined && typeof id !== 'string') throw new ParseError(ParseCode.INVALID_VALUE, `Invalid authData id for provider '${provider}'.`);
+    if (!isPlainObject(data) || !id) throw new ParseError(ParseCode.INVALID_VALUE, `authData.${provider} must be an object with an id (a non-empty string).`);
+    changes[provider] = data;
+  }
+  return changes;
+}
+
+/** The providers a write links (those given data), in the order given: a session's `createdWith.authProvider`. */
+export const linkedProviders = (changes: AuthDataChanges | undefined): string[] =>
+  changes ? Object.keys(changes).filter((provider) => changes[provider] !== null) : [];
+
+/**
+ * The stored `authData` once `changes` apply: each provider set or removed, the others kept (as
+ * Parse Server stores providers one by one); undefined when no provider remains.
+ */
+export function mergeAuthData(current: unknown, changes: AuthDataChanges): Record<string, unknown> | undefined {
+  const merged: Record<string, unknown> = isPlainObject(current) ? { ...current } : {};
+  for (const [provider, data] of Object.entries(changes)) {
+    if (data === null) delete merged[provider];
+    else merged[provider] = data;
+  }
+  return Object.keys(merged).length > 0 ? merged : undefined;
+}
+
+/** Per storage, the providers whose id has its index on `_User`. */
+const indexed = new WeakMap<StorageAdapter, Set<string>>();
+
+function ensureIndex(storage: StorageAdapter, provider: string): void {
+  let providers = indexed.get(storage);
+  if (!providers) indexed.set(storage, (providers = new Set()));
+  if (providers.has(provider)) return;
+  storage.createIndex('_User', `authData_${provider}_id`, { [`authData.${provider}.id`]: 1 });
+  providers.add(provider);
+}
+
+/**
+ * The user some provider of `changes` is linked to (master view), or undefined. The lookup by
+ * `authData.<provider>.id` is an indexed equality (the index made on first use once `_User`
+ * exists), so that an anonymous login reads one entry whatever the number of users.
+ * @throws ParseError 208 when the providers point at two different users.
+ */
+export function findLinkedUser(engine: DataEngine, changes: AuthDataChanges): StoredRow | undefined {
+  if (!engine.schema.has('_User')) return undefined;
+  let found: StoredRow | undefined;
+  for (const provider of linkedProviders(changes)) {
+    ensureIndex(engine.storage, provider);
+    const [user] = engine.storage.find('_User', { where: { [`authData.${provider}.id`]: changes[provider]!.id }, limit: 1 });
+    if (user && found && user.objectId !== found.objectId) throw alreadyLinked();
+    found ??= user;
+  }
+  return found;
+}
+
+/** @throws ParseError 208 when a provider id of `changes` is linked to a user other than `selfId`. */
+export function checkAuthDataFree(engine: DataEngine, changes: AuthDataChanges, selfId?: string): void {
+  const holder = findLinkedUser(engine, changes);
+  if (holder && holder.objectId !== selfId) throw alreadyLinked();
+}
