@@ -1,7 +1,8 @@
 /**
  * The dashboard's development environment pages (issue 7, item 5) with a real Docker engine: the
  * overview lists the environment, its page lists the executions, and an execution's output arrives
- * live in the browser (server-sent events) until the command exits with its code.
+ * live in the browser (server-sent events) until the command exits with its code; the environment's
+ * page runs a command typed into its form, and a running command's page ends it (issue 14, item 2).
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -90,5 +91,67 @@ describe.skipIf(SKIP_DOCKER)('development environments in the dashboard', () => 
     await expect(page.locator('#exit-code').textContent()).resolves.toBe('3');
     await page.goto(`${server.url}/dashboard`);
     await shoot('overview-environments');
+  });
+
+  it('runs a command typed into the environment\'s page and shows its output, escaped, and its status', async () => {
+    await page.goto(`${server.url}/dashboard/environments/${environmentId}`);
+    const command = 'echo "<b id=injected>from the form</b>"; echo oops >&2; exit 4';
+    await page.getByLabel('Command', { exact: true }).fill(command);
+    await page.getByRole('button', { name: 'Run' }).click();
+    await page.waitForURL(/\/executions\/[^/?]+(\?|$)/);
+    await page.waitForFunction(() => document.getElementById('execution')?.dataset.state === 'exited', undefined, { timeout: 15_000 });
+    await expect(page.locator('#stdout').textContent()).resolves.toBe('<b id=injected>from the form</b>\n');
+    await expect(page.locator('#stderr').textContent()).resolves.toBe('oops\n');
+    await expect(page.locator('#injected').count()).resolves.toBe(0);
+    await expect(page.locator('#exit-code').textContent()).resolves.toBe('4');
+    await expect(page.locator('[aria-label="Command"]').textContent()).resolves.toBe(command);
+    const executionId = new URL(page.url()).pathname.split('/').pop()!;
+    expect(server.platform.services.devenvs.inspect(aliceId, environmentId, executionId)).toMatchObject({ status: 'exited', exitCode: 4 });
+  });
+
+  it('ends a running command with the End button, and offers no End once it has exited', async () => {
+    await page.goto(`${server.url}/dashboard/environments/${environmentId}`);
+    await page.getByLabel('Command', { exact: true }).fill('echo waiting; sleep 600');
+    await page.getByRole('button', { name: 'Run' }).click();
+    await page.waitForURL(/\/executions\/[^/?]+(\?|$)/);
+    const executionId = new URL(page.url()).pathname.split('/').pop()!;
+    await page.waitForFunction(() => document.getElementById('stdout')?.textContent?.includes('waiting'), undefined, { timeout: 10_000 });
+    await expect(page.locator('#status').textContent()).resolves.toBe('running');
+    await shoot('execution-end');
+    page.once('dialog', (dialog) => void dialog.accept());
+    await page.getByRole('button', { name: 'End' }).click();
+    await page.waitForURL(/flash=/);
+    await expect(page.locator('#status').textContent()).resolves.toBe('exited');
+    const ended = server.platform.services.devenvs.inspect(aliceId, environmentId, executionId);
+    expect(ended.status).toBe('exited');
+    expect([143, 137]).toContain(ended.exitCode);
+    await expect(page.locator('#exit-code').textContent()).resolves.toBe(String(ended.exitCode));
+    await expect(page.getByRole('alert').or(page.locator('.notice')).first().textContent()).resolves.toContain(`exit code ${ended.exitCode}`);
+    await expect(page.getByRole('button', { name: 'End' }).count()).resolves.toBe(0);
+  });
+
+  it('refuses a command without the session\'s CSRF token, and names the field of an empty one', async () => {
+    const before = server.platform.services.devenvs.executions(aliceId, environmentId).length;
+    const cookies = (await page.context().cookies()).map((c) => `${c.name}=${c.value}`).join('; ');
+    const forged = await fetch(`${server.url}/dashboard/environments/${environmentId}/commands`, {
+      method: 'POST',
+      headers: { cookie: cookies, origin: server.url, 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'command=touch%20%2Fworkspace%2Fforged',
+      redirect: 'manual',
+    });
+    expect(forged.status).toBe(403);
+    expect(server.platform.services.devenvs.executions(aliceId, environmentId).length).toBe(before);
+
+    await page.goto(`${server.url}/dashboard/environments/${environmentId}`);
+    // The browser would refuse an empty required field: send the form as it is, emptied by hand.
+    await page.getByLabel('Command', { exact: true }).evaluate((input: HTMLInputElement) => {
+      input.required = false;
+      input.value = '';
+    });
+    await page.getByRole('button', { name: 'Run' }).click();
+    await page.waitForURL(/flash=/);
+    expect(new URL(page.url()).pathname).toBe(`/dashboard/environments/${environmentId}`);
+    await expect(page.locator('.notice').first().textContent()).resolves.toMatch(/command must not be empty/);
+    expect(server.platform.services.devenvs.executions(aliceId, environmentId).length).toBe(before);
   });
 });

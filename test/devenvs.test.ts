@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LABEL_ACCOUNT, LABEL_ENVIRONMENT } from '../src/platform/devenvs/labels.js';
 import { OUTPUT_LIMIT_BYTES } from '../src/platform/devenvs/output.js';
+import { DEBIAN_IMAGE } from '../src/platform/devenvs/debianImage.js';
+import { BUSYBOX_OS, OFFLINE_IMAGE } from '../src/platform/devenvs/offlineImage.js';
 import { DEVENV_ENV, SKIP_DOCKER, containersOf, docker, removeDevenvs, requireDocker } from './helpers/devenvs.js';
 import { legacyHttpClient, modernHttpClient, type AnyMcpClient } from './helpers/mcpClients.js';
 import { api, startTestServer, type TestServer } from './helpers/server.js';
@@ -48,15 +50,19 @@ describe.skipIf(SKIP_DOCKER)('development environments through MCP (real Docker 
     }
   });
 
-  it('creates an environment: id, chatTitle, createdAt, and a labelled container', async () => {
+  it('creates an environment: id, chatTitle, createdAt, the image and its (absent) install command, and a labelled container', async () => {
     const created = await call(client, 'createDevelopmentEnvironment', { chatTitle: 'Another chat' });
     expect(created).toEqual({
       id: expect.any(String),
       chatTitle: 'Another chat',
       createdAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
       backyardURL: `http://backyard.internal:${new URL(server.url).port}`,
+      // BusyBox: no package manager, so no installCommand (issue 14, "A useful offline image").
+      image: OFFLINE_IMAGE,
+      operatingSystem: BUSYBOX_OS,
     });
     const [container] = await containersOf(created.id);
+    expect(container?.Image).toBe(OFFLINE_IMAGE);
     expect(container?.State).toBe('running');
     expect(container?.Labels[LABEL_ENVIRONMENT]).toBe(created.id);
     expect(container?.Labels[LABEL_ACCOUNT]).toBe(server.platform.services.accounts.findByLogin('alice')!.id);
@@ -240,7 +246,9 @@ describe.skipIf(SKIP_DOCKER)('development environments through MCP (real Docker 
     const id = (created.json() as { id: string }).id;
     const listed = await api(server, 'GET', '/development-environments?chat-title=REST', { token: server.alice });
     expect(listed.status).toBe(200);
-    expect(listed.json()).toEqual([created.json()]);
+    // The list gives the environment without what runs it (createDevelopmentEnvironment's answer alone says that).
+    const { image: _image, operatingSystem: _os, installCommand: _install, ...environment } = created.json() as Record<string, unknown>;
+    expect(listed.json()).toEqual([environment]);
     const slept = await api(server, 'POST', `/development-environments/${id}/commands-executions`, { token: server.alice, body: { command: 'sleep 1; echo slept' } });
     expect(slept.status).toBe(201);
     expect(slept.json()).toMatchObject({ stdout: 'slept\n', status: 'exited', exitCode: 0 });
@@ -298,7 +306,7 @@ describe.skipIf(SKIP_DOCKER)('executeCommand and a command that waits for input 
 describe.skipIf(SKIP_DOCKER)('the development environment image', () => {
   let server: TestServer;
   beforeAll(async () => {
-    await requireDocker();
+    await requireDocker(DEBIAN_IMAGE);
     server = await startTestServer({ ...DEVENV_ENV, BACKYARD_DEVENV_IMAGE: 'backyard/no-such-image:none' });
   });
   afterAll(async () => {
@@ -306,12 +314,34 @@ describe.skipIf(SKIP_DOCKER)('the development environment image', () => {
     if (server) await removeDevenvs(server.home);
   });
 
-  it('says how to build the offline image when the configured one cannot be pulled (500)', async () => {
-    const res = await api(server, 'POST', '/development-environments', { token: server.alice, body: { chatTitle: 'x' } });
-    expect(res.status).toBe(500);
-    expect(res.text).toMatch(/"backyard\/no-such-image:none" is not on the Docker engine and could not be pulled/);
-    expect(res.text).toContain('backyard image build-offline');
-    expect((await api(server, 'GET', '/development-environments', { token: server.alice })).json()).toEqual([]);
+  it('falls back by itself to Backyard\'s Debian image when the configured one cannot be pulled, and says so', async () => {
+    const res = await api(server, 'POST', '/development-environments', { token: server.alice, body: { chatTitle: 'offline' } });
+    expect(res.status, res.text).toBe(201);
+    const created = res.json() as Record<string, string>;
+    expect(created).toMatchObject({
+      image: DEBIAN_IMAGE,
+      operatingSystem: expect.stringMatching(/^Debian GNU\/Linux/),
+      installCommand: 'apt-get update && apt-get install -y <package>',
+    });
+    const [container] = await containersOf(created.id!);
+    expect(container?.Image).toBe(DEBIAN_IMAGE);
+    const run = async (command: string) => {
+      const r = await api(server, 'POST', `/development-environments/${created.id}/commands-executions`, { token: server.alice, body: { command } });
+      return r.json() as { status: string; exitCode?: number; stdout: string; stderr: string };
+    };
+    // git, curl with CA certificates, node and apt are there, as the answer says.
+    expect(await run('git --version && curl --version | head -n 1 && node --version && apt-get --version | head -n 1 && ls /etc/ssl/certs/ca-certificates.crt')).toMatchObject({
+      status: 'exited',
+      exitCode: 0,
+      stdout: expect.stringMatching(/^git version .*\ncurl .*\nv\d+\..*\napt .*\n\/etc\/ssl\/certs\/ca-certificates.crt\n$/),
+    });
+    // The choice holds: a second environment runs the same image without another try.
+    const again = (await api(server, 'POST', '/development-environments', { token: server.alice, body: { chatTitle: 'offline 2' } })).json() as Record<string, string>;
+    expect(again.image).toBe(DEBIAN_IMAGE);
+    // The guides now name that image and its install command.
+    const guide = (await api(server, 'GET', '/guides/run-commands-in-a-development-environment', { token: server.alice })).json() as { content: string };
+    expect(guide.content).toContain(`run \`${DEBIAN_IMAGE}\``);
+    expect(guide.content).toContain('"command": "apt-get update && apt-get install -y jq"');
   });
 });
 

@@ -11,7 +11,7 @@ export const executeCommand = defineOperation({
     'When the command could not start at all (for example the environment has no process slots left), the answer has status "exited", no exitCode, and startError saying why and what to do.',
     'For a running command, call inspectCommandExecution to follow it, or interactWithCommandExecution to type into it or stop it. Several commands may run at once.',
     'Each command starts in /workspace (which persists) in a shell of its own: cd and export do not carry over, so chain steps with &&.',
-    'Prefer non-interactive flags (apk add --no-cache, git clone --depth 1).',
+    'Prefer non-interactive flags (apt-get install -y, git clone --depth 1); install packages with the installCommand that createDevelopmentEnvironment answered.',
   ].join(' '),
   effect: 'mutate',
   openWorld: true,

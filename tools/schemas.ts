@@ -22,6 +22,18 @@ export const developmentEnvironment = z.object({
     .describe('Backyard\'s address from inside the environment: clone with <backyardURL>/git/<owner>/<repo>.git, call the data API at <backyardURL>/data'),
 });
 
+/** createDevelopmentEnvironment's answer: the environment and what runs it (issue 14, "A useful offline image"). */
+export const createdDevelopmentEnvironment = developmentEnvironment.extend({
+  image: z
+    .string()
+    .describe('The image the environment runs: the operator\'s (alpine:3.20 by default), or Backyard\'s offline Debian image when that one cannot be pulled'),
+  operatingSystem: z.string().optional().describe('The system inside, from its /etc/os-release, such as "Alpine Linux v3.20" or "Debian GNU/Linux 12 (bookworm)"'),
+  installCommand: z
+    .string()
+    .optional()
+    .describe('How to install packages there, <package> standing for their names: "apk add <package>" on Alpine, "apt-get update && apt-get install -y <package>" on Debian; absent when the image has no package manager'),
+});
+
 export const commandExecution = z.object({
   id: z.string(),
   stdout: z.string().describe('Standard output so far (its last 1 MiB)'),

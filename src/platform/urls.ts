@@ -1,3 +1,6 @@
+import { installPackagesCommand } from './devenvs/imageFacts.js';
+import type { EnvironmentImageText } from './devenvs/service.js';
+
 /**
  * The public addresses of one Backyard (design.md, "One process, one port"). The base is known only
  * once the HTTP listener is bound (port 0 picks a free port), so it is set after listening.
@@ -5,6 +8,7 @@
 export class PublicUrls {
   private current: string | undefined;
   private listenPort: number | undefined;
+  private environmentImage: (() => EnvironmentImageText) | undefined;
 
   constructor(
     fixed?: string,
@@ -34,6 +38,20 @@ export class PublicUrls {
     const base = new URL(this.base);
     const port = this.listenPort ?? (Number(base.port) || (base.protocol === 'https:' ? 443 : 80));
     return `http://backyard.internal:${port}`;
+  }
+
+  /**
+   * Where `fillAddresses` reads what guides say of development environments' image
+   * (`{devenv_image}`, `{devenv_install_command}`, `{devenv_install:<packages>}`, `{node_base_image}`):
+   * platform.ts points it at the development environment service.
+   */
+  describeEnvironmentsWith(source: () => EnvironmentImageText): void {
+    this.environmentImage = source;
+  }
+
+  /** What guides say of development environments' image, once a source is set. */
+  get environments(): EnvironmentImageText | undefined {
+    return this.environmentImage?.();
   }
 
   /** `http(s)://host[:port]` without a trailing slash. @throws Error before the listener is bound. */
@@ -82,8 +100,13 @@ export class PublicUrls {
  * issue 14, "Real addresses everywhere"): `{backyard_url}`, `{base_url}`, `{data_api_url}`,
  * `{sdk_script_url}`, `{repo_host}` (the built-in git host, e.g. `localhost:4000/git`: the spec's
  * name), `{backyard_url_in_environments}`, `{environment_git_host}` (`backyard.internal:4000/git`) and
- * `{hosting:<subdomain>}`. Other braces are left as they
- * are; before the listener is bound (no base yet) the text is returned unchanged.
+ * `{hosting:<subdomain>}`; and what runs development environments (issue 14, "A useful offline
+ * image"; `PublicUrls.environments`): `{devenv_image}`, `{devenv_install_command}` (with `<package>`
+ * for the names, or a sentence saying there is no package manager), `{devenv_install:<packages>}` (a
+ * command that installs those packages, or says on stderr that it cannot and fails) and
+ * `{node_base_image}` (a base image for Node web apps that builds here). Other braces are left as
+ * they are; before the listener is bound (no base yet) the text is returned unchanged, and the
+ * environment placeholders stay until a source is set.
  */
 export function fillAddresses(text: string, urls: PublicUrls): string {
   let base: string;
@@ -101,7 +124,15 @@ export function fillAddresses(text: string, urls: PublicUrls): string {
     backyard_url_in_environments: urls.inEnvironments,
     environment_git_host: `${new URL(urls.inEnvironments).host}/git`,
   };
-  return text.replace(/\{(hosting:([a-z0-9-]+)|[a-z_]+)\}/g, (whole, name: string, sub: string | undefined) =>
-    sub ? urls.hosting(sub) : (values[name] ?? whole),
-  );
+  const environments = /\{(devenv_|node_base_image)/.test(text) ? urls.environments : undefined;
+  if (environments) {
+    values.devenv_image = environments.image;
+    values.devenv_install_command = environments.installCommand ?? `none (${environments.image} has no package manager)`;
+    values.node_base_image = environments.nodeBaseImage;
+  }
+  return text.replace(/\{(hosting:([a-z0-9-]+)|devenv_install:([a-z0-9][a-z0-9.+ -]*)|[a-z_]+)\}/g, (whole, name: string, sub?: string, packages?: string) => {
+    if (sub) return urls.hosting(sub);
+    if (packages) return environments ? installPackagesCommand(environments, packages) : whole;
+    return values[name] ?? whole;
+  });
 }

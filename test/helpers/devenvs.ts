@@ -23,9 +23,10 @@ export const DEVENV_ENV = {
 } as const;
 
 /**
- * Fails (never skips) when no engine answers or the offline image is missing, with what to do.
+ * Fails (never skips) when no engine answers or an image is missing (default: the BusyBox image), with
+ * what to do.
  */
-export async function requireDocker(): Promise<void> {
+export async function requireDocker(...images: string[]): Promise<void> {
   try {
     await Promise.race([docker.ping(), new Promise((_, reject) => setTimeout(() => reject(new Error('no answer within 5 s')), 5000))]);
   } catch (error) {
@@ -33,10 +34,12 @@ export async function requireDocker(): Promise<void> {
       `No Docker engine answers (${(error as Error).message}). Run "bash scripts/ensure-docker" (npm test does), or set BACKYARD_SKIP_DOCKER=1 to skip the Docker suites.`,
     );
   }
-  try {
-    await docker.getImage(OFFLINE_IMAGE).inspect();
-  } catch {
-    throw new Error(`The image ${OFFLINE_IMAGE} is missing. Run "node dist/src/cli.js image build-offline" (scripts/ensure-docker does).`);
+  for (const image of images.length ? images : [OFFLINE_IMAGE]) {
+    try {
+      await docker.getImage(image).inspect();
+    } catch {
+      throw new Error(`The image ${image} is missing. Run "bash scripts/ensure-docker", which builds it.`);
+    }
   }
 }
 

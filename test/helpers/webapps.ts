@@ -1,11 +1,10 @@
-import { execFile, execFileSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import { request } from 'node:http';
 import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { promisify } from 'node:util';
 import type Docker from 'dockerode';
-import tar from 'tar-stream';
 import { expect } from 'vitest';
 import { imageFilter, webAppHomeFilter } from '../../src/platform/webapps/labels.js';
 import { OFFLINE_IMAGE } from '../../src/platform/devenvs/offlineImage.js';
@@ -188,36 +187,6 @@ export async function removeWebApps(home: string): Promise<void> {
     for (const tag of image.RepoTags ?? []) await docker.getImage(tag).remove().catch(() => undefined);
   }
   await removeNetworks(home);
-}
-
-/** A development environment image with `git` (over HTTP), for tests that clone inside an environment. */
-export const GIT_DEVENV_IMAGE = 'backyard-test/devenv-git:offline';
-
-/**
- * Builds `GIT_DEVENV_IMAGE`: the offline busybox image plus the host's `git`, its HTTP helper, the
- * shared libraries `ldd` names for both and git's templates (about 25 MB, well under a second). No
- * image registry is needed; the host's git comes from the same Debian as the test machine.
- */
-export async function buildGitDevenvImage(): Promise<void> {
-  const files = new Set(['/usr/bin/git', '/usr/lib/git-core/git-remote-http']);
-  const ldd = execFileSync('ldd', [...files], { encoding: 'utf8' });
-  for (const match of ldd.matchAll(/(\/[^\s:]+)\s+\(0x/g)) files.add(match[1]!);
-  const pack = tar.pack();
-  pack.entry({ name: 'Dockerfile' }, `FROM ${OFFLINE_IMAGE}\nCOPY root/ /\nENV GIT_TEMPLATE_DIR=/usr/share/git-core/templates\n`);
-  const addTree = (dir: string) => {
-    for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
-      const full = path.join(dir, entry.name);
-      if (entry.isDirectory()) addTree(full);
-      else if (entry.isFile()) pack.entry({ name: `root${full}`, mode: fs.statSync(full).mode & 0o777 }, fs.readFileSync(full));
-    }
-  };
-  for (const file of files) pack.entry({ name: `root${file}`, mode: 0o755 }, fs.readFileSync(file));
-  if (fs.existsSync('/usr/share/git-core/templates')) addTree('/usr/share/git-core/templates');
-  pack.finalize();
-  const stream = (await docker.buildImage(pack as unknown as NodeJS.ReadableStream, { t: GIT_DEVENV_IMAGE, rm: true, forcerm: true })) as NodeJS.ReadableStream;
-  const events = await new Promise<Array<{ error?: string }>>((resolve, reject) => docker.modem.followProgress(stream, (e: unknown, out: Array<{ error?: string }>) => (e ? reject(e) : resolve(out))));
-  const failed = events.find((e) => e.error);
-  if (failed) throw new Error(`could not build ${GIT_DEVENV_IMAGE}: ${failed.error}`);
 }
 
 /**

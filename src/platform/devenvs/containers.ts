@@ -97,13 +97,15 @@ export class EnvironmentContainers {
    * Creates and starts the container (and its volume) of a new environment.
    * @throws ManagementError(unavailable) when the engine is unreachable, the image cannot be had or
    *   the engine refuses; nothing is left behind then.
+   * @returns the image the container runs (`ImageProvider.ensure`: the configured one or Backyard's offline one).
    */
-  async create(accountId: string, environmentId: string): Promise<void> {
-    await this.images.ensure(this.settings.image);
+  async create(accountId: string, environmentId: string): Promise<string> {
+    const image = await this.images.ensure();
     try {
-      const container = await this.createContainer(accountId, environmentId);
+      const container = await this.createContainer(accountId, environmentId, image);
       await this.start(accountId, container);
       this.known.set(environmentId, container);
+      return image;
     } catch (error) {
       await this.remove(accountId, environmentId);
       throw error;
@@ -201,15 +203,14 @@ export class EnvironmentContainers {
       }
     } else {
       this.log.info({ environmentId }, 'development environment container missing: creating it again on its volume');
-      await this.images.ensure(this.settings.image);
-      container = await this.createContainer(accountId, environmentId);
+      container = await this.createContainer(accountId, environmentId, await this.images.ensure());
       await this.start(accountId, container);
     }
     this.known.set(environmentId, container);
     return container;
   }
 
-  private async createContainer(accountId: string, environmentId: string): Promise<Docker.Container> {
+  private async createContainer(accountId: string, environmentId: string, image: string): Promise<Docker.Container> {
     const dockerHost = this.settings.dockerHost;
     const labels = environmentLabels(this.settings.home, accountId, environmentId);
     await engineCall(dockerHost, 'create the workspace volume', ENGINE_TIMEOUTS.lifecycle, (abortSignal) =>
@@ -217,7 +218,7 @@ export class EnvironmentContainers {
     );
     const network = await this.network(accountId);
     return engineCall(dockerHost, 'create the development environment container', ENGINE_TIMEOUTS.lifecycle, (abortSignal) =>
-      this.onNetwork(accountId, { abortSignal }, () => this.docker.createContainer({ ...containerSpec(this.settings, accountId, environmentId, network), abortSignal })),
+      this.onNetwork(accountId, { abortSignal }, () => this.docker.createContainer({ ...containerSpec({ ...this.settings, image }, accountId, environmentId, network), abortSignal })),
     );
   }
 

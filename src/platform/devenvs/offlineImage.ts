@@ -3,21 +3,25 @@ import fs from 'node:fs';
 import path from 'node:path';
 import tar from 'tar-stream';
 import type { DockerClient } from './engine.js';
-import { LABEL_MANAGED } from './labels.js';
+import { LABEL_IMAGE_OS, LABEL_IMAGE_PACKAGE_MANAGER } from './imageFacts.js';
+import { importRootFolder } from './imageImport.js';
 
 /**
- * `backyard image build-offline` (issue 5, "The image"): a small development environment image for
- * machines that cannot reach an image registry, made from the static busybox of Debian's
- * `busybox-static` package (docs/notes: a folder with busybox and its applet links, piped as a tar
- * stream into the engine's image import, is a working image).
+ * `backyard image build-offline --busybox` (issue 5, "The image"): the smallest development environment
+ * image, made from the static busybox of Debian's `busybox-static` package (docs/notes: a folder with
+ * busybox and its applet links, piped as a tar stream into the engine's image import, is a working
+ * image). It has a shell and BusyBox tools but no package manager, no `git` and no working HTTP client,
+ * so Backyard never falls back to it (that is `debianImage.ts`); it stays because it builds in about a
+ * second from a file already on Debian machines and weighs 2 MB, which makes it the image of the
+ * tests that need only a shell, and the base of their test web apps (busybox `httpd`, `nc`).
  */
 
-/** The reference the tests and offline machines set as BACKYARD_DEVENV_IMAGE. */
+/** The BusyBox image's reference (the tests set it as BACKYARD_DEVENV_IMAGE). */
 export const OFFLINE_IMAGE = 'backyard/devenv:offline';
+/** The BusyBox image's `PRETTY_NAME` (its /etc/os-release and its label). */
+export const BUSYBOX_OS = 'Backyard offline (BusyBox, no package manager)';
 /** Where Debian's busybox-static installs its binary. */
 export const BUSYBOX_PATH = '/bin/busybox';
-
-const PATH_ENV = 'PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
 
 /**
  * True when the ELF file at `file` is statically linked (no PT_INTERP program header), so that it
@@ -70,7 +74,7 @@ export function offlineRootTar(busyboxBytes: Buffer, applets: readonly string[])
   const text = (name: string, content: string) => pack.entry({ name, mode: 0o644, mtime }, Buffer.from(content));
   text('etc/passwd', 'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/bin/false\n');
   text('etc/group', 'root:x:0:\nnogroup:x:65534:\n');
-  text('etc/os-release', 'NAME="Backyard offline development environment"\nID=busybox\nPRETTY_NAME="Backyard offline (BusyBox, no package manager)"\n');
+  text('etc/os-release', `NAME="Backyard offline development environment"\nID=busybox\nPRETTY_NAME="${BUSYBOX_OS}"\n`);
   pack.finalize();
   return pack;
 }
@@ -101,32 +105,11 @@ export async function buildOfflineImage(
     );
   }
   const applets = busyboxApplets(busybox);
-  const [repo, tag] = splitReference(image);
   const root = offlineRootTar(fs.readFileSync(busybox), applets) as unknown as NodeJS.ReadableStream;
-  const stream = (await docker.importImage(root, {
-    repo,
-    tag,
-    changes: [`ENV ${PATH_ENV}`, 'WORKDIR /workspace', 'CMD ["/bin/sh"]', `LABEL ${LABEL_MANAGED}=true`],
-    message: 'backyard image build-offline',
-  } as object)) as NodeJS.ReadableStream;
-  const events = await new Promise<Array<{ status?: string; error?: string }>>((resolve, reject) => {
-    docker.modem.followProgress(
-      stream,
-      (error: unknown, output: Array<{ status?: string; error?: string }>) => (error ? reject(error) : resolve(output ?? [])),
-      (event: { status?: string }) => {
-        if (event.status) options.onProgress?.(event.status);
-      },
-    );
+  const id = await importRootFolder(docker, root, image, {
+    message: 'backyard image build-offline --busybox',
+    changes: [`LABEL ${LABEL_IMAGE_PACKAGE_MANAGER}=none`, `LABEL ${LABEL_IMAGE_OS}="${BUSYBOX_OS}"`],
+    onProgress: options.onProgress,
   });
-  const failed = events.find((e) => e.error);
-  if (failed) throw new Error(`The Docker engine refused the image import: ${failed.error}`);
-  const inspected = await docker.getImage(image).inspect();
-  return { image, id: inspected.Id, applets: applets.length };
-}
-
-/** `repo[:tag]` → `[repo, tag]`, the tag defaulting to `latest` (a registry port is not a tag). */
-function splitReference(image: string): [string, string] {
-  const colon = image.lastIndexOf(':');
-  if (colon > image.lastIndexOf('/')) return [image.slice(0, colon), image.slice(colon + 1)];
-  return [image, 'latest'];
+  return { image, id, applets: applets.length };
 }

@@ -11,6 +11,7 @@ import { LiveExecution, groupScript, inputScript, runScript } from './executions
 import { startFailureText } from './startFailure.js';
 import { hostGatewayAddress } from './hostGateway.js';
 import { ImageProvider } from './image.js';
+import type { ImageFacts } from './imageFacts.js';
 import { AccountNetworks } from './networks.js';
 import { HEARTBEAT_MS, newOwner, ownerGone } from './owners.js';
 import {
@@ -26,6 +27,21 @@ import {
 } from './store.js';
 
 export type { CommandExecution, DevelopmentEnvironment, EnvironmentActivity, ExecutionSummary } from './store.js';
+
+/**
+ * createDevelopmentEnvironment's answer: the environment, plus what runs it (issue 14, "A useful
+ * offline image"): `image`, `operatingSystem` when known, and `installCommand` (`<package>` standing
+ * for the names) unless the image has no package manager.
+ */
+export type CreatedEnvironment = DevelopmentEnvironment & Omit<ImageFacts, 'packageManager'>;
+
+/** What guides say of the environments' image (urls.ts, `fillAddresses`). */
+export interface EnvironmentImageText {
+  image: string;
+  installCommand?: string;
+  /** The base image of the Web App guide's Node example. */
+  nodeBaseImage: string;
+}
 
 /** Settings of the development environment service (Config: BACKYARD_DEVENV_*, BACKYARD_EXEC_WAIT_MS, DOCKER_HOST). */
 export interface DevEnvSettings extends ContainerSettings {
@@ -85,6 +101,7 @@ const INTERRUPTED_NOTE =
 export class DevEnvService {
   private readonly store: DevEnvStore;
   private readonly containers: EnvironmentContainers;
+  private readonly images: ImageProvider;
   private readonly live = new Map<string, { execution: LiveExecution; environmentId: string; accountId: string; recorded: Promise<void> }>();
   /** Identifies this process as the owner of the executions it runs: `<host>/<pid>/<random>`. */
   private readonly owner = newOwner();
@@ -106,25 +123,47 @@ export class DevEnvService {
     networks: AccountNetworks = new AccountNetworks(docker, settings.home, log),
   ) {
     this.store = new DevEnvStore(db);
-    this.containers = new EnvironmentContainers(docker, settings, new ImageProvider(docker, settings.dockerHost, log), networks, log);
+    this.images = new ImageProvider(docker, settings.dockerHost, log, settings.image);
+    this.containers = new EnvironmentContainers(docker, settings, this.images, networks, log);
     // Executions left running by a Backyard that is gone read as exited (issue 5, item 6).
     for (const row of this.store.runningExecutions()) this.reconcile(row);
   }
 
   /**
-   * Creates an environment for `chatTitle`: its record, volume and running container.
-   * @returns `{id, chatTitle, createdAt}`.
+   * Creates an environment for `chatTitle`: its record, volume and running container, on the
+   * configured image or, when that cannot be had, on Backyard's offline image (image.ts).
+   * @returns `{id, chatTitle, createdAt, backyardURL?, image, operatingSystem?, installCommand?}`.
    * @throws ManagementError(invalid) for a blank or too long title; (unavailable) when Docker is not
-   *   reachable, the image cannot be had, or the engine refuses.
+   *   reachable, no image can be had (or the offline one is still being built), or the engine refuses.
    */
-  async create(accountId: string, chatTitle: string): Promise<DevelopmentEnvironment> {
+  async create(accountId: string, chatTitle: string): Promise<CreatedEnvironment> {
     if (chatTitle.trim() === '') throw invalid('chatTitle must not be empty or blank: use the title of the current chat.');
     if (chatTitle.length > CHAT_TITLE_MAX) throw invalid(`chatTitle must be at most ${CHAT_TITLE_MAX} characters long (it has ${chatTitle.length}).`);
     const row: EnvironmentRow = { id: newId(), account_id: accountId, chat_title: chatTitle, created_at: nowIso() };
-    await this.containers.create(accountId, row.id);
+    const image = await this.containers.create(accountId, row.id);
     this.store.insertEnvironment(row);
     await this.containerAccess();
-    return this.withAccess(environmentOf(row));
+    const { packageManager: _, ...facts } = await this.imageFacts(image);
+    return { ...this.withAccess(environmentOf(row)), ...facts };
+  }
+
+  /** The facts of the image an environment was just created on; the image's name alone when it cannot be looked into. */
+  private async imageFacts(image: string): Promise<ImageFacts> {
+    try {
+      return await this.images.factsOf(image);
+    } catch (error) {
+      this.log.warn({ err: error, image }, 'could not tell which package manager the development environment image has');
+      return { image };
+    }
+  }
+
+  /**
+   * What the guides say of the environments' image, without waiting (`ImageProvider.current`): the
+   * image, its install command, and the Node base image of the Web App guide.
+   */
+  imageText(): EnvironmentImageText {
+    const { image, installCommand } = this.images.current();
+    return { image, ...(installCommand ? { installCommand } : {}), nodeBaseImage: this.images.nodeBaseImage() };
   }
 
   /** The account's environments, oldest first; only those titled exactly `chatTitle` when given. */
@@ -139,6 +178,16 @@ export class DevEnvService {
    */
   serveContainersWith(open: (address: string) => Promise<string>): void {
     this.openForContainers = open;
+    // A serving process: learn which image environments will run, for the guides (imageText).
+    void this.surveyImages();
+  }
+
+  /**
+   * Looks which of the configured and the fallback image the engine has (`ImageProvider.survey`), so
+   * that `imageText` is right before the first environment is made. Never throws.
+   */
+  surveyImages(): Promise<void> {
+    return this.images.survey();
   }
 
   /** Backyard's URL from inside environments once known (`backyardURL` of DevelopmentEnvironment). */
@@ -151,7 +200,7 @@ export class DevEnvService {
     if (!this.openForContainers) return Promise.resolve();
     const open = this.openForContainers;
     this.access ??= (async () => {
-      const address = await hostGatewayAddress(this.docker, this.settings.dockerHost, this.settings.image);
+      const address = await hostGatewayAddress(this.docker, this.settings.dockerHost, await this.images.ensure());
       if (!address) {
         this.log.warn('the Docker engine maps host-gateway to no IPv4 address: environments cannot reach Backyard by backyard.internal');
         return;

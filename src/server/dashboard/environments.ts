@@ -1,10 +1,12 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ManagementError } from '../../errors.js';
 import { EXECUTIONS_LIST_LIMIT, type CommandExecution, type DevelopmentEnvironment, type ExecutionSummary } from '../../platform/devenvs/service.js';
-import { flashOf, sendNotFound, sendPage, sessionOf, type Dashboard } from './context.js';
+import { invokeOperation } from '../../../tools/invoke.js';
+import { operationsByName } from '../../../tools/index.js';
+import { flashOf, formOf, redirect, redirectWith, sendNotFound, sendPage, sessionOf, type Dashboard } from './context.js';
 import { openEventStream } from './events.js';
 import { html, path, plural, when } from './html.js';
-import { badge } from './layout.js';
+import { badge, csrfField } from './layout.js';
 import { environmentHref } from './overview.js';
 import { lifecycleButton } from './lifecycle.js';
 
@@ -53,9 +55,25 @@ function duration(from: string, to: string | null): string {
   return ms < 1000 ? `${ms} ms` : ms < 120_000 ? `${(ms / 1000).toFixed(1)} s` : `${Math.round(ms / 60_000)} min`;
 }
 
+/** The form that runs a command in the environment (its page follows the execution live). */
+const commandForm = (session: Parameters<typeof csrfField>[0], environmentId: string) =>
+  html`<form method="post" action="${environmentHref(environmentId)}/commands" aria-labelledby="run-heading">
+  ${csrfField(session)}
+  <h2 id="run-heading">Run a command</h2>
+  <div class="field"><label for="command">Command</label>
+    <input id="command" name="command" class="mono" required spellcheck="false" autocomplete="off" aria-describedby="command-hint">
+    <span class="hint" id="command-hint">Run with <code>sh -c</code> in <code>/workspace</code>, as executeCommand does; its output then shows live.</span></div>
+  <button type="submit">Run</button>
+</form>`;
+
+/** The End button of a running execution; the page's script removes it (data-live-hint) once the command exits. */
+const endButton = (session: Parameters<typeof csrfField>[0], environmentId: string, executionId: string) =>
+  html`<form method="post" action="${executionHref(environmentId, executionId)}/end" class="inline" data-live-hint data-confirm="End this command? Its processes get SIGTERM, then SIGKILL 5 seconds later.">${csrfField(session)}<button type="submit" class="danger">End</button></form>`;
+
 /**
  * Development environments: each one's command executions (command, status, exit code), and an
- * execution's output, followed live over server-sent events while it runs.
+ * execution's output, followed live over server-sent events while it runs; a form that runs a
+ * command, and an End button for a running one (issue 14, item 2).
  */
 export function environmentRoutes(app: FastifyInstance, d: Dashboard): void {
   app.get<EnvParams>('/environments/:environmentId', (request, reply) => {
@@ -78,6 +96,7 @@ export function environmentRoutes(app: FastifyInstance, d: Dashboard): void {
   ${lifecycleButton(session, `${environmentHref(environment.id)}/restart`, 'Restart', 'Restart this environment? Every process in it ends; /workspace is kept.')}
   ${lifecycleButton(session, `${environmentHref(environment.id)}/delete`, 'Delete', `Delete the environment "${environment.chatTitle}" for good, with every file in /workspace? This cannot be undone.`)}
 </div>
+${commandForm(session, environment.id)}
 <section aria-labelledby="executions-heading">
 <h2 id="executions-heading">Command executions</h2>
 ${executions.length
@@ -106,7 +125,7 @@ ${executions.length
       session,
       crumbs: [{ label: 'Overview', href: '/dashboard' }, { label: environment.chatTitle, href: environmentHref(environment.id) }, { label: 'Command' }],
       heading: html`<h1>Command execution</h1>`,
-      body: html`<pre class="mono" aria-label="Command">${summary.command}</pre>
+      body: html`${flashOf(d, request)}<pre class="mono" aria-label="Command">${summary.command}</pre>
 <div${running ? html` data-events="${events}" data-state="running"` : html` data-state="exited"`} id="execution">
 <dl class="facts">
   <dt>Status</dt><dd><span aria-live="polite">${stateBadge(execution, 'status')}</span></dd>
@@ -120,8 +139,45 @@ ${executions.length
 <h2 id="stderr-heading">Errors <span class="muted small">(stderr)</span></h2>
 <pre class="output stderr" id="stderr" tabindex="0" aria-labelledby="stderr-heading">${execution.stderr}</pre>
 ${running ? html`<p class="hint" data-live-hint>The output updates live while the command runs.</p>` : ''}
+${running ? html`<div class="actions">${endButton(session, environment.id, execution.id)}</div>` : ''}
 </div>`,
     });
+  });
+
+  // Runs the form's command (executeCommand's service, its rules and texts) and shows its page at once,
+  // which follows it live: the form does not wait for the command (an aborted wait).
+  app.post<EnvParams>('/environments/:environmentId/commands', async (request, reply) => {
+    const session = sessionOf(request);
+    const environment = ownEnvironment(d, request, reply, request.params.environmentId);
+    if (!environment) return reply;
+    const command = formOf(request).command ?? '';
+    try {
+      const started = await d.services.devenvs.execute(session.account.id, environment.id, command, AbortSignal.abort());
+      return redirect(reply, executionHref(environment.id, started.id));
+    } catch (error) {
+      if (!(error instanceof ManagementError)) throw error;
+      if (error.kind === 'notFound') return sendNotFound(reply, session, 'development environment');
+      return redirectWith(d, reply, session, environmentHref(environment.id), { kind: 'bad', title: `The command did not run: ${error.message}`, lines: [] });
+    }
+  });
+
+  // Ends a running execution through interactWithCommandExecution with exit: true.
+  app.post<ExecParams>('/environments/:environmentId/executions/:executionId/end', async (request, reply) => {
+    const session = sessionOf(request);
+    const { environmentId, executionId } = request.params;
+    const back = executionHref(environmentId, executionId);
+    try {
+      const { exitCode } = await invokeOperation(
+        operationsByName.interactWithCommandExecution,
+        { developmentEnvironmentId: environmentId, commandExecutionId: executionId, exit: true },
+        { account: session.account, services: d.services },
+      );
+      return redirectWith(d, reply, session, back, { kind: 'ok', title: `The command was ended (exit code ${typeof exitCode === 'number' ? exitCode : 'unknown'}).`, lines: [] });
+    } catch (error) {
+      if (!(error instanceof ManagementError)) throw error;
+      if (error.kind === 'notFound') return sendNotFound(reply, session, 'command execution');
+      return redirectWith(d, reply, session, back, { kind: 'bad', title: error.message, lines: [] });
+    }
   });
 
   // Server-sent events: `snapshot` (whole output), `append` (new output), then `exit` and the end.
