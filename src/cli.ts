@@ -7,9 +7,11 @@ import { openPlatform, type Platform } from './platform/platform.js';
 import { findRunningServer, startHttpServer } from './server/http.js';
 import { SIGN_IN_LINK_TTL_MS, signInLink } from './platform/dashboard/sessions.js';
 import { dockerClient, engineFailure } from './platform/devenvs/engine.js';
+import { DEBIAN_IMAGE, DEBIAN_PACKAGES, buildDebianImage } from './platform/devenvs/debianImage.js';
 import { BUSYBOX_PATH, OFFLINE_IMAGE, buildOfflineImage } from './platform/devenvs/offlineImage.js';
 import { packageVersion } from './version.js';
 import { parseRepoSlug } from './platform/repohost/names.js';
+import { parseAssignments, readSettingsFile, settingLines } from './platform/backendapps/settingsText.js';
 import { invokeOperation } from '../tools/invoke.js';
 import { operationsByName } from '../tools/index.js';
 import type { OperationName } from '../tools/operation.js';
@@ -270,8 +272,24 @@ app
   );
 
 app
+  .command('config <appId> [settings...]')
+  .description(
+    "print a Backend App's server options (Parse Server's names), or set them with key=value (JSON when it parses, else text; key=null restores the default); all or nothing. A running server applies a change within a second",
+  )
+  .action(
+    run((appId: string, assignments: string[]) =>
+      withPlatform((platform) => {
+        const apps = platform.services.backendApps;
+        if (!apps.serverSettings(appId)) throw new Error(`No Backend App has the application id "${appId}".`);
+        const { settings } = assignments.length ? apps.configure(appId, parseAssignments(assignments)) : apps.serverSettings(appId)!;
+        process.stdout.write(settingLines(settings));
+      }),
+    ),
+  );
+
+app
   .command('import')
-  .description('create a Backend App with the application id and keys of an existing Parse app (keys not given are generated)')
+  .description('create a Backend App with the application id and keys of an existing Parse app (keys not given are generated), and its server options')
   .requiredOption('--account <login>', 'account that owns the app')
   .requiredOption('--name <name>', 'app name')
   .requiredOption('--app-id <id>', 'application id')
@@ -282,11 +300,14 @@ app
   .option('--dotnet-key <key>')
   .option('--webhook-key <key>')
   .option('--file-key <key>')
+  .option('--config <file.json>', "server options in Parse Server's shape, e.g. {\"maxLimit\": 1000, \"fileUpload\": {\"enableForPublic\": true}}")
+  .option('--set <key=value>', 'a server option, as backyard app config takes it (repeatable; after --config)', (v: string, all: string[]) => [...all, v], [] as string[])
   .action(
-    run((opts: Record<string, string | undefined>) =>
+    run((opts: Record<string, string | undefined> & { set: string[] }) =>
       withPlatform((platform) => {
         const owner = platform.services.accounts.findByLogin(opts.account!);
         if (!owner) throw new Error(`No account has the login "${opts.account}".`);
+        const settings = { ...(opts.config ? readSettingsFile(opts.config) : {}), ...parseAssignments(opts.set) };
         const created = platform.services.backendApps.create(owner.id, opts.name!, {
           applicationId: opts.appId,
           masterKey: opts.masterKey,
@@ -296,7 +317,7 @@ app
           dotnetKey: opts.dotnetKey,
           webhookKey: opts.webhookKey,
           fileKey: opts.fileKey,
-        });
+        }, settings);
         process.stdout.write(`${created.appId}\n`);
       }),
     ),
@@ -343,22 +364,36 @@ env
 const image = program.command('image').description('development environment images');
 image
   .command('build-offline')
-  .description(`build ${OFFLINE_IMAGE} from Debian's busybox-static (${BUSYBOX_PATH}), for machines with no image registry`)
-  .option('--busybox <file>', 'a statically linked busybox', BUSYBOX_PATH)
-  .option('--tag <image>', 'image reference to build', OFFLINE_IMAGE)
+  .description(
+    `build ${DEBIAN_IMAGE}, the image Backyard falls back to when it cannot pull its configured one: Debian's debootstrap minbase ` +
+      `with ${DEBIAN_PACKAGES.join(', ')}, from the mirror apt uses here (needs root and the debootstrap package; a few minutes). ` +
+      `With --busybox: ${OFFLINE_IMAGE}, a 2 MB BusyBox image from Debian's busybox-static, with a shell but no package manager`,
+  )
+  .option('--busybox [file]', `build the BusyBox image instead, from a statically linked busybox (default ${BUSYBOX_PATH})`)
+  .option('--tag <image>', `image reference to build (default ${DEBIAN_IMAGE}, or ${OFFLINE_IMAGE} with --busybox)`)
   .action(
-    run(async (opts: { busybox: string; tag: string }) => {
+    run(async (opts: { busybox?: string | true; tag?: string }) => {
       const config = settings();
+      const docker = dockerClient(config.dockerHost);
+      const onProgress = (line: string) => process.stderr.write(`${line}\n`);
+      if (opts.busybox) {
+        const tag = opts.tag ?? OFFLINE_IMAGE;
+        try {
+          const built = await buildOfflineImage(docker, { busybox: opts.busybox === true ? BUSYBOX_PATH : opts.busybox, image: tag, onProgress });
+          process.stdout.write(`${built.image}\t${built.id}\t${built.applets} applets\n`);
+          process.stderr.write(`Use it with BACKYARD_DEVENV_IMAGE=${built.image}\n`);
+        } catch (error) {
+          throw engineFailure(error, `import the image ${tag}`, config.dockerHost);
+        }
+        return;
+      }
+      const tag = opts.tag ?? DEBIAN_IMAGE;
       try {
-        const built = await buildOfflineImage(dockerClient(config.dockerHost), {
-          busybox: opts.busybox,
-          image: opts.tag,
-          onProgress: (line) => process.stderr.write(`${line}\n`),
-        });
-        process.stdout.write(`${built.image}\t${built.id}\t${built.applets} applets\n`);
-        process.stderr.write(`Use it with BACKYARD_DEVENV_IMAGE=${built.image}\n`);
+        const built = await buildDebianImage(docker, { image: tag, onProgress });
+        process.stdout.write(`${built.image}\t${built.id}\t${built.operatingSystem}\t${Math.round(built.ms / 1000)} s\n`);
+        if (tag === DEBIAN_IMAGE) process.stderr.write('Backyard uses it by itself when its configured image cannot be pulled.\n');
       } catch (error) {
-        throw engineFailure(error, `import the image ${opts.tag}`, config.dockerHost);
+        throw engineFailure(error, `build the image ${tag}`, config.dockerHost);
       }
     }),
   );

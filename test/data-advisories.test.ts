@@ -30,7 +30,8 @@ const raw = (who: 'alice' | 'master' | undefined, method: string, path: string, 
   app.call(method, path, { master: who === 'master', sessionToken: who === 'alice' ? tokens.alice : undefined, rawBody: text, headers: json });
 
 async function signUp(target: TestApp, username: string, headers: Record<string, string> = {}): Promise<{ objectId: string; sessionToken: string }> {
-  const res = await target.call('POST', '/users', { body: { username, password: `${username}-pw`, email: `${username}@example.test` }, headers });
+  // Publicly readable, as enforcePrivateUsers (on by default) would not make them: these tests read each other's users.
+  const res = await target.call('POST', '/users', { body: { username, password: `${username}-pw`, email: `${username}@example.test`, ACL: { '*': { read: true } } }, headers });
   expect(res.status).toBe(201);
   return res.body;
 }

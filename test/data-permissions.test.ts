@@ -33,7 +33,8 @@ beforeAll(async () => {
   server = await startTestServer();
   app = createTestApp(server, 'permissions');
   for (const name of ['alice', 'bob']) {
-    const res = await app.call('POST', '/users', { body: { username: name, password: `${name}-pw`, email: `${name}@example.test` } });
+    // Publicly readable, as enforcePrivateUsers (on by default) would not make them: these tests read each other's users.
+    const res = await app.call('POST', '/users', { body: { username: name, password: `${name}-pw`, email: `${name}@example.test`, ACL: { '*': { read: true } } } });
     expect(res.status).toBe(201);
     tokens[name] = res.body.sessionToken;
     ids[name] = res.body.objectId;

@@ -21,7 +21,8 @@ beforeAll(async () => {
   server = await startTestServer();
   app = createTestApp(server, 'protected-fields');
   for (const name of ['alice', 'bob', 'carol', 'dave']) {
-    const res = await app.call('POST', '/users', { body: { username: name, password: `${name}-password`, email: `${name}@example.test` } });
+    // Publicly readable, as enforcePrivateUsers (on by default) would not make them: these tests read each other's objects.
+    const res = await app.call('POST', '/users', { body: { username: name, password: `${name}-password`, email: `${name}@example.test`, ACL: { '*': { read: true } } } });
     expect(res.status).toBe(201);
     tokens[name] = res.body.sessionToken;
     ids[name] = res.body.objectId;

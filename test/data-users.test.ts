@@ -350,7 +350,10 @@ describe('users over raw HTTP: Parse error codes and statuses', () => {
     expect(Object.keys(ok.body)).toEqual(['updatedAt']);
     // A user cannot lock itself out of its own record.
     expect(engine.storage.get('_User', a.objectId)!.acl).toEqual({ '*': { read: true }, [a.objectId]: { read: true, write: true } });
-    // Emails are hidden from other users, not from the user or the master key.
+    // Emails are hidden from other users, not from the user or the master key (b makes its record public
+    // first: a new user's ACL is private under Parse Server 9's enforcePrivateUsers).
+    expect((await call('PUT', `/users/${b.objectId}`, { session: b.sessionToken, body: { ACL: { '*': { read: true }, [b.objectId]: { read: true, write: true } } } })).status).toBe(200);
+    expect((await call('GET', `/users/${b.objectId}`, { session: a.sessionToken })).body.username).toBe(bName);
     expect((await call('GET', `/users/${b.objectId}`, { session: a.sessionToken })).body.email).toBeUndefined();
     expect((await call('GET', `/users?where=${encodeURIComponent(JSON.stringify({ objectId: b.objectId }))}`)).body.results[0].email).toBeUndefined();
     expect((await call('GET', `/users/${b.objectId}`, { session: b.sessionToken })).body.email).toBe(`${bName}@example.com`);

@@ -3,6 +3,7 @@ import { homePaths } from '../config.js';
 import { DataEngine } from './engine.js';
 import type { CloudRuntime } from './cloud/types.js';
 import { SqliteAdapter } from './storage/sqlite/adapter.js';
+import { DEFAULT_SETTINGS, type ServerSettings } from './settings.js';
 
 /** The keys of a Backend App, as the platform keeps them (spec, Interface B, "Authentication"). */
 export interface AppKeys {
@@ -16,10 +17,20 @@ export interface AppKeys {
   masterKey: string;
 }
 
-/** Where the data layer learns which apps exist and their keys (the platform's Backend App records). */
+/** Where the data layer learns which apps exist, their keys and server options (the platform's Backend App records). */
 export interface AppDirectory {
   keys(applicationId: string): AppKeys | undefined;
+  /** The server options in force for an app (settings.ts), or undefined for an unknown app. */
+  settings(applicationId: string): ServerSettings | undefined;
 }
+
+/**
+ * How long an app's server options are answered from memory before they are read again. Changes made
+ * in this process (the dashboard) reach the data API at once through `forgetSettings`; this bounds
+ * how late it sees one written by another process (`backyard app config` next to a running server),
+ * at one read per app per interval rather than one per request.
+ */
+export const SETTINGS_RECHECK_MS = 1000;
 
 /**
  * The open data engines of all Backend Apps, one SQLite file each (`apps/<appId>/data.db`), opened on
@@ -38,6 +49,7 @@ export class DataApps {
   ) {}
 
   private readonly keyCache = new Map<string, AppKeys>();
+  private readonly settingsCache = new Map<string, { settings: ServerSettings; readAt: number }>();
 
   /** An app's keys; keys never change once the app exists, so known apps are answered from memory. */
   keys(applicationId: string): AppKeys | undefined {
@@ -47,6 +59,21 @@ export class DataApps {
       if (keys) this.keyCache.set(applicationId, keys);
     }
     return keys;
+  }
+
+  /** An app's server options in force (the defaults for an unknown app), from memory for up to SETTINGS_RECHECK_MS. */
+  settings(applicationId: string): ServerSettings {
+    const now = Date.now();
+    const cached = this.settingsCache.get(applicationId);
+    if (cached && now - cached.readAt < SETTINGS_RECHECK_MS) return cached.settings;
+    const settings = this.directory.settings(applicationId) ?? DEFAULT_SETTINGS;
+    this.settingsCache.set(applicationId, { settings, readAt: now });
+    return settings;
+  }
+
+  /** Drops an app's cached server options, so that the next request reads the ones just written. */
+  forgetSettings(applicationId: string): void {
+    this.settingsCache.delete(applicationId);
   }
 
   /** The engine of an app, or undefined when no app has this application id. */
@@ -59,6 +86,7 @@ export class DataApps {
       applicationId,
       new SqliteAdapter(path.join(folder, 'data.db')),
       (name) => `${this.dataApiUrl()}/files/${encodeURIComponent(applicationId)}/${encodeURIComponent(name)}`,
+      () => this.settings(applicationId),
     );
     this.engines.set(applicationId, engine);
     return engine;
@@ -74,6 +102,7 @@ export class DataApps {
     this.engines.get(applicationId)?.storage.close();
     this.engines.delete(applicationId);
     this.keyCache.delete(applicationId);
+    this.settingsCache.delete(applicationId);
   }
 
   closeAll(): void {

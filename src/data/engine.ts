@@ -2,15 +2,19 @@ import { randomAlphanumeric } from '../platform/ids.js';
 import { aclAllows, clpAllows, type Auth, type QueryAccess } from './auth/context.js';
 import { ownSessionsOnly } from './auth/sessions.js';
 import { ParseCode, ParseError } from './errors.js';
+import { applyFieldOptions } from './objects/fieldOptions.js';
 import { applyChanges } from './objects/operations.js';
 import { parseFindParams, type FindParams } from './objects/findParams.js';
 import { includePointers } from './objects/include.js';
 import { checkProhibitedKeywords } from './objects/keywords.js';
 import { objectJson, selectKeys, type FileUrl } from './objects/output.js';
 import { checkQueryable, hiddenFields, withoutHidden } from './objects/protectedFields.js';
-import { checkClassName, checkFieldName, MASTER_ONLY_CLASSES, Schema } from './schema.js';
+import { checkClassName, checkWriteKey, MASTER_ONLY_CLASSES, Schema } from './schema.js';
 import type { StorageAdapter, StoredRow } from './storage/adapter.js';
 import { checkAcl, isPlainObject } from './values.js';
+import { DEFAULT_SETTINGS, protectedFieldsFor, type ServerSettings } from './settings.js';
+import { SYSTEM_CLASSES } from './types.js';
+import { checkQuery } from './query/compile.js';
 
 type ClpAction = 'find' | 'count' | 'get' | 'create' | 'update' | 'delete' | 'addField';
 type RestMethod = 'find' | 'get' | 'create' | 'update' | 'delete';
@@ -40,8 +44,21 @@ export class DataEngine {
     readonly appId: string,
     readonly storage: StorageAdapter,
     readonly fileUrl: FileUrl,
+    /** The app's server options in force (settings.ts), kept fresh by the caller (apps.ts). */
+    readonly settings: () => ServerSettings = () => DEFAULT_SETTINGS,
   ) {
     this.schema = new Schema(storage);
+  }
+
+  /**
+   * Parse Server's `validateClientClassCreation`: with `allowClientClassCreation` off, a client may
+   * neither create, update nor query a class that does not exist yet (system classes excepted).
+   * @throws ParseError 119 "This user is not allowed to access non-existent class: <name>".
+   */
+  private checkClassCreation(className: string, auth: Auth): void {
+    if (auth.master || this.schema.has(className) || (SYSTEM_CLASSES as readonly string[]).includes(className)) return;
+    if (this.settings().allowClientClassCreation) return;
+    throw new ParseError(ParseCode.OPERATION_FORBIDDEN, `This user is not allowed to access non-existent class: ${className}`);
   }
 
   /** Whether class-level permissions let the caller `action` on the class (Parse's SchemaController.testPermissions). */
@@ -90,7 +107,7 @@ export class DataEngine {
   }
 
   /** Splits a body into its ACL and its data fields, checking names. */
-  private splitBody(body: unknown, creating: boolean): { acl: StoredRow['acl'] | undefined; fields: Record<string, unknown> } {
+  private splitBody(className: string, body: unknown, creating: boolean): { acl: StoredRow['acl'] | undefined; fields: Record<string, unknown> } {
     if (!isPlainObject(body)) throw new ParseError(ParseCode.INVALID_JSON, 'The body must be a JSON object of fields.');
     checkProhibitedKeywords(body);
     const fields: Record<string, unknown> = {};
@@ -100,7 +117,7 @@ export class DataEngine {
       else if (key === 'objectId' && creating) throw new ParseError(ParseCode.INVALID_KEY_NAME, 'objectId is an invalid field name.');
       else if (RESERVED.has(key)) continue;
       else {
-        checkFieldName(key);
+        checkWriteKey(className, key);
         fields[key] = value;
       }
     }
@@ -114,12 +131,14 @@ export class DataEngine {
    */
   create(className: string, body: unknown, auth: Auth, extra: Record<string, unknown> = {}): WriteResult {
     this.enforceRoleSecurity('create', className, auth);
-    const { acl, fields } = this.splitBody(body, true);
+    const { acl, fields } = this.splitBody(className, body, true);
     return this.storage.transaction(() => {
+      this.checkClassCreation(className, auth);
       const exists = this.schema.has(className);
       if (exists) this.checkClp(className, 'create', auth);
       const applied = applyChanges({}, fields);
       this.schema.learn(className, applied.types, !exists || auth.master || clpAllows(this.schema.get(className)?.classLevelPermissions.addField, auth));
+      applyFieldOptions(this.schema.fields(className), fields, applied, true);
       const now = new Date().toISOString();
       const row: StoredRow = { objectId: newObjectId(), createdAt: now, updatedAt: now, data: { ...applied.data, ...extra }, acl: acl ?? null };
       this.storage.insert(className, row);
@@ -134,14 +153,16 @@ export class DataEngine {
    */
   update(className: string, objectId: string, body: unknown, auth: Auth, extra: Record<string, unknown> = {}): WriteResult {
     this.enforceRoleSecurity('update', className, auth);
-    const { acl, fields } = this.splitBody(body, false);
+    const { acl, fields } = this.splitBody(className, body, false);
     return this.storage.transaction(() => {
+      this.checkClassCreation(className, auth);
       if (!this.schema.has(className)) throw notFound();
       this.checkClp(className, 'update', auth);
       const current = this.storage.get(className, objectId);
       if (!current || !aclAllows(current.acl, auth, 'write')) throw notFound();
       const applied = applyChanges(current.data, fields);
       this.schema.learn(className, applied.types, auth.master || clpAllows(this.schema.get(className)?.classLevelPermissions.addField, auth));
+      applyFieldOptions(this.schema.fields(className), fields, applied, false);
       const row: StoredRow = {
         ...current,
         updatedAt: new Date().toISOString(),
@@ -191,11 +212,9 @@ export class DataEngine {
     return withoutHidden(object, this.protectedFields(className), auth);
   }
 
-  /** A class's CLP `protectedFields`; for `_User` with Parse Server's default, `email` under `*`. */
-  private protectedFields(className: string): Record<string, readonly string[]> | undefined {
-    const configured = this.schema.get(className)?.classLevelPermissions.protectedFields;
-    if (className !== '_User') return configured;
-    return { ...configured, '*': [...new Set([...(configured?.['*'] ?? []), 'email'])] };
+  /** A class's CLP `protectedFields` joined with the app's `protectedFields` option (settings.ts; `_User` always hides `email`). */
+  private protectedFields(className: string): Readonly<Record<string, readonly string[]>> | undefined {
+    return protectedFieldsFor(this.settings(), className, this.schema.get(className)?.classLevelPermissions.protectedFields);
   }
 
   /**
@@ -227,6 +246,7 @@ export class DataEngine {
   get(className: string, objectId: string, auth: Auth, rawParams: Record<string, unknown> = {}): Record<string, unknown> {
     this.enforceRoleSecurity('get', className, auth);
     const params = parseFindParams(rawParams);
+    this.checkClassCreation(className, auth);
     if (!this.schema.has(className)) throw notFound();
     this.checkClp(className, 'get', auth);
     const row = this.getRow(className, objectId, auth);
@@ -244,7 +264,7 @@ export class DataEngine {
    */
   find(className: string, rawParams: Record<string, unknown>, auth: Auth): { results: Record<string, unknown>[]; count?: number } {
     this.enforceRoleSecurity('find', className, auth);
-    const params = parseFindParams(rawParams);
+    const params = parseFindParams(rawParams, this.settings());
     if (params.redirectClassNameForKey) {
       const target = this.schema.fields(className)?.[params.redirectClassNameForKey];
       if (target?.type === 'Relation' && target.targetClass) {
@@ -253,12 +273,15 @@ export class DataEngine {
         this.enforceRoleSecurity('find', className, auth);
       }
     }
+    this.checkClassCreation(className, auth);
     params.where = this.scopeWhere(className, params.where, auth);
     const countOnly = params.count && params.limit === 0;
     this.checkClp(className, countOnly ? 'count' : 'find', auth);
     if (params.count && !countOnly) this.checkClp(className, 'count', auth);
     const principals = auth.master ? undefined : auth.principals;
     const access = this.queryAccess(auth);
+    // Storage answers nothing for a class without a table; the where and order are checked all the same.
+    if (!this.schema.has(className)) checkQuery(className, params.where, params.order, { schema: this.schema, access });
     const rows =
       params.limit === 0
         ? []

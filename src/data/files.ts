@@ -121,6 +121,12 @@ export interface UploadOptions {
   contentType?: string;
   metadata?: Record<string, unknown>;
   tags?: Record<string, unknown>;
+  /**
+   * The app's `fileUpload.fileExtensions` for a client's upload (settings.ts): tested on the
+   * extension, and on the declared content type's subtype when the extension is unknown, as Parse
+   * Server tests them. Absent for the master key, which Parse Server lets upload any extension.
+   */
+  allowExtension?: (extension: string) => boolean;
 }
 
 /**
@@ -144,7 +150,8 @@ export class FileStore {
    * appended when the name has none, as Parse Server does).
    * @returns the stored name and content type.
    * @throws ParseError 122 for a bad name; 130 FILE_SAVE_ERROR for an empty file or a file browsers
-   *   render as active content (REFUSED_EXTENSION); 129 FILE_TOO_LARGE (status 413) above 20 MiB.
+   *   render as active content (REFUSED_EXTENSION) or that `allowExtension` refuses; 129
+   *   FILE_TOO_LARGE (status 413) above 20 MiB.
    */
   async save(originalName: string, data: Buffer, options: UploadOptions = {}): Promise<{ name: string; contentType: string }> {
     checkFileName(originalName);
@@ -161,7 +168,11 @@ export class FileStore {
       if (ext) name = `${name}.${ext}`;
     }
     if (!contentType || contentType.toLowerCase() === OCTET_STREAM) contentType = contentTypeFor(name) ?? contentType ?? OCTET_STREAM;
-    const refused = [extensionOf(name), subtypeOf(contentType)].find((ext) => REFUSED_EXTENSION.test(ext));
+    const allow = options.allowExtension;
+    const declared = contentTypeFor(name) || !given ? '' : subtypeOf(given).replace(/\s+/g, '');
+    const refused =
+      [extensionOf(name), subtypeOf(contentType)].find((ext) => REFUSED_EXTENSION.test(ext)) ??
+      (allow ? [extensionOf(name), declared].find((ext) => ext !== '' && !allow(ext)) : undefined);
     if (refused) throw new ParseError(ParseCode.FILE_SAVE_ERROR, `File upload of extension ${refused} is disabled.`);
     name = `${randomBytes(16).toString('hex')}_${name}`;
     const info: FileInfo = { contentType, size: data.length, createdAt: new Date().toISOString() };

@@ -51,6 +51,7 @@ export function openPlatform(config: Config, log: Logger): Platform {
       await cloud.forget(appId);
       dataApps.close(appId);
     },
+    (appId) => dataApps.forgetSettings(appId),
   );
   const cloudCode = new CloudCodeService({ home: config.home, apps: backendApps, urls, reload: (appId) => cloud.reload(appId) });
   const dataRouter = createDataRouter(log, () => new URL(urls.dataApi).pathname);
@@ -87,6 +88,7 @@ export function openPlatform(config: Config, log: Logger): Platform {
     repoHost,
     webApps: new WebAppService({ db, settings: webAppSettings(config), repoHost, urls, log, docker, networks }),
   };
+  urls.describeEnvironmentsWith(() => services.devenvs.imageText());
   log.debug({ home: path.resolve(config.home) }, 'platform opened');
   return {
     config,

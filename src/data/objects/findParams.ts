@@ -38,8 +38,12 @@ const list = (name: string, value: unknown): string[] => {
  * @throws ParseError 102 for an unknown parameter, invalid JSON in `where` or a bad number; 107 is
  *   not used here because Parse answers 102 for a malformed `where`.
  */
-export function parseFindParams(raw: Record<string, unknown>): FindParams {
-  const params: FindParams = { where: {}, limit: 100, skip: 0, include: [], count: false };
+export function parseFindParams(
+  raw: Record<string, unknown>,
+  /** The app's `defaultLimit` and `maxLimit` options (data/settings.ts); maxLimit caps the default too. */
+  limits: { defaultLimit: number; maxLimit: number | null } = { defaultLimit: 100, maxLimit: null },
+): FindParams {
+  const params: FindParams = { where: {}, limit: limits.defaultLimit, skip: 0, include: [], count: false };
   for (const [name, value] of Object.entries(raw)) {
     if (value === undefined) continue;
     switch (name) {
@@ -86,5 +90,6 @@ export function parseFindParams(raw: Record<string, unknown>): FindParams {
         if (!IGNORED.has(name)) throw bad(`Invalid parameter for query: ${name}`);
     }
   }
+  if (limits.maxLimit !== null && params.limit > limits.maxLimit) params.limit = limits.maxLimit;
   return params;
 }

@@ -7,6 +7,9 @@ import type { StoredRow } from '../storage/adapter.js';
 import { checkProhibitedKeywords } from '../objects/keywords.js';
 import { checkAcl, isPlainObject } from '../values.js';
 import { hashPassword, verifyPassword } from './passwords.js';
+import { randomAlphanumeric } from '../../platform/ids.js';
+import { checkAuthDataFree, findLinkedUser, hasProviderData, linkedProviders, mergeAuthData, readAuthData, alreadyLinked, type AuthDataChanges } from './authData.js';
+import { sessionExpiry } from '../settings.js';
 
 /**
  * Users and sessions of a Backend App, as Parse Server's `UsersRouter` and `RestWrite` treat the
@@ -18,16 +21,14 @@ import { hashPassword, verifyPassword } from './passwords.js';
 
 type Acl = NonNullable<StoredRow['acl']>;
 
-/** Sessions last one year, Parse Server's default `sessionLength`. */
-export const SESSION_LENGTH_MS = 365 * 24 * 60 * 60 * 1000;
-
 /** A session token as Parse Server makes them: `r:` and 32 lowercase hex digits (128 random bits). */
 export const newSessionToken = (): string => `r:${randomBytes(16).toString('hex')}`;
 
 /** How a session came to be (Parse's `createdWith`). */
 export interface CreatedWith {
   action: 'signup' | 'login' | 'create';
-  authProvider?: 'password' | 'masterkey';
+  /** `password`, `masterkey`, or the auth providers of the login, comma-separated (`anonymous`). */
+  authProvider?: string;
 }
 
 const invalidLogin = () => new ParseError(ParseCode.OBJECT_NOT_FOUND, 'Invalid username/password.');
@@ -48,7 +49,8 @@ function sessionsOf(engine: DataEngine, userId: string): StoredRow[] {
 
 /**
  * Creates a `_Session` for a user (Parse Server's `RestWrite.createSession`): `sessionToken`, `user`
- * Pointer, `createdWith`, `expiresAt` one year ahead, `installationId` when known, and an ACL that
+ * Pointer, `createdWith`, `expiresAt` as the app's `sessionLength` and `expireInactiveSessions` say
+ * (settings.ts), `installationId` when known, and an ACL that
  * only the user matches. Other sessions of the same user and installation are deleted, as Parse
  * Server's `destroyDuplicatedSessions` does.
  * @param extra further session fields (a `POST /sessions` body; the master key's may set `expiresAt`).
@@ -56,7 +58,7 @@ function sessionsOf(engine: DataEngine, userId: string): StoredRow[] {
  */
 export function createSession(engine: DataEngine, userId: string, createdWith: CreatedWith, installationId?: string, extra: Record<string, unknown> = {}): StoredRow {
   const body: Record<string, unknown> = {
-    expiresAt: { __type: 'Date', iso: new Date(Date.now() + SESSION_LENGTH_MS).toISOString() },
+    ...sessionExpiry(engine.settings()),
     ...extra,
     sessionToken: newSessionToken(),
     user: userPointer(userId),
@@ -80,33 +82,38 @@ interface UserInput {
   password?: string;
   /** undefined: not given; null: `"ACL": null`. */
   acl?: Acl | null;
+  /** The body's `authData` (authData.ts), when it has one. */
+  authData?: AuthDataChanges;
 }
 
 /**
  * Checks a `_User` create or update body as Parse Server's `RestWrite` does (`validateAuthData`,
  * `checkRestrictedFields`, `_validateEmail`).
+ * A signup whose `authData` names a provider with data needs neither username nor password.
  * @throws ParseError 107 (not an object), 105 (a prohibited keyword: objects/keywords.ts), 200
  *   (username missing or empty), 201 (password missing or empty), 119 (`emailVerified` set by a
- *   client), 252 (`authData`: no auth providers here), 125 (malformed email), 111 (malformed ACL).
+ *   client), 252/162 (`authData`, as `readAuthData`), 125 (malformed email), 111 (malformed ACL).
  */
 function readUserBody(body: unknown, auth: Auth, creating: boolean): UserInput {
   if (!isPlainObject(body)) throw new ParseError(ParseCode.INVALID_JSON, 'The body must be a JSON object of fields.');
   // Here too, for the signup's ACL, which does not go through DataEngine.create's check.
   checkProhibitedKeywords(body);
   const { password, sessionToken: _ignored, ACL, ...fields } = body;
-  if ((creating || 'username' in body) && (typeof fields.username !== 'string' || fields.username === '')) {
+  const byProvider = creating && hasProviderData(fields.authData);
+  // Parse Server gives a user signing up through a provider a random username when it has none.
+  if (byProvider && fields.username === '') delete fields.username;
+  if (((creating && !byProvider) || 'username' in fields) && (typeof fields.username !== 'string' || fields.username === '')) {
     throw new ParseError(ParseCode.USERNAME_MISSING, 'bad or missing username');
   }
-  if ((creating || 'password' in body) && (typeof password !== 'string' || password === '')) {
+  if (((creating && !byProvider) || 'password' in body) && (typeof password !== 'string' || password === '')) {
     throw new ParseError(ParseCode.PASSWORD_MISSING, 'password is required');
   }
   if (!auth.master && 'emailVerified' in fields) {
     throw new ParseError(ParseCode.OPERATION_FORBIDDEN, "Clients aren't allowed to manually update email verification.");
   }
+  let authData: AuthDataChanges | undefined;
   if ('authData' in fields) {
-    if (!isPlainObject(fields.authData) || Object.keys(fields.authData).length > 0) {
-      throw new ParseError(ParseCode.UNSUPPORTED_SERVICE, 'This authentication method is unsupported.');
-    }
+    authData = readAuthData(fields.authData);
     delete fields.authData;
   }
   const email = fields.email;
@@ -116,6 +123,7 @@ function readUserBody(body: unknown, auth: Auth, creating: boolean): UserInput {
   }
   const input: UserInput = { fields, password: password as string | undefined };
   if ('ACL' in body) input.acl = ACL === null ? null : checkAcl(ACL);
+  if (authData && Object.keys(authData).length > 0) input.authData = authData;
   return input;
 }
 
@@ -136,25 +144,78 @@ function checkUnique(engine: DataEngine, fields: Record<string, unknown>, selfId
 
 /**
  * Signs a user up (Parse REST guide, "Signing Up"; `POST /users`): checks the body, hashes the
- * password, creates the `_User` with its ACL (the body's, or public read; the user always reads and
- * writes itself, as Parse Server forces) and a session with `createdWith.action` "signup".
- * @returns the stored user and its new session token.
- * @throws ParseError as `readUserBody`, 119 (class-level permissions), 202/203 (taken), 105/111
- *   (bad fields).
+ * password, creates the `_User` with its ACL (the body's, or none else unless the app's
+ * `enforcePrivateUsers` is off, then public read; the user always reads and
+ * writes itself, as Parse Server forces) and a session with `createdWith.action` "signup". A signup
+ * through an auth provider (`authData`, authData.ts) may leave out the password, and without a
+ * username gets a random one of 25 letters and digits, as Parse Server makes it.
+ * @returns the stored user, its new session token, and what the answer adds: the generated
+ *   `username`, and `authDataResponse` (always `{}` here) when the body had `authData` providers.
+ * @throws ParseError as `readUserBody`, 119 (class-level permissions), 202/203 (taken), 208 (a
+ *   provider id another user holds), 105/111 (bad fields).
  */
-export async function signUp(engine: DataEngine, body: unknown, auth: Auth): Promise<{ user: StoredRow; sessionToken: string }> {
+export async function signUp(engine: DataEngine, body: unknown, auth: Auth): Promise<SignUpResult> {
   const input = readUserBody(body, auth, true);
   if (engine.schema.has('_User')) engine.checkClp('_User', 'create', auth);
+  const generated = input.fields.username === undefined;
+  if (generated) input.fields.username = randomAlphanumeric(25);
   checkUnique(engine, input.fields); // fail before spending a hash; checked again below
-  const hashed = await hashPassword(input.password!);
+  const hashed = input.password === undefined ? undefined : await hashPassword(input.password);
+  const providers = linkedProviders(input.authData);
   return engine.storage.transaction(() => {
     checkUnique(engine, input.fields);
-    const { row } = engine.create('_User', input.fields, auth, { _hashed_password: hashed });
-    row.acl = { ...(input.acl ?? { '*': { read: true } }), ...selfOnly(row.objectId) };
+    if (input.authData) {
+      checkAuthDataFree(engine, input.authData);
+      const authData = mergeAuthData(undefined, input.authData);
+      if (authData) input.fields.authData = authData;
+    }
+    const { row } = engine.create('_User', input.fields, auth, hashed ? { _hashed_password: hashed } : {});
+    // Parse Server's `enforcePrivateUsers`: off, a user without an ACL of its own is publicly readable.
+    const publicRead: Acl = engine.settings().enforcePrivateUsers ? {} : { '*': { read: true } };
+    row.acl = { ...(input.acl ?? publicRead), ...selfOnly(row.objectId) };
     engine.storage.replace('_User', row);
-    const session = createSession(engine, row.objectId, { action: 'signup', authProvider: 'password' }, auth.installationId);
-    return { user: row, sessionToken: session.data.sessionToken as string };
+    const authProvider = providers.length ? providers.join(',') : 'password';
+    const session = createSession(engine, row.objectId, { action: 'signup', authProvider }, auth.installationId);
+    const result: SignUpResult = { user: row, sessionToken: session.data.sessionToken as string };
+    if (generated) result.username = row.data.username as string;
+    if (input.authData) result.authDataResponse = {};
+    return result;
   });
+}
+
+/** What `signUp` gives back; `username` and `authDataResponse` are added to the answer when present. */
+export interface SignUpResult {
+  user: StoredRow;
+  sessionToken: string;
+  username?: string;
+  authDataResponse?: Record<string, never>;
+}
+
+/**
+ * Logs in through an auth provider (Parse Server's `RestWrite.handleAuthData` on `POST /users`):
+ * when the body's `authData` names a provider id that a user is linked to, that user gets a new
+ * session (`createdWith` `{action: "login", authProvider: "anonymous"}`) and the body's other
+ * fields are ignored; otherwise the call is a signup (undefined is returned).
+ * @returns the user as `engine.toJson` answers it, plus `sessionToken` and `authDataResponse`.
+ * @throws ParseError 252/162 as `readAuthData`; 208 "this auth is already used" when the linked
+ *   user is not the caller's own (a session of another user) or is locked out (ACL `{}`).
+ */
+export async function logInWithAuthData(
+  engine: DataEngine,
+  body: unknown,
+  auth: Auth,
+  /** Runs before the session is made (cloud code's `beforeLogin`). */
+  beforeSession?: (user: StoredRow) => Promise<void>,
+): Promise<Record<string, unknown> | undefined> {
+  if (!isPlainObject(body) || !hasProviderData(body.authData)) return undefined;
+  const changes = readAuthData(body.authData);
+  const user = findLinkedUser(engine, changes);
+  if (!user) return undefined;
+  if (auth.user && auth.user.objectId !== user.objectId) throw alreadyLinked();
+  if (!auth.master && user.acl && Object.keys(user.acl).length === 0) throw alreadyLinked();
+  await beforeSession?.(user);
+  const answer = withSession(engine, user, { action: 'login', authProvider: linkedProviders(changes).join(',') }, auth.installationId);
+  return { ...answer, authDataResponse: {} };
 }
 
 /**
@@ -171,7 +232,8 @@ export function loginPayload(body: unknown, query: Record<string, unknown>): Rec
  * Finds the user of a username (or email) and password pair (Parse Server's
  * `_authenticateUserFromRequest`): `username` matches a username or an email; with `email`, the
  * email. A user whose ACL is `{}` is locked out unless the master key asks.
- * @throws ParseError 200 (neither username nor email), 201 (no password), 101 "Invalid
+ * @throws ParseError 205 "User email is not verified." when the app's `preventLoginWithUnverifiedEmail`
+ *   is on and the user's `emailVerified` is false; 200 (neither username nor email), 201 (no password), 101 "Invalid
  *   username/password." for every mismatch.
  */
 export async function authenticate(engine: DataEngine, payload: Record<string, unknown>, auth: Auth): Promise<StoredRow> {
@@ -185,6 +247,10 @@ export async function authenticate(engine: DataEngine, payload: Record<string, u
   const matches = await verifyPassword(password, user?.data._hashed_password);
   if (!matches || !user) throw invalidLogin();
   if (!auth.master && user.acl && Object.keys(user.acl).length === 0) throw invalidLogin();
+  // `preventLoginWithUnverifiedEmail` (settings.ts); the master key may pass `ignoreEmailVerification`, as in Parse Server.
+  if (engine.settings().preventLoginWithUnverifiedEmail && user.data.emailVerified === false && !(auth.master && payload.ignoreEmailVerification === true)) {
+    throw new ParseError(ParseCode.EMAIL_NOT_FOUND, 'User email is not verified.');
+  }
   return user;
 }
 
@@ -258,43 +324,60 @@ export function logOut(engine: DataEngine, auth: Auth): void {
 
 /**
  * Checks that the caller may write the user, before uniqueness is looked at (so that a refused
- * caller learns nothing about other accounts).
- * @throws ParseError 206 for a request without a user or the master key, 119 (class-level
- *   permissions), 101 when the user does not exist or the caller may not write it.
+ * caller learns nothing about other accounts). As Parse Server (`rest.js`,
+ * `handleSessionMissingError`), a client is refused with 206 both without a session and when the
+ * user is another's or does not exist, so that the answer tells no ids apart; the master key gets 101
+ * for a user that does not exist.
+ * @throws ParseError 206 "Cannot modify user <id>." (update) or "Insufficient auth to delete user"
+ *   (delete), 119 (class-level permissions), 101 (master key, no such user).
  */
 function checkUserWritable(engine: DataEngine, objectId: string, auth: Auth, action: 'update' | 'delete'): void {
-  if (!auth.master && !auth.user) {
-    throw new ParseError(ParseCode.SESSION_MISSING, action === 'update' ? `Cannot modify user ${objectId}.` : 'Insufficient auth to delete user');
-  }
-  const notFound = new ParseError(ParseCode.OBJECT_NOT_FOUND, 'Object not found.');
-  if (!engine.schema.has('_User')) throw notFound;
+  const refused = () =>
+    auth.master
+      ? new ParseError(ParseCode.OBJECT_NOT_FOUND, 'Object not found.')
+      : new ParseError(ParseCode.SESSION_MISSING, action === 'update' ? `Cannot modify user ${objectId}.` : 'Insufficient auth to delete user');
+  if (!auth.master && !auth.user) throw refused();
+  if (!engine.schema.has('_User')) throw refused();
   engine.checkClp('_User', action, auth);
   const row = engine.storage.get('_User', objectId);
-  if (!row || !aclAllows(row.acl, auth, 'write')) throw notFound;
+  if (!row || !aclAllows(row.acl, auth, 'write')) throw refused();
 }
 
-/** What a user update answers: `updatedAt`, computed values, and a new `sessionToken` after a client changed its password. */
-export type UserUpdate = WriteResult & { sessionToken?: string };
+/**
+ * What a user update answers: `updatedAt`, computed values, a new `sessionToken` after a client
+ * changed its password, and `authDataResponse` (`{}`) when the body had `authData` providers.
+ */
+export type UserUpdate = WriteResult & { sessionToken?: string; authDataResponse?: Record<string, never> };
 
 /**
  * Updates a user (Parse REST guide, "Updating Users"; `PUT /users/<objectId>`). Username and email
- * stay unique; a new password is hashed, every session of the user is revoked (Parse Server's
- * `revokeSessionOnPasswordReset`) and a client gets a new session token in the answer. A client's
- * ACL always keeps the user's own read and write. Synchronous unless the password changes (bcrypt).
- * @throws ParseError 206, 101, 119 as `checkUserWritable`; as `readUserBody`; 202/203 (taken).
+ * stay unique; a new password is hashed, every session of the user is revoked (when the app's
+ * `revokeSessionOnPasswordReset` is on, its default) and a client gets a new session token in the answer. A client's
+ * ACL always keeps the user's own read and write. `authData` links providers (`{anonymous: {id}}`)
+ * or unlinks them (`{anonymous: null}`, as the JS SDK's `setUsername` on an anonymous user sends).
+ * Synchronous unless the password changes (bcrypt).
+ * @throws ParseError as `readUserBody` (the body is checked first, as Parse Server does); 206, 101,
+ *   119 as `checkUserWritable`; 202/203 (taken); 208 (a provider id another user holds).
  */
 export function updateUser(engine: DataEngine, objectId: string, body: unknown, auth: Auth): UserUpdate | Promise<UserUpdate> {
-  checkUserWritable(engine, objectId, auth, 'update');
   const input = readUserBody(body, auth, false);
+  checkUserWritable(engine, objectId, auth, 'update');
   checkUnique(engine, input.fields, objectId);
   const commit = (hashed: string | undefined): UserUpdate =>
     engine.storage.transaction(() => {
       checkUnique(engine, input.fields, objectId);
       const changes: Record<string, unknown> = { ...input.fields };
       if (input.acl !== undefined) changes.ACL = auth.master ? input.acl : { ...(input.acl ?? {}), ...selfOnly(objectId) };
+      if (input.authData) {
+        checkAuthDataFree(engine, input.authData, objectId);
+        changes.authData = mergeAuthData(engine.storage.get('_User', objectId)?.data.authData, input.authData) ?? { __op: 'Delete' };
+      }
       const result: UserUpdate = engine.update('_User', objectId, changes, auth, hashed ? { _hashed_password: hashed } : {});
+      if (input.authData) result.authDataResponse = {};
       if (hashed) {
-        for (const session of sessionsOf(engine, objectId)) engine.storage.delete('_Session', session.objectId);
+        if (engine.settings().revokeSessionOnPasswordReset) {
+          for (const session of sessionsOf(engine, objectId)) engine.storage.delete('_Session', session.objectId);
+        }
         if (!auth.master) {
           const session = createSession(engine, objectId, { action: 'login', authProvider: 'password' }, auth.installationId);
           result.sessionToken = session.data.sessionToken as string;

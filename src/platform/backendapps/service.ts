@@ -1,11 +1,12 @@
 import fs from 'node:fs';
 import { homePaths } from '../../config.js';
-import { invalid, notFound } from '../../errors.js';
+import { invalid, ManagementError, notFound } from '../../errors.js';
 import type { Db } from '../store/db.js';
 import { nowIso } from '../store/db.js';
 import { randomAlphanumeric, randomSecret } from '../ids.js';
 import type { PublicUrls } from '../urls.js';
 import type { AppKeys } from '../../data/apps.js';
+import { changeSettings, resolveSettings, SettingsError, type ServerSettings, type SettingOverrides } from '../../data/settings.js';
 
 /** Every key of a Backend App (spec, Interface B, "Authentication": the eight key kinds). */
 export type BackendAppKeys = AppKeys;
@@ -49,7 +50,45 @@ interface AppRow {
   file_key: string;
   master_key: string;
   hosting_subdomain: string | null;
+  /** The server options the owner set (data/settings.ts), JSON in Parse Server's nested shape. */
+  server_settings: string;
   created_at: string;
+}
+
+/** An app's server options: those in force, and those its owner set (the rest are defaults). */
+export interface AppServerSettings {
+  settings: ServerSettings;
+  overrides: SettingOverrides;
+}
+
+/** The options in force from a stored row; a row this build cannot read falls back to the defaults rather than failing every request. */
+function storedSettings(json: string): AppServerSettings {
+  try {
+    const overrides = JSON.parse(json) as SettingOverrides;
+    return { settings: resolveSettings(overrides), overrides };
+  } catch {
+    return { settings: resolveSettings({}), overrides: {} };
+  }
+}
+
+/** A refused server option: ManagementError(invalid) that also names the option (`key`, dotted), so a form can mark its field. */
+export class SettingRefused extends ManagementError {
+  constructor(
+    readonly key: string,
+    message: string,
+  ) {
+    super('invalid', message);
+  }
+}
+
+/** Applies changes to the stored options. @throws SettingRefused naming the refused option. */
+function changed(current: SettingOverrides, changes: Record<string, unknown>): AppServerSettings {
+  try {
+    return changeSettings(current, changes);
+  } catch (error) {
+    if (error instanceof SettingsError) throw new SettingRefused(error.key, `${error.message} Nothing was changed.`);
+    throw error;
+  }
 }
 
 /**
@@ -67,16 +106,19 @@ export class BackendAppService {
     private readonly initialiseFolder: (appId: string, folder: string) => void = () => undefined,
     /** Lets go of a deleted app: stops its cloud code workers and closes its open database. */
     private readonly release: (appId: string) => Promise<void> = async () => undefined,
+    /** Tells this process's data API that an app's server options changed (other processes re-read them: data/apps.ts). */
+    private readonly settingsChanged: (appId: string) => void = () => undefined,
   ) {}
 
   /**
    * Creates an app named `appName` for `accountId`: new application id and keys (192 random bits
    * each, base64url) unless `given` (`backyard app import`, design.md decision 7), and the folder
-   * `apps/<appId>/`.
+   * `apps/<appId>/`, with server options `settings` (`backyard app import`: dotted names or Parse's
+   * nested shape, as `configure` takes them) and the defaults for the rest.
    * @throws ManagementError(invalid) when the name is empty, too long or already used by the account,
-   *   a given key is malformed, or the application id is taken.
+   *   a given key is malformed, a setting is unknown or invalid, or the application id is taken.
    */
-  create(accountId: string, appName: string, given: Partial<BackendAppKeys> = {}): BackendApp {
+  create(accountId: string, appName: string, given: Partial<BackendAppKeys> = {}, settings: Record<string, unknown> = {}): BackendApp {
     if (appName.trim() === '') throw invalid('appName must not be empty or blank.');
     if ([...appName].length > APP_NAME_MAX) {
       throw invalid(`appName must be at most ${APP_NAME_MAX} characters long; "${appName.slice(0, 20)}…" is ${[...appName].length}.`);
@@ -86,6 +128,7 @@ export class BackendAppService {
         throw invalid(`${name} must be 1 to 200 printable characters without spaces, quotes or slashes.`);
       }
     }
+    const { overrides } = changed({}, settings);
     // Application ids are letters and digits only: one starting with - or _ reads as an option on a
     // command line (`backyard app keys -Ab3…`; issue 14). Keys keep the base64url alphabet.
     const key = (k: keyof BackendAppKeys) => given[k] ?? (k === 'applicationId' ? randomAlphanumeric(32) : randomSecret(24));
@@ -101,6 +144,7 @@ export class BackendAppService {
       file_key: key('fileKey'),
       master_key: key('masterKey'),
       hosting_subdomain: null,
+      server_settings: JSON.stringify(overrides),
       created_at: nowIso(),
     };
     const folder = homePaths(this.home).app(row.app_id);
@@ -128,9 +172,9 @@ export class BackendAppService {
         this.db
           .prepare(
             `INSERT INTO backend_apps (app_id, account_id, app_name, rest_key, javascript_key, client_key, dotnet_key,
-               webhook_key, file_key, master_key, hosting_subdomain, created_at)
+               webhook_key, file_key, master_key, hosting_subdomain, server_settings, created_at)
              VALUES (@app_id, @account_id, @app_name, @rest_key, @javascript_key, @client_key, @dotnet_key,
-               @webhook_key, @file_key, @master_key, @hosting_subdomain, @created_at)`,
+               @webhook_key, @file_key, @master_key, @hosting_subdomain, @server_settings, @created_at)`,
           )
           .run(row);
         // Inside the transaction: if the folder cannot be made, no record is left behind.
@@ -236,6 +280,43 @@ export class BackendAppService {
       fileKey: row.file_key,
       masterKey: row.master_key,
     };
+  }
+
+  /**
+   * An app's server options (data/settings.ts), whoever owns it: for the data API (AppDirectory,
+   * cached there), the machine's owner (CLI) and the dashboard (which checks ownership first).
+   * @returns undefined when no app has this id.
+   */
+  serverSettings(appId: string): AppServerSettings | undefined {
+    const row = this.row(appId);
+    return row ? storedSettings(row.server_settings) : undefined;
+  }
+
+  /** The server options in force for an app (AppDirectory), or undefined when no app has this id. */
+  settings(appId: string): ServerSettings | undefined {
+    return this.serverSettings(appId)?.settings;
+  }
+
+  /**
+   * Changes an app's server options: `changes` maps dotted names (`maxLimit`,
+   * `fileUpload.enableForPublic`) to values, null putting one back to its default. All or nothing;
+   * this process's data API sees the change at once, another process's within a second.
+   * @returns the options now in force and those set.
+   * @throws ManagementError(notFound) for an unknown app; SettingRefused (invalid) naming an unknown
+   *   option or a bad value, with nothing changed.
+   */
+  configure(appId: string, changes: Record<string, unknown>): AppServerSettings {
+    const result = this.db
+      .transaction(() => {
+        const row = this.row(appId);
+        if (!row) throw notFound(`No Backend App has the application id "${appId}".`);
+        const next = changed(storedSettings(row.server_settings).overrides, changes);
+        this.db.prepare('UPDATE backend_apps SET server_settings = ? WHERE app_id = ?').run(JSON.stringify(next.overrides), appId);
+        return next;
+      })
+      .immediate();
+    this.settingsChanged(appId);
+    return result;
   }
 
   private row(appId: string): AppRow | undefined {

@@ -195,4 +195,11 @@ export const migrations: readonly Migration[] = [
       ALTER TABLE web_apps ADD COLUMN stopped INTEGER NOT NULL DEFAULT 0;
     `,
   },
+  {
+    version: 9,
+    name: 'Backend App server options (the ones an owner set, as JSON in Parse Server\'s shape)',
+    sql: `
+      ALTER TABLE backend_apps ADD COLUMN server_settings TEXT NOT NULL DEFAULT '{}';
+    `,
+  },
 ];

@@ -146,7 +146,8 @@ details[open] > summary { margin-bottom: .5rem; }
 .nowrap { white-space: nowrap; }
 .check { display: flex; gap: .5rem; align-items: center; }
 .check input { width: 1.1rem; height: 1.1rem; margin: 0; }
-.field input[aria-invalid="true"] { border-color: var(--danger); box-shadow: 0 0 0 1px var(--danger); }
+.field input[aria-invalid="true"], .field textarea[aria-invalid="true"] { border-color: var(--danger); box-shadow: 0 0 0 1px var(--danger); }
+.field .field-error { color: var(--danger); font-size: .9rem; overflow-wrap: anywhere; }
 table.runs tbody th { font-weight: 400; }
 td.run-output { min-width: 14rem; }
 td.run-output details { margin: 0; }

@@ -16,6 +16,7 @@ import { jobRoutes } from './jobs.js';
 import { environmentRoutes } from './environments.js';
 import { webAppRoutes } from './webapps.js';
 import { lifecycleRoutes } from './lifecycle.js';
+import { serverSettingsRoutes } from './serverSettings.js';
 
 const isRead = (method: string) => method === 'GET' || method === 'HEAD';
 
@@ -122,5 +123,6 @@ export function dashboard(platform: Platform) {
     environmentRoutes(app, d);
     webAppRoutes(app, d);
     lifecycleRoutes(app, d);
+    serverSettingsRoutes(app, d);
   };
 }

@@ -2,7 +2,6 @@ import { afterFind, afterTrigger, beforeFind, beforeSave, guardTrigger, hasTrigg
 import type { TriggerName } from '../../cloud/types.js';
 import type { WriteResult } from '../../engine.js';
 import { ParseCode, ParseError } from '../../errors.js';
-import type { StoredRow } from '../../storage/adapter.js';
 import { refuseInTransaction, type DataRouter } from '../router.js';
 import { ok, type DataRequest } from '../types.js';
 
@@ -23,14 +22,15 @@ const location = (req: DataRequest, className: string, objectId: string) =>
  */
 export function classRoutes(router: DataRouter): void {
   router.on('POST', '/classes/:className', (req, { className }) => {
-    const answer = (row: StoredRow) => ok({ objectId: row.objectId, createdAt: row.createdAt }, 201, { location: location(req, className!, row.objectId) });
-    if (!hasAnyTrigger(req, className!, ['beforeSave', 'afterSave'])) return answer(req.engine.create(className!, req.body, req.auth).row);
+    // Parse answers what the server filled in too: operation results and schema default values.
+    const answer = ({ row, computed }: WriteResult) => ok({ objectId: row.objectId, createdAt: row.createdAt, ...computed }, 201, { location: location(req, className!, row.objectId) });
+    if (!hasAnyTrigger(req, className!, ['beforeSave', 'afterSave'])) return answer(req.engine.create(className!, req.body, req.auth));
     refuseInTransaction(req);
     return (async () => {
       const ctx = triggerContext(req);
-      const { row } = req.engine.create(className!, await beforeSave(ctx, className!, req.body), req.auth);
-      await afterTrigger(ctx, 'afterSave', className!, req.engine.toJson(className!, row));
-      return answer(row);
+      const result = req.engine.create(className!, await beforeSave(ctx, className!, req.body), req.auth);
+      await afterTrigger(ctx, 'afterSave', className!, req.engine.toJson(className!, result.row));
+      return answer(result);
     })();
   });
   router.on('GET', '/classes/:className', (req, { className }) => {

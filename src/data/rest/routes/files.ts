@@ -6,15 +6,15 @@ import { isPlainObject } from '../../values.js';
 import type { DataRouter } from '../router.js';
 import { ok, type DataRequest } from '../types.js';
 import { requireMaster } from './classes.js';
+import { extensionAllowed, type ServerSettings } from '../../settings.js';
 
 /**
- * Who may upload, as Parse Server (5.0 and later) allows by default (`fileUpload` options): the
- * master key and logged-in users; not callers without a session, nor anonymous users.
+ * Who may upload: the master key, and the callers the app's `fileUpload` options let (settings.ts;
+ * by default, as Parse Server 5.0 and later, logged-in users but not callers without a session nor
+ * anonymous users).
+ * @throws ParseError 130 when they do not let this caller upload (Parse Server's texts).
  */
-export const FILE_UPLOAD = { enableForPublic: false, enableForAnonymousUser: false, enableForAuthenticatedUser: true } as const;
-
-/** @throws ParseError 130 when FILE_UPLOAD does not let this caller upload (Parse Server's texts). */
-function checkMayUpload(auth: Auth): void {
+function checkMayUpload(auth: Auth, { fileUpload: FILE_UPLOAD }: ServerSettings): void {
   if (auth.master) return;
   const authData = auth.user?.data.authData;
   const anonymous = isPlainObject(authData) && authData.anonymous !== undefined && authData.anonymous !== null;
@@ -79,8 +79,10 @@ export const filesOf = (req: Pick<DataRequest, 'apps' | 'keys'>): FileStore => n
  */
 export function fileRoutes(router: DataRouter): void {
   router.on('POST', '/files/:name', async (req, { name }) => {
-    checkMayUpload(req.auth);
+    const settings = req.engine.settings();
+    checkMayUpload(req.auth, settings);
     const { data, options } = readUpload(req);
+    if (!req.auth.master) options.allowExtension = (extension) => extensionAllowed(settings, extension);
     const stored = await filesOf(req).save(name!, data, options);
     const url = req.engine.fileUrl(stored.name);
     return ok({ url, name: stored.name }, 201, { location: url });

@@ -1,0 +1,248 @@
+import { z } from 'zod';
+import { parseClassLevelPermissions } from './classPermissions.js';
+import { CLASS_NAME, SYSTEM_CLASSES } from './types.js';
+
+/**
+ * The server options a Parse app is deployed with, settable per Backend App (issue 13, "Requests,
+ * users and files"), under Parse Server 9's names (`lib/Options/Definitions.js`) and with its
+ * defaults, except `allowClientClassCreation` (see below). The platform stores only the options an
+ * owner set; everything else follows these defaults, so a later Backyard may change a default for
+ * apps that never chose.
+ */
+
+/** Parse Server 9's default `fileUpload.fileExtensions`: every extension but active content (HTML, SVG, XML and kin). */
+export const DEFAULT_FILE_EXTENSIONS = [
+  '^(?!([xXsS]?[hH][tT][mM][lL]?(\\+[xX][mM][lL])?|[xX][hH][tT]|[sS][vV][gG]([zZ]|\\+[xX][mM][lL])?|[xX][mM][lL]|[xX][sS][lL][tT]?(\\+[xX][mM][lL])?|[xX][sS][dD]|[rR][nN][gG]|[rR][dD][fF](\\+[xX][mM][lL])?|[oO][wW][lL]|[mM][aA][tT][hH][mM][lL](\\+[xX][mM][lL])?)$)',
+];
+
+const flag = (fallback: boolean) => z.boolean({ error: 'must be true or false' }).default(fallback);
+const count = z.number({ error: 'must be a whole number of at least 1' }).int({ error: 'must be a whole number of at least 1' }).min(1, { error: 'must be a whole number of at least 1' });
+
+/** A `fileExtensions` entry: `*` (any) or a regular expression an extension must match, as Parse Server reads it. */
+const extensionPattern = z
+  .string({ error: 'must be a list of regular expressions (strings), or ["*"]' })
+  .min(1, { error: 'must not hold an empty pattern' })
+  .max(1000, { error: 'must hold patterns of at most 1000 characters' })
+  .superRefine((pattern, ctx) => {
+    if (pattern === '*') return;
+    try {
+      new RegExp(pattern);
+    } catch {
+      ctx.addIssue({ code: 'custom', message: `holds ${JSON.stringify(pattern)}, which is not a valid regular expression` });
+    }
+  });
+
+/**
+ * `protectedFields`: `{<className>: {<principal>: [<field>, ...]}}`, each class's entry checked as a
+ * class's CLP `protectedFields` is (classPermissions.ts), so the same principals are accepted.
+ */
+const protectedFields = z
+  .record(z.string(), z.unknown(), { error: 'must be an object such as {"_User": {"*": ["email"]}}' })
+  .superRefine((classes, ctx) => {
+    for (const [name, entry] of Object.entries(classes)) {
+      if (!CLASS_NAME.test(name) && !(SYSTEM_CLASSES as readonly string[]).includes(name)) {
+        ctx.addIssue({ code: 'custom', path: [name], message: 'is not a class name (letters, digits and _, starting with a letter, or a system class such as _User)' });
+        continue;
+      }
+      try {
+        parseClassLevelPermissions({ protectedFields: entry });
+      } catch (error) {
+        ctx.addIssue({ code: 'custom', path: [name], message: `is invalid: ${error instanceof Error ? error.message : String(error)}` });
+      }
+    }
+  })
+  .transform((classes) => classes as Record<string, Record<string, string[]>>);
+
+/**
+ * The options and their defaults. `allowClientClassCreation` defaults to true where Parse Server 9
+ * defaults to false: Backend Apps are built by assistants whose front ends create their classes by
+ * saving the first object (the guides rely on it); an owner turns it off once the schema is settled.
+ */
+export const serverSettingsSchema = z
+  .object({
+    allowClientClassCreation: flag(true),
+    defaultLimit: count.default(100),
+    maxLimit: count.nullable().default(null),
+    sessionLength: z
+      .number({ error: 'must be a number of seconds above 0' })
+      .positive({ error: 'must be a number of seconds above 0' })
+      .max(100 * 365 * 24 * 3600, { error: 'must be at most 100 years in seconds' })
+      .default(31_536_000),
+    expireInactiveSessions: flag(true),
+    revokeSessionOnPasswordReset: flag(true),
+    enforcePrivateUsers: flag(true),
+    preventLoginWithUnverifiedEmail: flag(false),
+    fileUpload: z
+      .object(
+        {
+          enableForPublic: flag(false),
+          enableForAnonymousUser: flag(false),
+          enableForAuthenticatedUser: flag(true),
+          fileExtensions: z.array(extensionPattern, { error: 'must be a list of regular expressions (strings), or ["*"]' }).default(DEFAULT_FILE_EXTENSIONS),
+        },
+        { error: 'must be an object of enableForPublic, enableForAnonymousUser, enableForAuthenticatedUser and fileExtensions' },
+      )
+      .strict()
+      .prefault({}),
+    protectedFields: protectedFields.default({ _User: { '*': ['email'] } }),
+  })
+  .strict();
+
+export type ServerSettings = z.output<typeof serverSettingsSchema>;
+
+/** Every option at its default (Parse Server 9's, but for `allowClientClassCreation`). */
+export const DEFAULT_SETTINGS: ServerSettings = Object.freeze(serverSettingsSchema.parse({}));
+
+/** The names an option is set by: nested options with Parse's dotted names (`fileUpload.enableForPublic`). */
+export const SETTING_KEYS = [
+  'allowClientClassCreation',
+  'defaultLimit',
+  'maxLimit',
+  'sessionLength',
+  'expireInactiveSessions',
+  'revokeSessionOnPasswordReset',
+  'enforcePrivateUsers',
+  'preventLoginWithUnverifiedEmail',
+  'fileUpload.enableForPublic',
+  'fileUpload.enableForAnonymousUser',
+  'fileUpload.enableForAuthenticatedUser',
+  'fileUpload.fileExtensions',
+  'protectedFields',
+] as const;
+export type SettingKey = (typeof SETTING_KEYS)[number];
+
+/** What each option does, for the command line's and the dashboard's texts. */
+export const SETTING_HELP: Record<SettingKey, string> = {
+  allowClientClassCreation: 'Clients (without the master key) may create a class by saving its first object; when false they get 119 for a class that does not exist.',
+  defaultLimit: 'Results of a query that sets no limit.',
+  maxLimit: 'The most results one query answers, whatever limit it asks for; null for no cap.',
+  sessionLength: 'Seconds a new session lasts (its expiresAt).',
+  expireInactiveSessions: 'When false, new sessions get no expiresAt and never expire.',
+  revokeSessionOnPasswordReset: "A password change ends every session of the user (a client that changed its own gets a new one).",
+  enforcePrivateUsers: 'New users get no public read in their ACL (only the user itself reads and writes).',
+  preventLoginWithUnverifiedEmail: 'Login and verifyPassword refuse (205) a user whose emailVerified is false.',
+  'fileUpload.enableForPublic': 'Callers without a session may upload files.',
+  'fileUpload.enableForAnonymousUser': 'Anonymous users may upload files.',
+  'fileUpload.enableForAuthenticatedUser': 'Logged-in users may upload files.',
+  'fileUpload.fileExtensions': 'Regular expressions a file extension must match for clients to upload it; ["*"] for any. HTML, SVG, XML and kin stay refused.',
+  protectedFields: 'Fields hidden per class and principal, added to each class\'s own protectedFields, e.g. {"_User": {"*": ["email"]}}. _User\'s email stays protected.',
+};
+
+/** The options an owner set, in Parse's nested shape (`{"fileUpload": {"enableForPublic": true}}`). */
+export type SettingOverrides = Record<string, unknown>;
+
+/** A refused option: `key` names it (dotted), `message` says what was wrong. */
+export class SettingsError extends Error {
+  override name = 'SettingsError';
+  constructor(
+    readonly key: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+const valueAt = (root: unknown, path: readonly PropertyKey[]): unknown =>
+  path.reduce<unknown>((node, key) => (isObject(node) || Array.isArray(node) ? (node as Record<PropertyKey, unknown>)[key] : undefined), root);
+
+/**
+ * The options in force given those an owner set.
+ * @throws SettingsError naming the first bad option (its dotted path) and what it must be.
+ */
+export function resolveSettings(overrides: SettingOverrides): ServerSettings {
+  const parsed = serverSettingsSchema.safeParse(overrides);
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0]!;
+  if (issue.code === 'unrecognized_keys') {
+    const key = [...issue.path, issue.keys[0]].join('.');
+    throw new SettingsError(key, `There is no setting "${key}". The settings are ${SETTING_KEYS.join(', ')}.`);
+  }
+  const key = issue.path.map(String).join('.');
+  const got = valueAt(overrides, issue.path);
+  throw new SettingsError(key, `${key} ${issue.message}; got ${got === undefined ? 'nothing' : JSON.stringify(got)}.`);
+}
+
+/**
+ * Applies changes to the options an owner set: each key is a dotted name of SETTING_KEYS, or
+ * `fileUpload` with an object of its options (Parse's nested shape); null puts an option (or all of
+ * `fileUpload`) back to its default.
+ * @returns the new overrides and the options in force with them.
+ * @throws SettingsError naming the key for an unknown name or a bad value; nothing is applied then.
+ */
+export function changeSettings(overrides: SettingOverrides, changes: Record<string, unknown>): { overrides: SettingOverrides; settings: ServerSettings } {
+  const next: SettingOverrides = structuredClone(overrides);
+  const set = (key: string, value: unknown) => {
+    if (!(SETTING_KEYS as readonly string[]).includes(key)) {
+      throw new SettingsError(key, `There is no setting "${key}". The settings are ${SETTING_KEYS.join(', ')}.`);
+    }
+    const [head, leaf] = key.split('.') as [string, string | undefined];
+    if (leaf === undefined) {
+      if (value === null) delete next[head];
+      else next[head] = value;
+      return;
+    }
+    const parent = isObject(next[head]) ? (next[head] as Record<string, unknown>) : {};
+    if (value === null) delete parent[leaf];
+    else parent[leaf] = value;
+    if (Object.keys(parent).length) next[head] = parent;
+    else delete next[head];
+  };
+  for (const [key, value] of Object.entries(changes)) {
+    if (key !== 'fileUpload') set(key, value);
+    else if (value === null) delete next.fileUpload;
+    else if (isObject(value)) for (const [leaf, v] of Object.entries(value)) set(`fileUpload.${leaf}`, v);
+    else throw new SettingsError(key, `fileUpload must be an object such as {"enableForPublic": true}; got ${JSON.stringify(value)}.`);
+  }
+  return { overrides: next, settings: resolveSettings(next) };
+}
+
+/** An option's value in force, by its dotted name. */
+export const settingValue = (settings: ServerSettings, key: SettingKey): unknown => valueAt(settings, key.split('.'));
+
+/**
+ * The `expiresAt` of a session made now (Parse Server's `generateSessionExpiresAt`): `sessionLength`
+ * seconds ahead, or none when `expireInactiveSessions` is off.
+ */
+export function sessionExpiry(settings: ServerSettings, now = Date.now()): { expiresAt?: { __type: 'Date'; iso: string } } {
+  if (!settings.expireInactiveSessions) return {};
+  return { expiresAt: { __type: 'Date', iso: new Date(now + settings.sessionLength * 1000).toISOString() } };
+}
+
+// authData holds login secrets (an anonymous id logs its user in): never another's to read or query.
+const USER_DEFAULT_PROTECTED = ['email', 'authData'];
+
+/**
+ * The `protectedFields` a class is read with: its own CLP entry joined, principal by principal, with
+ * the server option's entry for the class (Parse Server's SchemaData merge). `_User` always keeps
+ * `email` under `*`, as Parse Server merges its default into any configured value.
+ */
+export function protectedFieldsFor(
+  settings: ServerSettings,
+  className: string,
+  own: Readonly<Record<string, readonly string[]>> | undefined,
+): Readonly<Record<string, readonly string[]>> | undefined {
+  const server = settings.protectedFields[className];
+  if (!server && className !== '_User') return own;
+  const merged: Record<string, readonly string[]> = { ...own };
+  const add = (principal: string, fields: readonly string[]) => {
+    merged[principal] = [...new Set([...(merged[principal] ?? []), ...fields])];
+  };
+  for (const [principal, fields] of Object.entries(server ?? {})) add(principal, fields);
+  if (className === '_User') add('*', USER_DEFAULT_PROTECTED);
+  return merged;
+}
+
+const patternCache = new WeakMap<readonly string[], RegExp[] | 'any'>();
+
+/** Whether `fileUpload.fileExtensions` lets a client upload a file with this extension (or content subtype), as Parse Server tests each pattern. */
+export function extensionAllowed(settings: ServerSettings, extension: string): boolean {
+  const list = settings.fileUpload.fileExtensions;
+  let patterns = patternCache.get(list);
+  if (!patterns) {
+    patterns = list.includes('*') ? 'any' : list.map((p) => new RegExp(p));
+    patternCache.set(list, patterns);
+  }
+  return patterns === 'any' || patterns.some((p) => p.test(extension));
+}

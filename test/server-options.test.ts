@@ -1,0 +1,377 @@
+/**
+ * Per-Backend-App server options (issue 13, "Requests, users and files"): Parse Server 9's names and
+ * defaults, each option honoured where Parse Server honours it (through the real Parse JS SDK where it
+ * reaches the feature, REST otherwise), and set with `backyard app config`, `backyard app import
+ * --config/--set` (also next to a running server) and the Backend App service the dashboard uses.
+ */
+import { execFile } from 'node:child_process';
+import fs from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import Parse from 'parse/node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { changeSettings, DEFAULT_SETTINGS, SETTING_KEYS, settingValue } from '../src/data/settings.js';
+import { ManagementError } from '../src/errors.js';
+import { createTestApp, type TestApp } from './helpers/dataApp.js';
+import { CLI, stdioEnv } from './helpers/mcpClients.js';
+import { freePort, ServeProcess } from './helpers/serveProcess.js';
+import { makeHome, removeHome, startTestServer, type TestServer } from './helpers/server.js';
+
+const exec = promisify(execFile);
+let server: TestServer;
+
+beforeAll(async () => {
+  server = await startTestServer();
+});
+afterAll(async () => server?.close());
+
+/** A new app with `changes` applied to its options, and the SDK pointed at it (JavaScript key, master key known). */
+function appWith(changes: Record<string, unknown> = {}): TestApp {
+  const app = createTestApp(server);
+  if (Object.keys(changes).length) server.platform.services.backendApps.configure(app.appId, changes);
+  Parse.initialize(app.appId, app.keys.javascriptKey, app.keys.masterKey);
+  (Parse as unknown as { serverURL: string }).serverURL = app.apiURL;
+  Parse.CoreManager.set('REQUEST_ATTEMPT_LIMIT', 1);
+  return app;
+}
+
+const refusal = async (promise: Promise<unknown>): Promise<Parse.Error> => {
+  try {
+    await promise;
+  } catch (error) {
+    return error as Parse.Error;
+  }
+  throw new Error('expected the call to be refused');
+};
+
+const signUp = async (username: string) => {
+  const user = new Parse.User();
+  user.set({ username, password: 'secret-1' });
+  await user.signUp();
+  return user;
+};
+
+describe('the options and their defaults', () => {
+  it("has Parse Server 9's defaults (read from its option definitions), but for allowClientClassCreation", () => {
+    const require = createRequire(import.meta.url);
+    const { ParseServerOptions, FileUploadOptions } = require('parse-server/lib/Options/Definitions.js') as Record<string, Record<string, { default?: unknown }>>;
+    for (const key of SETTING_KEYS) {
+      const [head, leaf] = key.split('.') as [string, string | undefined];
+      const parse = leaf ? FileUploadOptions![leaf]!.default : ParseServerOptions![head]!.default;
+      const ours = settingValue(DEFAULT_SETTINGS, key);
+      if (key === 'allowClientClassCreation') {
+        expect([parse, ours]).toEqual([false, true]);
+      } else if (key === 'maxLimit') {
+        expect([parse, ours]).toEqual([undefined, null]);
+      } else {
+        expect(ours, key).toEqual(parse);
+      }
+    }
+  });
+
+  it('refuses an unknown name or a bad value, naming it, and applies nothing', () => {
+    const cases: Array<[Record<string, unknown>, string, RegExp]> = [
+      [{ maxLimit: 'many' }, 'maxLimit', /maxLimit must be a whole number of at least 1; got "many"/],
+      [{ maxLimit: 0 }, 'maxLimit', /at least 1; got 0/],
+      [{ sessionLength: -5 }, 'sessionLength', /sessionLength must be a number of seconds above 0/],
+      [{ 'fileUpload.enableForPublic': 'yes' }, 'fileUpload.enableForPublic', /fileUpload\.enableForPublic must be true or false; got "yes"/],
+      [{ 'fileUpload.fileExtensions': ['png', '('] }, 'fileUpload.fileExtensions.1', /not a valid regular expression/],
+      [{ fileUpload: { enableForPublic: true, enableForEveryone: true } }, 'fileUpload.enableForEveryone', /There is no setting "fileUpload\.enableForEveryone"/],
+      [{ maxlimit: 5 }, 'maxlimit', /There is no setting "maxlimit"\. The settings are allowClientClassCreation, /],
+      [{ protectedFields: { Person: { ' x': ['ssn'] } } }, 'protectedFields.Person', /' x' is not a valid key/],
+      [{ protectedFields: { 'bad-class': { '*': [] } } }, 'protectedFields.bad-class', /protectedFields\.bad-class is not a class name/],
+    ];
+    for (const [change, key, message] of cases) {
+      const overrides = { enforcePrivateUsers: false };
+      let thrown: unknown;
+      try {
+        changeSettings(overrides, { defaultLimit: 7, ...change });
+      } catch (error) {
+        thrown = error;
+      }
+      expect(thrown, key).toMatchObject({ name: 'SettingsError', key });
+      expect((thrown as Error).message).toMatch(message);
+      expect(overrides).toEqual({ enforcePrivateUsers: false });
+    }
+  });
+
+  it('stores only what an owner set; null puts an option back to its default', () => {
+    const { backendApps } = server.platform.services;
+    const app = createTestApp(server);
+    expect(backendApps.serverSettings(app.appId)).toEqual({ settings: DEFAULT_SETTINGS, overrides: {} });
+    const set = backendApps.configure(app.appId, { maxLimit: 5, 'fileUpload.enableForPublic': true });
+    expect(set.overrides).toEqual({ maxLimit: 5, fileUpload: { enableForPublic: true } });
+    expect(set.settings.fileUpload).toEqual({ ...DEFAULT_SETTINGS.fileUpload, enableForPublic: true });
+    expect(() => backendApps.configure(app.appId, { defaultLimit: 3, maxLimit: -1 })).toThrow(ManagementError);
+    expect(backendApps.serverSettings(app.appId)!.overrides).toEqual({ maxLimit: 5, fileUpload: { enableForPublic: true } });
+    expect(backendApps.configure(app.appId, { maxLimit: null, 'fileUpload.enableForPublic': null }).overrides).toEqual({});
+    backendApps.configure(app.appId, { fileUpload: { enableForPublic: true, enableForAuthenticatedUser: false } });
+    expect(backendApps.configure(app.appId, { fileUpload: null }).overrides).toEqual({});
+    expect(() => backendApps.configure(app.appId, { fileUpload: true })).toThrow(/fileUpload must be an object such as/);
+    expect(() => backendApps.configure('NoSuchApp', { maxLimit: 5 })).toThrow(/No Backend App has the application id "NoSuchApp"/);
+  });
+});
+
+describe('queries: maxLimit and defaultLimit', () => {
+  it('maxLimit caps what a query asks for, and the default limit too', async () => {
+    const app = appWith({ maxLimit: 5 });
+    await Parse.Object.saveAll(Array.from({ length: 8 }, (_, i) => new Parse.Object('Item', { i })));
+    expect(await new Parse.Query('Item').limit(100).find()).toHaveLength(5);
+    expect(await new Parse.Query('Item').limit(3).find()).toHaveLength(3);
+    expect((await app.call('GET', '/classes/Item')).body.results).toHaveLength(5);
+    expect((await app.call('GET', '/classes/Item?limit=100', { master: true })).body.results).toHaveLength(5);
+    expect(await new Parse.Query('Item').count()).toBe(8);
+  });
+
+  it('defaultLimit sets the size of a query without a limit', async () => {
+    const app = appWith({ defaultLimit: 3 });
+    await Parse.Object.saveAll(Array.from({ length: 5 }, (_, i) => new Parse.Object('Item', { i })));
+    expect(await new Parse.Query('Item').find()).toHaveLength(3);
+    expect((await app.call('GET', '/classes/Item?limit=4')).body.results).toHaveLength(4);
+  });
+});
+
+describe('allowClientClassCreation', () => {
+  it('off: a client may not create, update or query a class that does not exist (119); the master key may', async () => {
+    appWith({ allowClientClassCreation: false });
+    const created = await refusal(new Parse.Object('Fresh', { a: 1 }).save());
+    expect([created.code, created.message]).toEqual([119, 'This user is not allowed to access non-existent class: Fresh']);
+    expect((await refusal(new Parse.Query('Fresh').find())).code).toBe(119);
+    expect((await refusal(new Parse.Query('Fresh').get('abcdefghij'))).code).toBe(119);
+    const made = await new Parse.Object('Fresh', { a: 1 }).save(null, { useMasterKey: true });
+    // Once the class exists, clients write and read it as usual, new fields included.
+    await new Parse.Object('Fresh', { a: 2, b: 'new field' }).save();
+    expect(await new Parse.Query('Fresh').count()).toBe(2);
+    expect(made.id).toMatch(/^[A-Za-z0-9]{10}$/);
+    // System classes are not "created" by clients: signup works.
+    expect((await signUp('carol')).id).toBeTruthy();
+  });
+
+  it('on (the default): a client creates a class by saving its first object', async () => {
+    appWith();
+    const saved = await new Parse.Object('Fresh', { a: 1 }).save();
+    expect(saved.id).toMatch(/^[A-Za-z0-9]{10}$/);
+  });
+});
+
+describe('users and sessions', () => {
+  it('enforcePrivateUsers (default on): a new user has no public read; off: public read', async () => {
+    const app = appWith();
+    const user = await signUp('dana');
+    const stored = (await app.call('GET', `/users/${user.id}`, { master: true })).body;
+    expect(stored.ACL).toEqual({ [user.id!]: { read: true, write: true } });
+    expect((await app.call('GET', `/users/${user.id}`)).status).toBe(404);
+
+    const open = appWith({ enforcePrivateUsers: false });
+    const other = await signUp('erin');
+    expect((await open.call('GET', `/users/${other.id}`, { master: true })).body.ACL).toEqual({ '*': { read: true }, [other.id!]: { read: true, write: true } });
+    expect((await open.call('GET', `/users/${other.id}`)).body.username).toBe('erin');
+  });
+
+  it('sessionLength sets a new session\'s expiresAt', async () => {
+    const app = appWith({ sessionLength: 3600 });
+    const before = Date.now();
+    const user = await signUp('frank');
+    const sessions = (await app.call('GET', '/sessions', { sessionToken: user.getSessionToken() })).body.results;
+    const expiresAt = Date.parse(sessions[0].expiresAt.iso);
+    expect(expiresAt).toBeGreaterThanOrEqual(before + 3600_000);
+    expect(expiresAt).toBeLessThanOrEqual(Date.now() + 3600_000);
+  });
+
+  it('expireInactiveSessions off: new sessions have no expiresAt', async () => {
+    const app = appWith({ expireInactiveSessions: false });
+    await signUp('gina');
+    const loggedIn = await Parse.User.logIn('gina', 'secret-1');
+    const sessions = (await app.call('GET', '/sessions', { sessionToken: loggedIn.getSessionToken() })).body.results;
+    // The login replaced the signup's session (same installation).
+    expect(sessions).toHaveLength(1);
+    for (const s of sessions) expect(s).not.toHaveProperty('expiresAt');
+    expect((await app.call('GET', '/users/me', { sessionToken: loggedIn.getSessionToken() })).body.username).toBe('gina');
+  });
+
+  it('revokeSessionOnPasswordReset: on, a password change ends the other sessions; off, they live on', async () => {
+    for (const revoke of [true, false]) {
+      const app = appWith({ revokeSessionOnPasswordReset: revoke });
+      const user = await signUp('hank');
+      const elsewhere = (await app.call('POST', '/login', { body: { username: 'hank', password: 'secret-1' } })).body.sessionToken as string;
+      user.set('password', 'secret-2');
+      await user.save(null, { sessionToken: user.getSessionToken() });
+      expect(user.getSessionToken()).toMatch(/^r:/);
+      expect((await app.call('GET', '/users/me', { sessionToken: elsewhere })).status, `revoke ${revoke}`).toBe(revoke ? 400 : 200);
+      expect((await Parse.User.logIn('hank', 'secret-2')).getSessionToken()).toMatch(/^r:/);
+    }
+  });
+
+  it('preventLoginWithUnverifiedEmail: a user whose emailVerified is false cannot log in (205)', async () => {
+    const app = appWith({ preventLoginWithUnverifiedEmail: true });
+    const user = await signUp('ivy');
+    await app.call('PUT', `/users/${user.id}`, { master: true, body: { email: 'ivy@example.com', emailVerified: false } });
+    const refused = await refusal(Parse.User.logIn('ivy', 'secret-1'));
+    expect([refused.code, refused.message]).toEqual([205, 'User email is not verified.']);
+    expect((await app.call('POST', '/verifyPassword', { body: { username: 'ivy', password: 'secret-1' } })).body.code).toBe(205);
+    const asMaster = await app.call('POST', '/login', { master: true, body: { username: 'ivy', password: 'secret-1', ignoreEmailVerification: true } });
+    expect(asMaster.body.sessionToken).toMatch(/^r:/);
+    await app.call('PUT', `/users/${user.id}`, { master: true, body: { emailVerified: true } });
+    expect((await Parse.User.logIn('ivy', 'secret-1')).get('username')).toBe('ivy');
+  });
+
+  it('preventLoginWithUnverifiedEmail off (the default): emailVerified false does not matter', async () => {
+    const app = appWith();
+    const user = await signUp('jack');
+    await app.call('PUT', `/users/${user.id}`, { master: true, body: { emailVerified: false } });
+    expect((await Parse.User.logIn('jack', 'secret-1')).getSessionToken()).toMatch(/^r:/);
+  });
+});
+
+describe('fileUpload', () => {
+  const png = Buffer.from('89504e470d0a1a0a', 'hex');
+
+  it('enableForPublic lets callers without a session upload', async () => {
+    appWith();
+    expect((await refusal(new Parse.File('a.png', [...png]).save())).code).toBe(130);
+    appWith({ 'fileUpload.enableForPublic': true });
+    const file = await new Parse.File('a.png', [...png]).save();
+    expect(file.url()).toMatch(/_a\.png$/);
+  });
+
+  it('enableForAuthenticatedUser off refuses logged-in users (130); the master key still uploads', async () => {
+    appWith({ 'fileUpload.enableForAuthenticatedUser': false });
+    const user = await signUp('kate');
+    const refused = await refusal(new Parse.File('a.png', [...png]).save({ sessionToken: user.getSessionToken()! }));
+    expect([refused.code, refused.message]).toEqual([130, 'File upload by authenticated user is disabled.']);
+    expect((await new Parse.File('a.png', [...png]).save({ useMasterKey: true })).name()).toMatch(/_a\.png$/);
+  });
+
+  it('enableForAnonymousUser lets anonymous users upload', async () => {
+    for (const allowed of [false, true]) {
+      const app = appWith({ 'fileUpload.enableForAnonymousUser': allowed });
+      const user = await signUp('lena');
+      // Backyard has no anonymous login yet: make the user anonymous as one imported from Parse Server would be.
+      const engine = server.platform.services.dataApi.apps.engine(app.appId)!;
+      const row = engine.storage.get('_User', user.id!)!;
+      engine.storage.replace('_User', { ...row, data: { ...row.data, authData: { anonymous: { id: 'device-1' } } } });
+      const upload = await app.call('POST', '/files/a.png', { sessionToken: user.getSessionToken()!, headers: { 'content-type': 'image/png' }, rawBody: png.toString('latin1') });
+      expect(upload.status, `allowed ${allowed}`).toBe(allowed ? 201 : 400);
+      if (!allowed) expect(upload.body).toEqual({ code: 130, error: 'File upload by anonymous user is disabled.' });
+    }
+  });
+
+  it('fileExtensions limits what clients upload (130); the master key is not limited', async () => {
+    appWith({ 'fileUpload.enableForPublic': true, 'fileUpload.fileExtensions': ['^png$'] });
+    expect((await new Parse.File('a.png', [...png]).save()).name()).toMatch(/_a\.png$/);
+    const refused = await refusal(new Parse.File('notes.txt', { base64: Buffer.from('hi').toString('base64') }).save());
+    expect([refused.code, refused.message]).toEqual([130, 'File upload of extension txt is disabled.']);
+    expect((await new Parse.File('notes.txt', { base64: Buffer.from('hi').toString('base64') }).save({ useMasterKey: true })).name()).toMatch(/_notes\.txt$/);
+    // Active content stays refused whatever the option says.
+    appWith({ 'fileUpload.enableForPublic': true, 'fileUpload.fileExtensions': ['*'] });
+    expect((await refusal(new Parse.File('page.html', { base64: Buffer.from('<p>').toString('base64') }).save())).code).toBe(130);
+    expect((await new Parse.File('notes.txt', { base64: Buffer.from('hi').toString('base64') }).save()).name()).toMatch(/_notes\.txt$/);
+  });
+});
+
+describe('protectedFields', () => {
+  it("hides the option's fields per class and principal, joined with a class's own protectedFields", async () => {
+    const app = appWith({ protectedFields: { Person: { '*': ['ssn'] } } });
+    const person = await new Parse.Object('Person', { name: 'Ada', ssn: '123', phone: '555' }).save();
+    const seen = await new Parse.Query('Person').get(person.id);
+    expect([seen.get('name'), seen.has('ssn'), seen.get('phone')]).toEqual(['Ada', false, '555']);
+    expect((await new Parse.Query('Person').get(person.id, { useMasterKey: true })).get('ssn')).toBe('123');
+    expect((await refusal(new Parse.Query('Person').equalTo('ssn', '123').find())).code).toBe(119);
+
+    const schema = await app.call('PUT', '/schemas/Person', { master: true, body: { classLevelPermissions: { find: { '*': true }, get: { '*': true }, create: { '*': true }, update: { '*': true }, protectedFields: { '*': ['phone'] } } } });
+    expect(schema.status, JSON.stringify(schema.body)).toBe(200);
+    const again = await new Parse.Query('Person').get(person.id);
+    expect([again.get('name'), again.has('ssn'), again.has('phone')]).toEqual(['Ada', false, false]);
+  });
+
+  it("keeps _User's email protected when the option is set without it", async () => {
+    const app = appWith({ protectedFields: { _User: { '*': ['phone'] } } });
+    const user = await signUp('mia');
+    await app.call('PUT', `/users/${user.id}`, { master: true, body: { email: 'mia@example.com', phone: '555', ACL: { '*': { read: true } } } });
+    const seen = (await app.call('GET', `/users/${user.id}`)).body;
+    expect([seen.username, 'email' in seen, 'phone' in seen]).toEqual(['mia', false, false]);
+  });
+});
+
+describe('the command line', () => {
+  const backyard = (home: string, args: string[]) => exec(process.execPath, [CLI, ...args], { env: stdioEnv(home) });
+
+  it('app config prints every option, sets several at once, and refuses a bad one naming it with nothing written', async () => {
+    const home = makeHome();
+    try {
+      await backyard(home, ['account', 'create', 'zoe']);
+      const { stdout: created } = await backyard(home, ['app', 'import', '--account', 'zoe', '--name', 'Moved', '--app-id', 'movedApp', '--master-key', 'mk-1']);
+      expect(created.trim()).toBe('movedApp');
+      const { stdout } = await backyard(home, ['app', 'config', 'movedApp']);
+      const lines = stdout.trim().split('\n');
+      expect(lines.map((l) => l.split('\t')[0])).toEqual([...SETTING_KEYS]);
+      expect(lines).toContain('maxLimit\tnull');
+      expect(lines).toContain('fileUpload.enableForAuthenticatedUser\ttrue');
+
+      const { stdout: set } = await backyard(home, ['app', 'config', 'movedApp', 'maxLimit=5', 'fileUpload.enableForPublic=true', 'fileUpload.fileExtensions=["^png$"]']);
+      expect(set).toContain('maxLimit\t5\n');
+      const after = (await backyard(home, ['app', 'config', 'movedApp'])).stdout;
+      expect(after).toContain('fileUpload.enableForPublic\ttrue\n');
+      expect(after).toContain('fileUpload.fileExtensions\t["^png$"]\n');
+
+      const bad = await backyard(home, ['app', 'config', 'movedApp', 'defaultLimit=7', 'maxLimit=lots']).catch((e: { stderr: string; code: number }) => e);
+      expect(bad).toMatchObject({ code: 1 });
+      expect((bad as { stderr: string }).stderr).toMatch(/maxLimit must be a whole number of at least 1; got "lots"\. Nothing was changed\./);
+      const unknown = await backyard(home, ['app', 'config', 'movedApp', 'maxlimit=7']).catch((e: { stderr: string }) => e);
+      expect((unknown as { stderr: string }).stderr).toMatch(/There is no setting "maxlimit"/);
+      const malformed = await backyard(home, ['app', 'config', 'movedApp', 'maxLimit']).catch((e: { stderr: string }) => e);
+      expect((malformed as { stderr: string }).stderr).toMatch(/"maxLimit" is not key=value/);
+      expect((await backyard(home, ['app', 'config', 'movedApp'])).stdout).toContain('defaultLimit\t100\n');
+    } finally {
+      removeHome(home);
+    }
+  });
+
+  it('app import takes --config <file.json> and --set key=value; a bad one creates no app', async () => {
+    const home = makeHome();
+    try {
+      await backyard(home, ['account', 'create', 'zoe']);
+      const config = path.join(home, 'parse-config.json');
+      fs.writeFileSync(config, JSON.stringify({ enforcePrivateUsers: false, fileUpload: { enableForPublic: true }, sessionLength: 600 }));
+      await backyard(home, ['app', 'import', '--account', 'zoe', '--name', 'A', '--app-id', 'appA', '--master-key', 'mk', '--config', config, '--set', 'sessionLength=60', '--set', 'maxLimit=9']);
+      const { stdout } = await backyard(home, ['app', 'config', 'appA']);
+      for (const line of ['enforcePrivateUsers\tfalse', 'fileUpload.enableForPublic\ttrue', 'sessionLength\t60', 'maxLimit\t9']) expect(stdout).toContain(`${line}\n`);
+
+      fs.writeFileSync(config, JSON.stringify({ enforcePrivateUsers: 'no' }));
+      const bad = await backyard(home, ['app', 'import', '--account', 'zoe', '--name', 'B', '--app-id', 'appB', '--master-key', 'mk', '--config', config]).catch((e: { stderr: string }) => e);
+      expect((bad as { stderr: string }).stderr).toMatch(/enforcePrivateUsers must be true or false; got "no"/);
+      const none = await backyard(home, ['app', 'keys', 'appB']).catch((e: { stderr: string }) => e);
+      expect((none as { stderr: string }).stderr).toMatch(/No Backend App has the application id "appB"/);
+    } finally {
+      removeHome(home);
+    }
+  });
+
+  it('a running server sees a change made with app config', async () => {
+    const home = makeHome();
+    let serve: ServeProcess | undefined;
+    try {
+      const { stdout: token } = await backyard(home, ['account', 'create', 'zoe']);
+      serve = new ServeProcess(await freePort(), token.trim(), () => stdioEnv(home));
+      await backyard(home, ['app', 'import', '--account', 'zoe', '--name', 'Live', '--app-id', 'liveApp', '--master-key', 'mk-live']);
+      await serve.start();
+      const headers = { 'X-Parse-Application-Id': 'liveApp', 'X-Parse-Master-Key': 'mk-live', 'content-type': 'application/json' };
+      for (let i = 0; i < 4; i++) await fetch(`${serve.url}/data/classes/Item`, { method: 'POST', headers, body: JSON.stringify({ i }) });
+      const url = serve.url;
+      const found = async () => ((await (await fetch(`${url}/data/classes/Item?limit=100`, { headers })).json()) as { results: unknown[] }).results.length;
+      expect(await found()).toBe(4);
+      await backyard(home, ['app', 'config', 'liveApp', 'maxLimit=2']);
+      const deadline = Date.now() + 10_000;
+      let seen = await found();
+      while (seen !== 2 && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 100));
+        seen = await found();
+      }
+      expect(seen).toBe(2);
+    } finally {
+      if (serve?.running) await serve.stop('SIGTERM');
+      removeHome(home);
+    }
+  });
+});
