@@ -47,7 +47,7 @@ describe('holding an address', () => {
 
 describe.skipIf(SKIP_DOCKER)('the address containers reach the host at', () => {
   let created: string | undefined;
-  beforeAll(requireDocker);
+  beforeAll(() => requireDocker());
   afterAll(async () => {
     if (created) await docker.getNetwork(created).remove().catch(() => undefined);
   });
