@@ -9,6 +9,11 @@ import type { Account } from '../platform/accounts/service.js';
 import type { Platform } from '../platform/platform.js';
 import { localExecutor } from './executor.js';
 import { createMcpServer } from './server.js';
+import { scopedExecutor } from './scopes.js';
+import { oauthOf } from '../platform/oauth/index.js';
+import { ACCESS_TOKEN_PREFIX } from '../platform/oauth/service.js';
+import { SCOPES } from '../platform/oauth/scopes.js';
+import { bearerChallenge } from '../server/oauth/metadata.js';
 
 const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]', '::1']);
 
@@ -38,17 +43,49 @@ export function hostAllowed(host: string | undefined, publicBase: string): boole
   return LOOPBACK.has(hostname.toLowerCase()) || hostname.toLowerCase() === new URL(publicBase).hostname.toLowerCase();
 }
 
+/** Who a request to `/mcp` acts as, and which scopes it holds (all of them for an account token). */
+interface Caller {
+  account: Account;
+  clientId: string;
+  scopes: readonly string[];
+}
+
 /**
- * MCP over streamable HTTP at `/mcp`: bearer authentication (401), 403 for a foreign `Origin` or
- * `Host`, then the SDK's handler, which serves revision 2026-07-28 and, statelessly, 2025-era
- * clients. Each request gets a server built for the token's account.
+ * The caller of a `/mcp` request from its `Authorization: Bearer` header: an OAuth access token
+ * (`bya_…`, issue 15) issued by this server for its `/mcp`, or an account token (design.md,
+ * decision 2), which scripts and `backyard mcp` forwarding keep using with full access.
+ * @returns `{ refused }` with the 401's text and whether a token was presented (then the challenge
+ *   says `invalid_token`, RFC 6750 §3.1).
+ */
+function callerOf(header: string | undefined, platform: Platform): Caller | { refused: string; tokenSent: boolean } {
+  const token = typeof header === 'string' ? /^Bearer\s+(\S+)\s*$/i.exec(header)?.[1] : undefined;
+  if (token?.startsWith(ACCESS_TOKEN_PREFIX)) {
+    const access = oauthOf(platform).verifyAccessToken(token);
+    if ('problem' in access) return { refused: access.problem, tokenSent: true };
+    return { account: access.account, clientId: access.clientId, scopes: access.scopes };
+  }
+  try {
+    const account = authenticateBearer(header, platform.services.accounts);
+    return { account, clientId: account.login, scopes: SCOPES };
+  } catch (error) {
+    return { refused: error instanceof ManagementError ? error.message : 'Unauthorized.', tokenSent: token !== undefined };
+  }
+}
+
+/**
+ * MCP over streamable HTTP at `/mcp`: bearer authentication (401 with the challenge of MCP
+ * "Authorization": `resource_metadata` and `scope`), 403 for a foreign `Origin` or `Host`, then the
+ * SDK's handler, which serves revision 2026-07-28 and, statelessly, 2025-era clients. Each request
+ * gets a server built for the caller's account; under a read-only grant, tools that change things
+ * answer an error naming the scope they need.
  */
 export function mcpHttp(platform: Platform, ops: readonly AnyOperation[]) {
   const { services, log, config } = platform;
   const handler = toNodeHandler(
     createMcpHandler(({ authInfo }) => {
       const account = authInfo?.extra?.account as Account;
-      return createMcpServer(ops, localExecutor({ account, services }), services.guides, log, (text) => fillAddresses(text, services.urls));
+      const execute = scopedExecutor(localExecutor({ account, services }), authInfo?.scopes ?? []);
+      return createMcpServer(ops, execute, services.guides, log, (text) => fillAddresses(text, services.urls));
     }),
     { onerror: (err) => log.error({ err }, 'MCP HTTP adapter failure') },
   );
@@ -65,20 +102,17 @@ export function mcpHttp(platform: Platform, ops: readonly AnyOperation[]) {
       if (!hostAllowed(request.headers.host, base)) {
         return reply.code(403).type('text/plain; charset=utf-8').send(`Host ${request.headers.host} is not served here.`);
       }
-      let account: Account;
-      try {
-        account = authenticateBearer(request.headers.authorization, services.accounts);
-      } catch (error) {
-        const text = error instanceof ManagementError ? error.message : 'Unauthorized.';
+      const caller = callerOf(request.headers.authorization, platform);
+      if ('refused' in caller) {
         return reply
           .code(401)
-          .header('WWW-Authenticate', 'Bearer realm="backyard"')
+          .header('WWW-Authenticate', bearerChallenge(services.urls, caller.tokenSent ? caller.refused : undefined))
           .type('text/plain; charset=utf-8')
-          .send(text);
+          .send(caller.refused);
       }
       reply.hijack();
       const raw = request.raw as typeof request.raw & { auth?: AuthInfo };
-      raw.auth = { token: 'redacted', clientId: account.login, scopes: [], extra: { account } };
+      raw.auth = { token: 'redacted', clientId: caller.clientId, scopes: [...caller.scopes], extra: { account: caller.account } };
       await handler(raw, reply.raw);
     });
   };

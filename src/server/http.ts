@@ -15,6 +15,7 @@ import { createDataHandler } from '../data/rest/handler.js';
 import { publicRoutes } from '../data/rest/routes/public.js';
 import { gitHost } from './git.js';
 import { createFront } from './front.js';
+import { oauthEndpoints } from './oauth/routes.js';
 import { CONTAINER_HOST_NAME } from '../platform/devenvs/hostGateway.js';
 
 /** What `backyard mcp` reads to find a Backyard already serving the same home. */
@@ -82,6 +83,8 @@ export async function startHttpServer(platform: Platform, options: { port: numbe
   app.get('/healthz', async () => ({ service: 'backyard', instanceId }));
   await app.register(managementApi(platform, operations), { prefix: '/v1' });
   await app.register(mcpHttp(platform, operations));
+  // MCP authorization (issue 15): discovery documents and the OAuth endpoints; consent is a dashboard page.
+  await app.register(oauthEndpoints(platform));
   await app.register(dashboard(platform), { prefix: '/dashboard' });
   await app.register(sdkScript());
   await app.register(gitHost(platform), { prefix: '/git' });

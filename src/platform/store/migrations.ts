@@ -202,4 +202,58 @@ export const migrations: readonly Migration[] = [
       ALTER TABLE backend_apps ADD COLUMN server_settings TEXT NOT NULL DEFAULT '{}';
     `,
   },
+  {
+    version: 10,
+    name: 'MCP authorization (OAuth 2.1): registered clients, authorization codes, grants and their tokens',
+    sql: `
+      -- Clients registered with Dynamic Client Registration (RFC 7591); clients identified by a
+      -- metadata document URL are fetched, not stored.
+      CREATE TABLE oauth_clients (
+        client_id      TEXT PRIMARY KEY,
+        client_name    TEXT NOT NULL DEFAULT '',
+        redirect_uris  TEXT NOT NULL,
+        metadata       TEXT NOT NULL,
+        created_at     TEXT NOT NULL
+      );
+      -- What a person approved for a client: one row per connection, listed in the dashboard.
+      CREATE TABLE oauth_grants (
+        id            TEXT PRIMARY KEY,
+        account_id    TEXT NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+        client_id     TEXT NOT NULL,
+        client_name   TEXT NOT NULL,
+        redirect_uri  TEXT NOT NULL,
+        scope         TEXT NOT NULL,
+        resource      TEXT NOT NULL,
+        created_at    TEXT NOT NULL,
+        last_used_at  TEXT
+      );
+      CREATE INDEX oauth_grants_account ON oauth_grants(account_id, created_at);
+      -- Single-use authorization codes (only their SHA-256); grant_id is set when the code is redeemed.
+      CREATE TABLE oauth_codes (
+        code_hash           BLOB PRIMARY KEY,
+        account_id          TEXT NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+        client_id           TEXT NOT NULL,
+        client_name         TEXT NOT NULL,
+        redirect_uri        TEXT NOT NULL,
+        redirect_uri_sent   INTEGER NOT NULL,
+        code_challenge      TEXT NOT NULL,
+        scope               TEXT NOT NULL,
+        resource            TEXT NOT NULL,
+        expires_at          TEXT NOT NULL,
+        grant_id            TEXT REFERENCES oauth_grants(id) ON DELETE SET NULL,
+        redeemed_at         TEXT
+      );
+      CREATE INDEX oauth_codes_expiry ON oauth_codes(expires_at);
+      -- Access and refresh tokens of a grant (only their SHA-256); a refresh token is rotated on use.
+      CREATE TABLE oauth_tokens (
+        token_hash  BLOB PRIMARY KEY,
+        grant_id    TEXT NOT NULL REFERENCES oauth_grants(id) ON DELETE CASCADE,
+        kind        TEXT NOT NULL CHECK (kind IN ('access', 'refresh')),
+        scope       TEXT NOT NULL,
+        expires_at  TEXT NOT NULL,
+        used_at     TEXT
+      );
+      CREATE INDEX oauth_tokens_grant ON oauth_tokens(grant_id);
+    `,
+  },
 ];

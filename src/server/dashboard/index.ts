@@ -17,6 +17,8 @@ import { environmentRoutes } from './environments.js';
 import { webAppRoutes } from './webapps.js';
 import { lifecycleRoutes } from './lifecycle.js';
 import { serverSettingsRoutes } from './serverSettings.js';
+import { authorizeRoutes } from './authorize.js';
+import { connectionRoutes } from './connections.js';
 
 const isRead = (method: string) => method === 'GET' || method === 'HEAD';
 
@@ -124,5 +126,7 @@ export function dashboard(platform: Platform) {
     webAppRoutes(app, d);
     lifecycleRoutes(app, d);
     serverSettingsRoutes(app, d);
+    authorizeRoutes(app, d);
+    connectionRoutes(app, d);
   };
 }

@@ -45,7 +45,7 @@ export function layout(parts: PageParts): string {
 <header class="top">
   <a class="brand" href="/dashboard"><span class="brand-mark" aria-hidden="true"></span>Backyard</a>
   ${session
-    ? html`<div class="who"><span>Signed in as <strong>${session.account.login}</strong></span>
+    ? html`<div class="who"><a href="/dashboard/connections">Connected apps</a><span>Signed in as <strong>${session.account.login}</strong></span>
     <form method="post" action="/dashboard/sign-out">${csrfField(session)}<button type="submit" class="small">Sign out</button></form></div>`
     : ''}
 </header>
