@@ -1,3 +1,4 @@
+import { publicFetch } from './publicFetch.js';
 import type { Platform } from '../platform.js';
 import { OAuthClients } from './clients.js';
 import { MetadataDocuments } from './metadataDocuments.js';
@@ -14,7 +15,7 @@ export function oauthOf(platform: Pick<Platform, 'db' | 'services'>): OAuthServi
   let service = services.get(platform as Platform);
   if (!service) {
     const { urls } = platform.services;
-    service = new OAuthService(platform.db, new OAuthClients(platform.db, new MetadataDocuments()), () => urls.mcp, () => urls.base);
+    service = new OAuthService(platform.db, new OAuthClients(platform.db, new MetadataDocuments({}, publicFetch)), () => urls.mcp, () => urls.base);
     services.set(platform as Platform, service);
   }
   return service;
