@@ -154,7 +154,9 @@ it('GHSA-6r2j-cxgf-495f, GHSA-fcv6-fg5r-jm9q: sessions reached through redirectC
   expect(bobs.map((s: { objectId: string }) => s.objectId)).toEqual([imported.bob!.objectId]);
   for (const who of [undefined, 'bob'] as const) {
     const included = (await as(who, 'GET', `/classes/Holder/${holderId}?include=session,owner`)).body;
-    expect(included.session).toEqual(pointer('_Session', imported.alice!.objectId));
+    // Without a user the pointer stays (docs/parse-differences.md); bob's include finds no such session of his.
+    if (who === undefined) expect(included.session).toEqual(pointer('_Session', imported.alice!.objectId));
+    else expect(included).not.toHaveProperty('session');
     expect(included.owner).toMatchObject({ __type: 'Object', className: '_User', username: 'alice' });
     for (const internal of ['email', 'password', '_hashed_password', 'sessionToken', 'authData']) expect(included.owner).not.toHaveProperty(internal);
   }
@@ -228,7 +230,7 @@ it('GHSA-2m6g-crv8-p3c6, GHSA-72hp-qff8-4pvv, GHSA-r2m8-pxm9-9c4g: internal and 
   expect(await as(undefined, 'GET', `/classes/Card${whereQuery({ 'card.number': { $regex: '^4' } })}`)).toMatchObject(notAllowed('query', 'card.number', 'Card'));
   const selected = (await as('bob', 'GET', `/users${whereQuery({ username: 'alice' }, { keys: 'email,_hashed_password,password,authData' })}`)).body.results;
   expect(selected).toHaveLength(1);
-  expect(Object.keys(selected[0]).sort()).toEqual(['createdAt', 'objectId', 'updatedAt']);
+  expect(Object.keys(selected[0]).sort()).toEqual(['ACL', 'createdAt', 'objectId', 'updatedAt']);
   // Positive controls: the master key filters and sorts on them; a user reads its own email.
   expect((await as('master', 'GET', `/classes/Card${whereQuery({ 'card.number': { $regex: '^4' } })}`)).body.results).toHaveLength(1);
   expect((await as('master', 'GET', `/users${whereQuery({ email: { $regex: '^alice' } }, { order: 'email' })}`)).body.results).toHaveLength(1);

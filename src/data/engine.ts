@@ -5,7 +5,7 @@ import { ParseCode, ParseError } from './errors.js';
 import { applyFieldOptions } from './objects/fieldOptions.js';
 import { applyChanges } from './objects/operations.js';
 import { parseFindParams, type FindParams } from './objects/findParams.js';
-import { includePointers } from './objects/include.js';
+import { includePointers, planSelection } from './objects/include.js';
 import { checkProhibitedKeywords } from './objects/keywords.js';
 import { objectJson, selectKeys, type FileUrl } from './objects/output.js';
 import { checkQueryable, hiddenFields, withoutHidden } from './objects/protectedFields.js';
@@ -286,7 +286,9 @@ export class DataEngine {
       params.limit === 0
         ? []
         : this.storage.find(className, { where: params.where, order: params.order, limit: params.limit, skip: params.skip, principals, access });
-    const answer: { results: Record<string, unknown>[]; count?: number } = { results: this.present(className, rows, params, auth) };
+    const results = this.present(className, rows, params, auth);
+    // The JS SDK reads the class of a relation's objects from each result (Parse Server's runFind).
+    const answer: { results: Record<string, unknown>[]; count?: number } = { results: params.redirectClassNameForKey ? results.map((o) => ({ ...o, className })) : results };
     if (params.count) answer.count = this.storage.count(className, { where: params.where, principals, access });
     else if (params.limit === 0) this.storage.count(className, { where: params.where, principals, access }); // still validates where
     return answer;
@@ -294,7 +296,8 @@ export class DataEngine {
 
   private present(className: string, rows: StoredRow[], params: FindParams, auth: Auth): Record<string, unknown>[] {
     const objects = rows.map((r) => this.protect(className, this.toJson(className, r), auth));
-    if (params.include.length) includePointers(this, objects, className, params.include, auth);
-    return objects.map((o) => selectKeys(o, params.keys, params.excludeKeys));
+    const selection = planSelection(params, this.schema.fields(className));
+    if (selection.paths.length) includePointers(this, objects, selection, auth);
+    return objects.map((o) => selectKeys(o, selection.keys, selection.excludeKeys));
   }
 }

@@ -10,6 +10,8 @@ export interface FindParams {
   keys?: string[];
   excludeKeys?: string[];
   include: string[];
+  /** `includeAll` or `include=*`: every Pointer and Array field of the class is included. */
+  includeAll: boolean;
   count: boolean;
   /** The JS SDK asks for a relation's targets through the owner's class and this key. */
   redirectClassNameForKey?: string;
@@ -27,10 +29,34 @@ function integer(name: string, value: unknown): number {
   return n;
 }
 
+/**
+ * A list of field names as Parse Server reads one: a query string value is parsed as JSON when it
+ * is JSON (the JS SDK sends `keys=["a","b"]`) and the result joined as text, so an array, a
+ * comma-separated string and a single name all work.
+ */
 const list = (name: string, value: unknown): string[] => {
-  if (Array.isArray(value) && value.every((v) => typeof v === 'string')) return value as string[];
-  if (typeof value !== 'string') throw bad(`${name} must be a comma-separated string of field names.`);
-  return value.split(',').map((s) => s.trim()).filter(Boolean);
+  let parsed = value;
+  if (typeof value === 'string') {
+    try {
+      parsed = JSON.parse(value);
+    } catch {
+      parsed = value;
+    }
+  }
+  if (Array.isArray(parsed) && parsed.every((v) => typeof v === 'string')) parsed = parsed.join(',');
+  if (typeof parsed === 'number') parsed = String(parsed);
+  if (typeof parsed !== 'string') throw bad(`${name} must be field names, comma-separated or as a JSON array of strings.`);
+  return parsed.split(',').map((s) => s.trim()).filter(Boolean);
+};
+
+/** A flag as Parse Server reads one: the query string value parsed as JSON, then taken as truthy. */
+const flag = (value: unknown): boolean => {
+  if (typeof value !== 'string') return Boolean(value);
+  try {
+    return Boolean(JSON.parse(value));
+  } catch {
+    return value.length > 0;
+  }
 };
 
 /**
@@ -43,7 +69,7 @@ export function parseFindParams(
   /** The app's `defaultLimit` and `maxLimit` options (data/settings.ts); maxLimit caps the default too. */
   limits: { defaultLimit: number; maxLimit: number | null } = { defaultLimit: 100, maxLimit: null },
 ): FindParams {
-  const params: FindParams = { where: {}, limit: limits.defaultLimit, skip: 0, include: [], count: false };
+  const params: FindParams = { where: {}, limit: limits.defaultLimit, skip: 0, include: [], includeAll: false, count: false };
   for (const [name, value] of Object.entries(raw)) {
     if (value === undefined) continue;
     switch (name) {
@@ -77,7 +103,14 @@ export function parseFindParams(
         params.excludeKeys = list('excludeKeys', value);
         break;
       case 'include':
-        params.include = list('include', value);
+      {
+        const paths = list('include', value);
+        if (paths.includes('*')) params.includeAll = true;
+        params.include = paths.filter((path) => path !== '*');
+        break;
+      }
+      case 'includeAll':
+        if (flag(value)) params.includeAll = true;
         break;
       case 'count':
         params.count = value === 1 || value === '1' || value === true || value === 'true';

@@ -1,52 +1,123 @@
 import type { Auth } from '../auth/context.js';
 import type { DataEngine } from '../engine.js';
+import type { FieldType } from '../types.js';
 import { isPlainObject } from '../values.js';
+import type { FindParams } from './findParams.js';
+import { selectKeys } from './output.js';
+
+/** What a query includes and selects, after `includeAll` and nested keys are taken into account. */
+export interface Selection {
+  /** Include paths, split on dots, each after its parents (`["a"]` before `["a","b"]`). */
+  paths: string[][];
+  /** The top-level `keys`, with the fields `includeAll` adds; undefined for all fields. */
+  keys?: string[];
+  excludeKeys?: string[];
+}
 
 /**
- * Replaces pointers on the `include` paths (`"project"`, `"project.owner"`, `"*"` for every pointer
- * field) with the objects they point to, as Parse does: `{__type: "Object", className, ...fields}`.
- * Objects the caller may not `get` stay pointers: those whose ACL keeps them from the caller, and
- * every object of a class whose CLP `get` does or that clients may not query at all (`_Installation`,
- * the master-only classes, `_Session` without a user: DataEngine.mayFind), and other users' sessions
- * (DataEngine.scopeWhere). Parse Server runs an include as a query of the caller's own and refuses
- * the whole request there; Backyard leaves the pointer (docs/parse-differences.md).
- * This holds at every depth, since a deeper path only follows objects resolved at the one above.
- * One query per class and path depth.
+ * Plans a query's `include` as Parse Server does (RestQuery): every prefix of each path; the parent
+ * of each dotted `keys` or `excludeKeys` entry (`keys=author.name` includes `author`); and with
+ * `includeAll` (or `include=*`) every Pointer and Array field of the class, which `keys` then also
+ * selects.
  */
-export function includePointers(engine: DataEngine, objects: Record<string, unknown>[], className: string, include: readonly string[], auth: Auth): void {
-  const paths = new Set<string>();
-  for (const path of include) {
-    if (path === '*') {
-      for (const [field, type] of Object.entries(engine.schema.fields(className) ?? {})) if (type.type === 'Pointer') paths.add(field);
-      continue;
-    }
+export function planSelection(params: Pick<FindParams, 'include' | 'includeAll' | 'keys' | 'excludeKeys'>, fields: Readonly<Record<string, FieldType>> | undefined): Selection {
+  const wanted = new Set<string>();
+  const add = (path: string) => {
     const parts = path.split('.');
-    for (let i = 1; i <= parts.length; i++) paths.add(parts.slice(0, i).join('.'));
+    for (let i = 1; i <= parts.length; i++) wanted.add(parts.slice(0, i).join('.'));
+  };
+  params.include.forEach(add);
+  for (const key of [...(params.keys ?? []), ...(params.excludeKeys ?? [])]) if (key.includes('.')) add(key.slice(0, key.lastIndexOf('.')));
+  let keys = params.keys;
+  if (params.includeAll) {
+    const followed = Object.entries(fields ?? {})
+      .filter(([, type]) => type.type === 'Pointer' || type.type === 'Array')
+      .map(([field]) => field);
+    followed.forEach(add);
+    if (keys) keys = [...new Set([...keys, ...followed])];
   }
-  const ordered = [...paths].sort((a, b) => a.split('.').length - b.split('.').length);
-  for (const path of ordered) {
-    const holders = collect(objects, path.split('.'));
+  const paths = [...wanted].map((p) => p.split('.')).sort((a, b) => a.length - b.length);
+  return { paths, keys, excludeKeys: params.excludeKeys };
+}
+
+/**
+ * The `keys` and `excludeKeys` that apply to objects included at `path` (Parse Server's includePath):
+ * of each key that continues `path`, the next name; of each excluded key exactly one name longer
+ * than `path`, that name. Undefined when none applies.
+ */
+function nestedSelection(selection: Selection, path: readonly string[]): { keys?: string[]; excludeKeys?: string[] } {
+  const below = (key: string) => {
+    const parts = key.split('.');
+    return parts.length > path.length && path.every((p, i) => parts[i] === p) ? parts : undefined;
+  };
+  const keys = new Set<string>();
+  for (const key of selection.keys ?? []) {
+    const parts = below(key);
+    if (parts) keys.add(parts[path.length]!);
+  }
+  const excluded = new Set<string>();
+  for (const key of selection.excludeKeys ?? []) {
+    const parts = below(key);
+    if (parts?.length === path.length + 1) excluded.add(parts[path.length]!);
+  }
+  return { keys: keys.size ? [...keys] : undefined, excludeKeys: excluded.size ? [...excluded] : undefined };
+}
+
+/**
+ * Replaces pointers on the include paths with the objects they point to, as Parse does:
+ * `{__type: "Object", className, ...fields}`, keeping only the nested `keys` and dropping the nested
+ * `excludeKeys` that reach the path (nestedSelection).
+ *
+ * A pointer whose object cannot be read, because it was deleted, its ACL keeps it from the caller or
+ * it is another user's session (DataEngine.scopeWhere), is removed: the field is left out, and an
+ * array loses that element (Parse Server's replacePointers). Pointers to a class the caller may not
+ * read at all stay pointers: every object of a class whose CLP `get` refuses, or that clients may not
+ * query (`_Installation`, the master-only classes, `_Session` without a user: DataEngine.mayFind).
+ * Parse Server refuses the whole request there; Backyard leaves the pointer
+ * (docs/parse-differences.md). This holds at every depth, since a deeper path only follows objects
+ * resolved at the one above. One query per class and path depth.
+ */
+export function includePointers(engine: DataEngine, objects: Record<string, unknown>[], selection: Selection, auth: Auth): void {
+  for (const path of selection.paths) {
+    const holders = collect(objects, path);
+    if (holders.length === 0) continue;
+    const nested = nestedSelection(selection, path);
     const byClass = new Map<string, Set<string>>();
     for (const { value } of holders) byClass.set(value.className as string, (byClass.get(value.className as string) ?? new Set()).add(value.objectId as string));
     const found = new Map<string, Record<string, unknown>>();
+    const readable = new Set<string>();
     for (const [target, ids] of byClass) {
-      if (!engine.schema.has(target) || !engine.mayFind(target, auth) || !engine.allows(target, 'get', auth)) continue;
+      if (engine.schema.has(target) && (!engine.mayFind(target, auth) || !engine.allows(target, 'get', auth))) continue;
+      readable.add(target);
+      if (!engine.schema.has(target)) continue;
       const rows = engine.storage.find(target, {
         where: engine.scopeWhere(target, { objectId: { $in: [...ids] } }, auth),
         limit: ids.size,
         principals: auth.master ? undefined : auth.principals,
       });
       for (const row of rows) {
-        const object = engine.protect(target, engine.toJson(target, row), auth);
+        const object = selectKeys(engine.protect(target, engine.toJson(target, row), auth), nested.keys, nested.excludeKeys);
         found.set(`${target}:${row.objectId}`, { ...object, __type: 'Object', className: target });
       }
     }
+    const shortened = new Set<unknown[]>();
     for (const { parent, key, value } of holders) {
       const full = found.get(`${value.className}:${value.objectId}`);
-      if (full) parent[key as keyof typeof parent] = full as never;
+      if (full) (parent as Record<string | number, unknown>)[key] = full;
+      else if (!readable.has(value.className as string)) continue;
+      else if (Array.isArray(parent)) {
+        parent[key as number] = DROPPED;
+        shortened.add(parent);
+      } else delete parent[key];
+    }
+    for (const array of shortened) {
+      for (let i = array.length - 1; i >= 0; i--) if (array[i] === DROPPED) array.splice(i, 1);
     }
   }
 }
+
+/** Marks an array element to remove once every holder of a path is replaced (indexes stay valid until then). */
+const DROPPED = Symbol('dropped');
 
 interface Holder {
   parent: Record<string, unknown> | unknown[];
@@ -55,7 +126,7 @@ interface Holder {
 }
 
 /** Pointers found at `path` below each object, through included objects and arrays. */
-function collect(objects: unknown[], path: string[]): Holder[] {
+function collect(objects: unknown[], path: readonly string[]): Holder[] {
   let level: Array<{ parent: Record<string, unknown> | unknown[]; key: string | number }> = [];
   for (const o of objects) if (isPlainObject(o)) level.push({ parent: { root: o }, key: 'root' });
   for (const part of path) {
@@ -71,6 +142,6 @@ function collect(objects: unknown[], path: string[]): Holder[] {
   }
   return level.flatMap(({ parent, key }) => {
     const value = (parent as Record<string | number, unknown>)[key];
-    return isPlainObject(value) && value.__type === 'Pointer' ? [{ parent, key, value }] : [];
+    return isPlainObject(value) && value.__type === 'Pointer' && typeof value.className === 'string' ? [{ parent, key, value }] : [];
   });
 }

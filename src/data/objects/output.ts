@@ -24,11 +24,13 @@ export function objectJson(row: StoredRow, fields: Readonly<Record<string, Field
   return out;
 }
 
-const ALWAYS = new Set(['objectId', 'createdAt', 'updatedAt']);
+/** Fields `keys` always selects and `excludeKeys` cannot remove (Parse Server's AlwaysSelectedKeys). */
+const ALWAYS = new Set(['objectId', 'createdAt', 'updatedAt', 'ACL']);
 
 /**
- * Keeps only `keys` (top-level names of dotted keys) and the fields every answer has; then removes
- * `excludeKeys`. Parse's `keys` and `excludeKeys` query parameters.
+ * Keeps only `keys` (top-level names of dotted keys) and the fields every answer has (ALWAYS); then
+ * removes `excludeKeys`. Parse's `keys` and `excludeKeys` query parameters; what dotted keys select
+ * inside included objects is objects/include.ts's.
  */
 export function selectKeys(object: Record<string, unknown>, keys: readonly string[] | undefined, excludeKeys: readonly string[] | undefined): Record<string, unknown> {
   let out = object;
