@@ -14,7 +14,8 @@ import { parseRepoSlug } from './platform/repohost/names.js';
 import { parseAssignments, readSettingsFile, settingLines } from './platform/backendapps/settingsText.js';
 import { invokeOperation } from '../tools/invoke.js';
 import { operationsByName } from '../tools/index.js';
-import type { OperationName } from '../tools/operation.js';
+import { FEATURES, type OperationName } from '../tools/operation.js';
+import { askedProfile } from './mcp/profile.js';
 
 const program = new Command();
 program
@@ -118,10 +119,15 @@ program
 program
   .command('mcp')
   .description('serve MCP over stdio for a desktop client (as BACKYARD_ACCOUNT, default "local")')
+  .option('--read-only', 'offer only tools that change nothing')
+  .option('--features <groups>', `offer only these tool groups, comma-separated: ${FEATURES.join(', ')}`)
+  .option('--app <appId>', 'reach only this Backend App')
   .action(
-    run(async () => {
+    run(async (options: { readOnly?: boolean; features?: string; app?: string }) => {
       const config = settings();
-      await runStdioMcp(config, createLogger(config.logLevel));
+      const profile = askedProfile(options, { readOnly: '--read-only', features: '--features', app: '--app' });
+      if ('problem' in profile) throw new Error(profile.problem);
+      await runStdioMcp(config, createLogger(config.logLevel), profile);
       process.exit(0);
     }),
   );
@@ -161,12 +167,18 @@ account
 account
   .command('token <login>')
   .description('print a new bearer token for an existing account (earlier tokens keep working)')
+  .option('--read-only', 'the token calls only operations that change nothing')
+  .option('--app <appId>', 'the token reaches only this Backend App of the account')
   .action(
-    run((login: string) =>
+    run((login: string, options: { readOnly?: boolean; app?: string }) =>
       withPlatform((platform) => {
         const found = platform.services.accounts.findByLogin(login);
         if (!found) throw new Error(`No account has the login "${login}". Create it with: backyard account create ${login}`);
-        process.stdout.write(`${platform.services.accounts.issueToken(found.id, 'user')}\n`);
+        if (options.app !== undefined && !platform.services.backendApps.get(found.id, options.app)) {
+          throw new Error(`The account ${login} has no Backend App with appId "${options.app}". See them in the dashboard or with getBackendApps.`);
+        }
+        const limits = { readOnly: options.readOnly === true, appId: options.app ?? null };
+        process.stdout.write(`${platform.services.accounts.issueToken(found.id, 'user', limits)}\n`);
       }),
     ),
   );

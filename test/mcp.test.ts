@@ -3,6 +3,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { annotationsFor } from '../tools/operation.js';
+import { compactSchema } from '../src/mcp/schemas.js';
 import { operations, operationsByName } from '../tools/index.js';
 import {
   legacyHttpClient,
@@ -64,22 +65,31 @@ describe.each(clients)('MCP through the %s', (label, connect) => {
       expect(tool.description).not.toMatch(/\{(backyard_url|base_url|data_api_url|sdk_script_url|repo_host|backyard_url_in_environments|environment_git_host|hosting:[a-z0-9-]+)\}/);
       expect(tool.description).not.toContain('localhost:4000');
       expect(tool.description.length).toBeGreaterThan(80);
-      expect(tool.annotations).toEqual(annotationsFor(op));
-      const expectedInput = z.toJSONSchema(op.input, { io: 'input' }) as Record<string, unknown>;
-      expect(tool.inputSchema).toMatchObject({ type: 'object', properties: expectedInput.properties });
-      expect(tool.inputSchema.additionalProperties).toBe(false);
-      expect(tool.outputSchema).toMatchObject({ type: 'object' });
+      // Hints left out mean their defaults (MCP "ToolAnnotations"); a read-only tool's destructive and idempotent hints mean nothing.
+      const sent = { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true, ...tool.annotations };
+      const expected = annotationsFor(op);
+      expect([sent.readOnlyHint, sent.openWorldHint], op.name).toEqual([expected.readOnlyHint, expected.openWorldHint]);
+      if (!expected.readOnlyHint) expect([sent.destructiveHint, sent.idempotentHint], op.name).toEqual([expected.destructiveHint, expected.idempotentHint]);
+      expect(tool.inputSchema).toEqual(compactSchema(z.toJSONSchema(op.input, { io: 'input' }) as Record<string, unknown>));
+      expect(tool.inputSchema.type).toBe('object');
+      // Output shapes are in the OpenAPI document; tools/list stays lean (issue 15).
+      expect(tool.outputSchema).toBeUndefined();
     }
     const guideTool = tools.find((t) => t.name === 'getGuide')!;
     expect(guideTool.inputSchema.properties.guideTitle.enum).toEqual(server.platform.services.guides.titles());
   });
 
-  it('tools/call returns structuredContent that validates against the output schema, and the same JSON as text', async () => {
-    const { tools } = await client.listTools();
-    const outputSchema = (name: string) => tools.find((t) => t.name === name)!.outputSchema;
+  it('tools/call returns structuredContent that validates against the output schema, and the same JSON as text; guides as text alone', async () => {
     const check = (name: string, result: Record<string, any>) => {
       expect(result.isError ?? false, textOf(result)).toBe(false);
-      const validate = ajv.compile(outputSchema(name));
+      const op = operationsByName[name as keyof typeof operationsByName];
+      if (op.textResult) {
+        // A guide or a cloud code listing is the text itself, not JSON-escaped in an object (issue 15).
+        expect(result.structuredContent).toBeUndefined();
+        expect(result.content).toHaveLength(1);
+        return { [op.textResult]: textOf(result) } as Record<string, any>;
+      }
+      const validate = ajv.compile(z.toJSONSchema(op.output, { io: 'output' }));
       expect(validate(result.structuredContent), JSON.stringify(validate.errors)).toBe(true);
       expect(JSON.parse(textOf(result))).toEqual(result.structuredContent);
       return result.structuredContent as Record<string, any>;

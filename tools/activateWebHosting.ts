@@ -6,13 +6,15 @@ import { idParam } from './schemas.js';
 export const activateWebHosting = defineOperation({
   name: 'activateWebHosting',
   title: 'Host a Backend App\'s public folder',
-  description:
-    'Serves the Backend App\'s public/ cloud code folder on a subdomain of its own and answers its address; calling it again answers the same address. Deploy the site\'s files with deployCloudCode (under public/) first, then give publicWebHostingURL to the person.',
+  description: [
+    'Serves the Backend App\'s public/ folder on a subdomain of its own and answers its address (the same on every call). Deploy the files with deployCloudCode first, then give publicWebHostingURL to the person.',
+  ].join(' '),
   effect: 'ensure',
+  feature: 'backend',
   openWorld: false,
   method: 'POST',
   path: '/backend-apps/{appId}/activate-web-hosting',
-  input: z.strictObject({ appId: idParam('Application id of the Backend App') }),
+  input: z.strictObject({ appId: idParam('A Backend App\'s appId') }),
   output: z.object({ publicWebHostingURL: z.string() }),
   successStatus: 200,
   errors: [400, 401, 404, 500],

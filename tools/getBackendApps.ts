@@ -5,15 +5,17 @@ import { backendAppSummary } from './schemas.js';
 export const getBackendApps = defineOperation({
   name: 'getBackendApps',
   title: 'List Backend Apps',
-  description:
-    'Lists the Backend Apps of the account (appId and appName), or only the one named exactly appName. Call it to find an app the person mentions by name, then getBackendApp for its URLs and keys.',
+  description: [
+    'Lists the account\'s Backend Apps (appId, appName), or the one named exactly appName; getBackendApp gives its URLs and keys.',
+  ].join(' '),
   effect: 'read',
+  feature: 'backend',
   openWorld: false,
   method: 'GET',
   path: '/backend-apps',
   query: { 'app-name': 'appName' },
   input: z.strictObject({
-    appName: z.string().optional().describe('Only the app with exactly this name (REST query parameter app-name)'),
+    appName: z.string().optional().describe('Only the app with exactly this name'),
   }),
   output: z.object({ backendApps: z.array(backendAppSummary) }),
   restBody: { key: 'backendApps' },

@@ -5,9 +5,11 @@ import { deployment, idParam, logRow } from './schemas.js';
 export const getDeployment = defineOperation({
   name: 'getDeployment',
   title: 'Get a deployment and its logs',
-  description:
-    'Answers a deployment\'s state and, on request, the last rows of its build logs and of its container logs. Use it to follow a deployment and to find out why one failed (includeBuildLogs for Dockerfile errors, includeContainersLogs for crashes and health-check failures).',
+  description: [
+    'Answers a deployment\'s state and, on request, its last build log rows (Dockerfile errors) and container log rows (crashes, failed health checks).',
+  ].join(' '),
   effect: 'read',
+  feature: 'webapps',
   openWorld: false,
   method: 'GET',
   path: '/web-apps/{appId}/deployments/{deploymentId}',
@@ -18,7 +20,7 @@ export const getDeployment = defineOperation({
     containersLogsLimit: 'containersLogsLimit',
   },
   input: z.strictObject({
-    appId: idParam('Id of the Web App'),
+    appId: idParam('A Web App\'s appId'),
     deploymentId: idParam('Id of the deployment'),
     includeBuildLogs: z.boolean().optional().describe('Include build log rows (default false)'),
     buildLogsLimit: z.number().int().min(1).max(1000).optional().describe('How many of the last build log rows (default 15)'),

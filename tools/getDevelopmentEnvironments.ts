@@ -5,15 +5,17 @@ import { developmentEnvironment } from './schemas.js';
 export const getDevelopmentEnvironments = defineOperation({
   name: 'getDevelopmentEnvironments',
   title: 'List development environments',
-  description:
-    'Lists the development environments of the account, or only those whose chat title is exactly chatTitle. Call it before createDevelopmentEnvironment to reuse an environment made earlier in the same chat.',
+  description: [
+    'Lists the account\'s development environments, or those whose chat title is exactly chatTitle: call it before createDevelopmentEnvironment to reuse one.',
+  ].join(' '),
   effect: 'read',
+  feature: 'devenv',
   openWorld: false,
   method: 'GET',
   path: '/development-environments',
   query: { 'chat-title': 'chatTitle' },
   input: z.strictObject({
-    chatTitle: z.string().optional().describe('Only environments with exactly this chat title (REST query parameter chat-title)'),
+    chatTitle: z.string().optional().describe('Only environments with exactly this chat title'),
   }),
   output: z.object({ developmentEnvironments: z.array(developmentEnvironment) }),
   restBody: { key: 'developmentEnvironments' },

@@ -11,11 +11,12 @@ export const getGuide = defineOperation({
   name: 'getGuide',
   title: 'Read a guide',
   description: [
-    'Returns a step-by-step guide (markdown) for a common user need: each step names the tool to call and example arguments.',
-    'Call it first when the person asks for something you have not done with Backyard before (running commands, creating a Backend App and its data, cloud code, hosting a site, deploying a Web App, fixing a failed deployment), then follow the steps.',
-    `Titles: ${titles.join(', ')}. The guides are also MCP resources at guide://<title>.`,
+    'Returns a step-by-step guide (markdown) for a common need; its steps name the tools to call, with example arguments.',
+    'Call it first for anything you have not done with Backyard before, and follow it.',
+    'The guides are also MCP resources guide://<title>.',
   ].join(' '),
   effect: 'read',
+  feature: 'guides',
   openWorld: false,
   method: 'GET',
   path: '/guides/{guideTitle}',
@@ -24,6 +25,7 @@ export const getGuide = defineOperation({
     guideTitle: z.string().min(1).meta({ enum: titles }).describe('Title of the guide (its file name without .md)'),
   }),
   output: guide,
+  textResult: 'content',
   successStatus: 200,
   errors: [400, 401, 404, 500],
   handler: ({ guideTitle }, { services }) => {

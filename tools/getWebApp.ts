@@ -5,13 +5,15 @@ import { idParam, webApp } from './schemas.js';
 export const getWebApp = defineOperation({
   name: 'getWebApp',
   title: 'Get a Web App\'s settings and state',
-  description:
-    'Answers a Web App: its settings, status (deploying, running, failed, stopped), error, appURL and its last and active deployments. When status is failed, call getDeployment with includeBuildLogs and includeContainersLogs to see why.',
+  description: [
+    'Answers a Web App: settings, status (deploying, running, failed, stopped), error, appURL, last and active deployments. When it failed, getDeployment with logs tells why.',
+  ].join(' '),
   effect: 'read',
+  feature: 'webapps',
   openWorld: false,
   method: 'GET',
   path: '/web-apps/{appId}',
-  input: z.strictObject({ appId: idParam('Id of the Web App') }),
+  input: z.strictObject({ appId: idParam('A Web App\'s appId') }),
   output: webApp,
   successStatus: 200,
   errors: [401, 404, 500],

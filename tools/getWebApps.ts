@@ -5,15 +5,17 @@ import { webAppSummary } from './schemas.js';
 export const getWebApps = defineOperation({
   name: 'getWebApps',
   title: 'List Web Apps',
-  description:
-    'Lists the Web Apps of the account (appId and appName), or only the one named exactly appName. Call it to find an app the person mentions by name, then getWebApp for its state.',
+  description: [
+    'Lists the account\'s Web Apps (appId, appName), or the one named exactly appName; getWebApp gives its state.',
+  ].join(' '),
   effect: 'read',
+  feature: 'webapps',
   openWorld: false,
   method: 'GET',
   path: '/web-apps',
   query: { 'app-name': 'appName' },
   input: z.strictObject({
-    appName: z.string().optional().describe('Only the app with exactly this name (REST query parameter app-name)'),
+    appName: z.string().optional().describe('Only the app with exactly this name'),
   }),
   output: z.object({ webApps: z.array(webAppSummary) }),
   restBody: { key: 'webApps' },

@@ -5,14 +5,16 @@ import { commandExecution, idParam } from './schemas.js';
 export const inspectCommandExecution = defineOperation({
   name: 'inspectCommandExecution',
   title: 'Read a command\'s state and output',
-  description:
-    'Answers the current state of a command execution: status, exitCode once exited, and stdout/stderr so far. Call it to follow a command that executeCommand answered as still running.',
+  description: [
+    'Answers a command execution\'s status, exitCode once exited, and stdout/stderr so far: follow a command executeCommand answered as running.',
+  ].join(' '),
   effect: 'read',
+  feature: 'devenv',
   openWorld: false,
   method: 'GET',
   path: '/development-environments/{developmentEnvironmentId}/commands-executions/{commandExecutionId}',
   input: z.strictObject({
-    developmentEnvironmentId: idParam('Id of the development environment'),
+    developmentEnvironmentId: idParam('Development environment id'),
     commandExecutionId: idParam('Id of the command execution'),
   }),
   output: commandExecution,

@@ -1,10 +1,11 @@
 import { INTERNAL_ERROR_TEXT, ManagementError } from '../src/errors.js';
 import type { AnyOperation, ErrorStatus, OperationContext } from './operation.js';
+import { checkLimits } from './limits.js';
 import { parseInput } from './validation.js';
 
 /**
- * Runs one operation for a caller, the path both front ends share: validate the flat input, call
- * the handler, check the result against the output schema.
+ * Runs one operation for a caller, the path both front ends share: validate the flat input, check
+ * the caller's limits (tools/limits.ts), call the handler, check the result against the output schema.
  * @returns the handler's output, as `op.output` parses it.
  * @throws ManagementError for the caller's mistakes and known conditions; anything else is a bug
  *   that the front end reports as a 500 without its details.
@@ -12,6 +13,7 @@ import { parseInput } from './validation.js';
 export async function invokeOperation(op: AnyOperation, rawInput: unknown, ctx: OperationContext): Promise<Record<string, unknown>> {
   if (!op.handler) throw new Error(`${op.name} is not built yet`);
   const input = parseInput(op.input, rawInput);
+  checkLimits(op, input as Record<string, unknown>, ctx.limits);
   const result = await op.handler(input, ctx);
   return op.output.parse(result) as Record<string, unknown>;
 }

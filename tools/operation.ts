@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import type { Services } from '../src/platform/services.js';
 import type { Account } from '../src/platform/accounts/service.js';
+import type { CallerLimits } from './limits.js';
 
 /** The 20 operations of Interface A, in the spec's order (spec, "Endpoints", Interface A). */
 export const OPERATION_NAMES = [
@@ -53,6 +54,14 @@ export type OperationName = (typeof OPERATION_NAMES)[number] | (typeof LIFECYCLE
  */
 export type Effect = 'read' | 'create' | 'ensure' | 'replace' | 'mutate' | 'end';
 
+/**
+ * The group an operation belongs to, as MCP connections select them (`--features`, `?features=`;
+ * issue 15, after Supabase's MCP server): guides, development environments, Backend Apps, Web Apps
+ * with their repositories.
+ */
+export const FEATURES = ['guides', 'devenv', 'backend', 'webapps'] as const;
+export type Feature = (typeof FEATURES)[number];
+
 /** MCP tool annotations (MCP revision 2025-11-25 and 2026-07-28, "Tool annotations"). */
 export interface ToolAnnotations {
   title: string;
@@ -87,6 +96,8 @@ export interface OperationContext {
   services: Services;
   /** Aborted when the caller goes away (HTTP connection closed, MCP cancellation). */
   signal?: AbortSignal;
+  /** What the caller's credentials and connection allow (tools/limits.ts); undefined for everything. */
+  limits?: CallerLimits;
 }
 
 export type Handler<I extends z.ZodObject, O extends z.ZodObject> = (
@@ -109,6 +120,12 @@ export interface Operation<I extends z.ZodObject = z.ZodObject, O extends z.ZodO
   /** Written for an LLM: when to use it, the spec's rules for it, what to call first. */
   description: string;
   effect: Effect;
+  feature: Feature;
+  /**
+   * MCP answers this output field as plain text content, without `structuredContent`: a guide or a
+   * file listing is text, and JSON-escaping it would double its size (issue 15, "A lean context").
+   */
+  textResult?: keyof z.output<O> & string;
   /** True when the operation reaches things outside Backyard (the internet, a repository host). */
   openWorld: boolean;
   method: 'GET' | 'POST' | 'PUT' | 'DELETE';

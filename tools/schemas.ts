@@ -67,7 +67,7 @@ export const backendApp = backendAppSummary.extend({
 });
 
 export const cloudCodeChange = z.strictObject({
-  path: z.string().describe('File or folder path, relative, under cloud/ or public/, e.g. cloud/todo/functions/hello.js'),
+  path: z.string().describe('Relative, /-separated path under cloud/ or public/, e.g. cloud/todo/functions/hello.js'),
   operation: z.enum(['write', 'delete']),
   writeMode: z.enum(['overwrite', 'append']).optional().describe('Required when writing'),
   data: z.string().optional().describe('Content to write (required when writing)'),
@@ -77,15 +77,15 @@ export const backendApiCall = z.strictObject({
   // Any letter case is taken (assistants write `get`); the data API gets it in capitals (issue 14).
   method: z
     .preprocess((m) => (typeof m === 'string' ? m.toUpperCase() : m), z.enum(['GET', 'POST', 'PUT', 'DELETE']))
-    .describe('HTTP method of the data API call, in any letter case'),
+    .describe('HTTP method, any letter case'),
   url: z
     .string()
     .min(1)
-    .describe('Path relative to the data API root, e.g. /schemas or /classes/ToDo; never starting with /parse/ or /1/'),
+    .describe('Path from the data API root, e.g. /classes/ToDo; never /parse/… or /1/…'),
   body: z
     .record(z.string(), z.unknown())
     .default({})
-    .describe('JSON body; left out or {} when none. For GET, query parameters such as where, limit, order'),
+    .describe('JSON body; {} when none'),
 });
 
 export const backendApiResult = z.object({

@@ -6,15 +6,15 @@ export const updateWebApp = defineOperation({
   name: 'updateWebApp',
   title: 'Change a Web App\'s settings',
   description: [
-    'Changes only the settings sent. setEnvironmentVariables adds or replaces variables, removeEnvironmentVariablesKeys removes them.',
-    'A change that affects the running container (branch, folder, variables, port, health check) starts a new deployment; autoDeploy alone does not.',
+    'Changes only the settings sent; a change to branch, folder, variables, port or health check starts a new deployment.',
   ].join(' '),
   effect: 'replace',
+  feature: 'webapps',
   openWorld: true,
   method: 'PUT',
   path: '/web-apps/{appId}',
   input: z.strictObject({
-    appId: idParam('Id of the Web App'),
+    appId: idParam('A Web App\'s appId'),
     branchName: webAppSettings.branchName.optional(),
     rootDirPath: webAppSettings.rootDirPath.optional(),
     removeEnvironmentVariablesKeys: z.array(z.string().min(1)).optional().describe('Keys of variables to remove'),

@@ -61,7 +61,7 @@ export function managementApi(platform: Platform, ops: readonly AnyOperation[]) 
         url: op.path.replace(/\{(\w+)\}/g, ':$1'),
         handler: async (request, reply) => {
           try {
-            const account = authenticateBearer(request.headers.authorization, services.accounts);
+            const { account, limits } = authenticateBearer(request.headers.authorization, services.accounts);
             const input = restInput(
               op,
               request.params as Record<string, string>,
@@ -74,7 +74,7 @@ export function managementApi(platform: Platform, ops: readonly AnyOperation[]) 
             reply.raw.once('close', () => {
               if (!reply.raw.writableFinished) controller.abort();
             });
-            const output = await invokeOperation(op, input, { account, services, signal: controller.signal });
+            const output = await invokeOperation(op, input, { account, services, signal: controller.signal, limits });
             if (!op.restBody) return reply.code(op.successStatus).send(output);
             const body = output[op.restBody.key];
             return op.restBody.text ? sendText(reply, op.successStatus, String(body)) : reply.code(op.successStatus).send(body);

@@ -10,7 +10,7 @@ import { pathParams } from '../../tools/operation.js';
  */
 export type Executor = (op: AnyOperation, args: unknown, signal: AbortSignal | undefined) => Promise<Record<string, unknown>>;
 
-/** Runs operations in this process as the account of `ctx`. */
+/** Runs operations in this process as the account of `ctx`, within its limits. */
 export const localExecutor =
   (ctx: Omit<OperationContext, 'signal'>): Executor =>
   (op, args, signal) =>

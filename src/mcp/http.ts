@@ -9,7 +9,9 @@ import type { Account } from '../platform/accounts/service.js';
 import type { Platform } from '../platform/platform.js';
 import { localExecutor } from './executor.js';
 import { createMcpServer } from './server.js';
-import { scopedExecutor } from './scopes.js';
+import { profileFromQuery, type McpProfile } from './profile.js';
+import { readOnlyGrant } from './scopes.js';
+import { narrow, type CallerLimits } from '../../tools/limits.js';
 import { oauthOf } from '../platform/oauth/index.js';
 import { ACCESS_TOKEN_PREFIX } from '../platform/oauth/service.js';
 import { SCOPES } from '../platform/oauth/scopes.js';
@@ -43,11 +45,12 @@ export function hostAllowed(host: string | undefined, publicBase: string): boole
   return LOOPBACK.has(hostname.toLowerCase()) || hostname.toLowerCase() === new URL(publicBase).hostname.toLowerCase();
 }
 
-/** Who a request to `/mcp` acts as, and which scopes it holds (all of them for an account token). */
+/** Who a request to `/mcp` acts as, which scopes it holds (all of them for an account token) and what its credentials allow. */
 interface Caller {
   account: Account;
   clientId: string;
   scopes: readonly string[];
+  limits: CallerLimits;
 }
 
 /**
@@ -62,11 +65,11 @@ function callerOf(header: string | undefined, platform: Platform): Caller | { re
   if (token?.startsWith(ACCESS_TOKEN_PREFIX)) {
     const access = oauthOf(platform).verifyAccessToken(token);
     if ('problem' in access) return { refused: access.problem, tokenSent: true };
-    return { account: access.account, clientId: access.clientId, scopes: access.scopes };
+    return { account: access.account, clientId: access.clientId, scopes: access.scopes, limits: { readOnly: readOnlyGrant(access.scopes) } };
   }
   try {
-    const account = authenticateBearer(header, platform.services.accounts);
-    return { account, clientId: account.login, scopes: SCOPES };
+    const { account, limits } = authenticateBearer(header, platform.services.accounts);
+    return { account, clientId: account.login, scopes: SCOPES, limits };
   } catch (error) {
     return { refused: error instanceof ManagementError ? error.message : 'Unauthorized.', tokenSent: token !== undefined };
   }
@@ -84,8 +87,9 @@ export function mcpHttp(platform: Platform, ops: readonly AnyOperation[]) {
   const handler = toNodeHandler(
     createMcpHandler(({ authInfo }) => {
       const account = authInfo?.extra?.account as Account;
-      const execute = scopedExecutor(localExecutor({ account, services }), authInfo?.scopes ?? []);
-      return createMcpServer(ops, execute, services.guides, log, (text) => fillAddresses(text, services.urls));
+      const profile = authInfo?.extra?.profile as McpProfile;
+      const execute = localExecutor({ account, services, limits: profile.limits });
+      return createMcpServer(ops, execute, services.guides, log, (text) => fillAddresses(text, services.urls), profile);
     }),
     { onerror: (err) => log.error({ err }, 'MCP HTTP adapter failure') },
   );
@@ -110,9 +114,12 @@ export function mcpHttp(platform: Platform, ops: readonly AnyOperation[]) {
           .type('text/plain; charset=utf-8')
           .send(caller.refused);
       }
+      const asked = profileFromQuery(request.query as Record<string, unknown>);
+      if ('problem' in asked) return reply.code(400).type('text/plain; charset=utf-8').send(asked.problem);
+      const profile: McpProfile = { limits: narrow(caller.limits, asked.limits), hideReadOnly: asked.hideReadOnly };
       reply.hijack();
       const raw = request.raw as typeof request.raw & { auth?: AuthInfo };
-      raw.auth = { token: 'redacted', clientId: caller.clientId, scopes: [...caller.scopes], extra: { account: caller.account } };
+      raw.auth = { token: 'redacted', clientId: caller.clientId, scopes: [...caller.scopes], extra: { account: caller.account, profile } };
       await handler(raw, reply.raw);
     });
   };

@@ -1,43 +1,76 @@
 import { McpServer, type StandardSchemaWithJSON } from '@modelcontextprotocol/server';
 import type { z } from 'zod';
 import { annotationsFor, type AnyOperation } from '../../tools/operation.js';
+import { offered } from '../../tools/limits.js';
 import { failureFor } from '../../tools/invoke.js';
 import type { Logger } from '../log.js';
 import type { GuideService } from '../platform/guides/service.js';
 import { packageVersion } from '../version.js';
 import type { Executor } from './executor.js';
+import type { McpProfile } from './profile.js';
+import { compactSchema } from './schemas.js';
 
 const INSTRUCTIONS = [
   'Backyard runs apps on this machine for the person you are helping.',
-  'Development environments: Alpine containers where you run shell commands.',
+  'Development environments: Linux containers where you run shell commands.',
   'Backend Apps: data APIs speaking the Parse REST protocol, with cloud code and static hosting.',
-  'Web Apps: containers built from a repository\'s Dockerfile.',
+  "Web Apps: containers built from a repository's Dockerfile.",
   'When unsure how to do something, call getGuide (or read the guide:// resources) and follow its steps.',
   'Give the person the URLs the tools return (dashboardURL, publicWebHostingURL, appURL).',
 ].join(' ');
 
+/** The instructions, with what this connection is limited to. */
+function instructionsFor(profile: McpProfile): string {
+  const { limits } = profile;
+  const notes = [INSTRUCTIONS];
+  if (limits.appId) notes.push(`This connection reaches only the Backend App ${limits.appId}: pass appId "${limits.appId}".`);
+  if (limits.readOnly) notes.push(`Tools that change things are refused: ${limits.readOnly}`);
+  return notes.join(' ');
+}
+
 /**
  * The advertised input schema of a tool, without the SDK's own validation: arguments are validated
  * by `invokeOperation`, the same check the REST API makes, so that an MCP `isError` carries exactly
- * the text of the REST 400.
+ * the text of the REST 400. The JSON Schema is compacted (schemas.ts).
  */
 function advertisedOnly(schema: z.ZodObject): StandardSchemaWithJSON {
-  const standard = schema['~standard'];
+  const standard = schema['~standard'] as unknown as { jsonSchema: { input: (o: unknown) => Record<string, unknown>; output: (o: unknown) => Record<string, unknown> } };
   return {
     '~standard': {
       version: 1,
       vendor: 'backyard',
       validate: (value: unknown) => ({ value }),
-      jsonSchema: standard.jsonSchema,
+      jsonSchema: {
+        input: (options: unknown) => compactSchema(standard.jsonSchema.input(options)),
+        output: (options: unknown) => compactSchema(standard.jsonSchema.output(options)),
+      },
     },
   } as unknown as StandardSchemaWithJSON;
 }
 
+/** The hints' values when absent (MCP revision 2025-11-25, "ToolAnnotations"). */
+const DEFAULT_HINTS = { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true };
+
 /**
- * Builds an MCP server from the operation table (issue 2, item 6): one tool per built operation,
- * with title, description, input and output schemas and annotations; results as
- * `structuredContent` plus the same JSON as text; failures as `isError` with the REST error text.
- * Guides are also resources (`guide://<title>`) and prompts.
+ * An operation's MCP annotations as sent: only the hints that differ from their defaults (and, for
+ * a read-only tool, neither destructiveHint nor idempotentHint, which apply to changes only), and no
+ * `title`, which the tool carries already (MCP "Tool": the tool's `title` takes precedence).
+ */
+export function hintsOf(op: AnyOperation): Partial<typeof DEFAULT_HINTS> {
+  const { title: _title, ...hints } = annotationsFor(op);
+  // destructiveHint and idempotentHint mean something only for a tool that changes things.
+  const relevant = hints.readOnlyHint ? { readOnlyHint: true, openWorldHint: hints.openWorldHint } : hints;
+  return Object.fromEntries(Object.entries(relevant).filter(([k, v]) => DEFAULT_HINTS[k as keyof typeof DEFAULT_HINTS] !== v));
+}
+
+/**
+ * Builds an MCP server from the operation table (issue 2, item 6; issue 15): one tool per operation
+ * the connection's profile offers (McpProfile, tools/limits.ts), with title, description, a compact
+ * input schema and annotations. Results are `structuredContent` plus the same JSON as text, except
+ * operations with `textResult` (a guide, cloud code), which answer that text alone. No output
+ * schemas are advertised: they were half of `tools/list`, and the REST API's OpenAPI document keeps
+ * them (issue 15, "A lean context"). Failures are `isError` with the REST error text. Guides are also
+ * resources (`guide://<title>`) and prompts, unless the connection leaves the guides out.
  */
 export function createMcpServer(
   ops: readonly AnyOperation[],
@@ -46,24 +79,20 @@ export function createMcpServer(
   log: Logger,
   /** Fills this server's addresses into descriptions and guides (urls.ts, `fillAddresses`). */
   fill: (text: string) => string = (text) => text,
+  profile: McpProfile = { limits: {}, hideReadOnly: false },
 ): McpServer {
   const server = new McpServer(
     { name: 'backyard', title: 'Backyard', version: packageVersion() },
-    { instructions: INSTRUCTIONS, capabilities: { tools: {}, resources: {}, prompts: {} } },
+    { instructions: instructionsFor(profile), capabilities: { tools: {}, resources: {}, prompts: {} } },
   );
-  for (const op of ops) {
+  for (const op of ops.filter((o) => offered(o, profile.limits, profile.hideReadOnly))) {
     server.registerTool(
       op.name,
-      {
-        title: op.title,
-        description: fill(op.description),
-        inputSchema: advertisedOnly(op.input),
-        outputSchema: op.output,
-        annotations: annotationsFor(op),
-      },
+      { title: op.title, description: fill(op.description), inputSchema: advertisedOnly(op.input), annotations: hintsOf(op) },
       async (args: unknown, ctx) => {
         try {
           const output = await execute(op, args, ctx.mcpReq.signal);
+          if (op.textResult) return { content: [{ type: 'text' as const, text: String(output[op.textResult]) }] };
           return { content: [{ type: 'text' as const, text: JSON.stringify(output) }], structuredContent: output };
         } catch (error) {
           const failure = failureFor(error, op);
@@ -73,6 +102,7 @@ export function createMcpServer(
       },
     );
   }
+  if (profile.limits.features && !profile.limits.features.has('guides')) return server;
   for (const guide of guides.all()) {
     const uri = `guide://${guide.title}`;
     server.registerResource(

@@ -7,15 +7,18 @@ import { openPlatform } from '../platform/platform.js';
 import { findRunningServer, startHttpServer } from '../server/http.js';
 import { localExecutor, remoteExecutor, type Executor } from './executor.js';
 import { createMcpServer } from './server.js';
+import type { McpProfile } from './profile.js';
 
 /**
  * `backyard mcp`: MCP over stdio as `BACKYARD_ACCOUNT` (design.md, "One process, one port").
  * Runs the platform and its HTTP listener in this process so the URLs it returns work; when a
  * Backyard already serves the same home, forwards tool calls to it over its REST API instead,
- * with a token made for this process and revoked at exit. Nothing but MCP is written to stdout.
+ * with a token made for this process (with the profile's read-only and app limits) and revoked at
+ * exit. `profile` is what the command line asked for (`--read-only`, `--features`, `--app`).
+ * Nothing but MCP is written to stdout.
  * @returns when stdin closes or the process is told to stop.
  */
-export async function runStdioMcp(config: Config, log: Logger): Promise<void> {
+export async function runStdioMcp(config: Config, log: Logger, profile: McpProfile = { limits: {}, hideReadOnly: false }): Promise<void> {
   const platform = openPlatform(config, log);
   const account = platform.services.accounts.ensure(config.account);
   let stopHttp: (() => Promise<void>) | undefined;
@@ -39,16 +42,16 @@ export async function runStdioMcp(config: Config, log: Logger): Promise<void> {
     }
   }
   if (running) {
-    forwardToken = platform.services.accounts.issueToken(account.id, 'forward');
+    forwardToken = platform.services.accounts.issueToken(account.id, 'forward', { readOnly: profile.limits.readOnly !== undefined, appId: profile.limits.appId ?? null });
     execute = remoteExecutor(`${running.url}/v1`, forwardToken);
     platform.services.urls.bindDefault(running.url);
     log.info({ url: running.url }, 'forwarding MCP tool calls to the Backyard already serving this home');
   } else {
-    execute = localExecutor({ account, services: platform.services });
+    execute = localExecutor({ account, services: platform.services, limits: profile.limits });
   }
 
   const fill = (text: string) => fillAddresses(text, platform.services.urls);
-  const handle = serveStdio(() => createMcpServer(operations, execute, platform.services.guides, log, fill), {
+  const handle = serveStdio(() => createMcpServer(operations, execute, platform.services.guides, log, fill, profile), {
     onerror: (err) => log.error({ err }, 'MCP stdio failure'),
   });
 

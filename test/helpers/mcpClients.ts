@@ -19,10 +19,10 @@ export const CLI = path.resolve(import.meta.dirname, '../../dist/src/cli.js');
 
 const info = { name: 'backyard-tests', version: '1.0.0' };
 
-/** The v2 client pinned to revision 2026-07-28. */
-export async function modernHttpClient(url: string, token: string): Promise<AnyMcpClient & { protocol: string | undefined }> {
+/** The v2 client pinned to revision 2026-07-28; `query` is appended to `/mcp` (`?read_only=true`). */
+export async function modernHttpClient(url: string, token: string, query = ''): Promise<AnyMcpClient & { protocol: string | undefined }> {
   const client = new ModernClient(info, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
-  await client.connect(new ModernHttp(new URL(`${url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${token}` } } }));
+  await client.connect(new ModernHttp(new URL(`${url}/mcp${query}`), { requestInit: { headers: { authorization: `Bearer ${token}` } } }));
   return Object.assign(client as unknown as AnyMcpClient, { protocol: client.getNegotiatedProtocolVersion() });
 }
 
@@ -43,9 +43,10 @@ export const stdioEnv = (home: string, extra: Record<string, string> = {}): Reco
   ...extra,
 });
 
-export async function modernStdioClient(env: Record<string, string>): Promise<AnyMcpClient & { protocol: string | undefined }> {
+/** `backyard mcp` with `flags` (`--read-only`, `--features=…`), through the v2 client. */
+export async function modernStdioClient(env: Record<string, string>, flags: string[] = []): Promise<AnyMcpClient & { protocol: string | undefined }> {
   const client = new ModernClient(info, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
-  await client.connect(new ModernStdio({ command: process.execPath, args: [CLI, 'mcp'], env, stderr: 'pipe' }));
+  await client.connect(new ModernStdio({ command: process.execPath, args: [CLI, 'mcp', ...flags], env, stderr: 'pipe' }));
   return Object.assign(client as unknown as AnyMcpClient, { protocol: client.getNegotiatedProtocolVersion() });
 }
 

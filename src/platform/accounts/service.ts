@@ -24,6 +24,16 @@ interface AccountRow {
 const toAccount = (r: AccountRow): Account => ({ id: r.id, login: r.login, createdAt: r.created_at });
 
 /**
+ * What a token was made for beyond its account (issue 15): only operations that change nothing, or
+ * only one Backend App. Such a token works for the management API and MCP only, never to sign in to
+ * the dashboard or push to the git host, where the limits could not hold.
+ */
+export interface TokenLimits {
+  readOnly: boolean;
+  appId: string | null;
+}
+
+/**
  * Accounts and their bearer tokens in `platform.db` (design.md, decision 2).
  * Tokens are shown once at creation; only their SHA-256 is kept and compared in constant time.
  */
@@ -63,11 +73,11 @@ export class AccountService {
    * Issues another token for an account. `forward` tokens are made by `backyard mcp` to reach a
    * Backyard already running on the same home, and revoked when it exits.
    */
-  issueToken(accountId: string, kind: 'user' | 'forward'): string {
+  issueToken(accountId: string, kind: 'user' | 'forward', limits: TokenLimits = { readOnly: false, appId: null }): string {
     const token = newToken();
     this.db
-      .prepare('INSERT INTO account_tokens (id, account_id, token_hash, kind, created_at) VALUES (?, ?, ?, ?, ?)')
-      .run(newId(), accountId, hashToken(token), kind, nowIso());
+      .prepare('INSERT INTO account_tokens (id, account_id, token_hash, kind, created_at, read_only, app_id) VALUES (?, ?, ?, ?, ?, ?, ?)')
+      .run(newId(), accountId, hashToken(token), kind, nowIso(), limits.readOnly ? 1 : 0, limits.appId);
     return token;
   }
 
@@ -76,18 +86,27 @@ export class AccountService {
     this.db.prepare('DELETE FROM account_tokens WHERE token_hash = ?').run(hashToken(token));
   }
 
-  /** The account a bearer token belongs to, or undefined for an unknown token. */
+  /**
+   * The account a bearer token belongs to, or undefined for an unknown token and for a limited one
+   * (TokenLimits): the dashboard and the git host call this, and a limited token is not for them.
+   */
   authenticate(token: string): Account | undefined {
+    const found = this.authenticateWithLimits(token);
+    return found && !found.limits.readOnly && found.limits.appId === null ? found.account : undefined;
+  }
+
+  /** The account a bearer token belongs to and what the token was limited to; undefined for an unknown token. */
+  authenticateWithLimits(token: string): { account: Account; limits: TokenLimits } | undefined {
     const hash = hashToken(token);
     const row = this.db
       .prepare(
-        `SELECT a.id, a.login, a.created_at, t.token_hash AS hash
+        `SELECT a.id, a.login, a.created_at, t.token_hash AS hash, t.read_only, t.app_id
            FROM account_tokens t JOIN accounts a ON a.id = t.account_id
           WHERE t.token_hash = ?`,
       )
-      .get(hash) as (AccountRow & { hash: Buffer }) | undefined;
+      .get(hash) as (AccountRow & { hash: Buffer; read_only: number; app_id: string | null }) | undefined;
     if (!row || !sameHash(row.hash, hash)) return undefined;
-    return toAccount(row);
+    return { account: toAccount(row), limits: { readOnly: row.read_only === 1, appId: row.app_id } };
   }
 
   findByLogin(login: string): Account | undefined {

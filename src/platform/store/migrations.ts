@@ -256,4 +256,12 @@ export const migrations: readonly Migration[] = [
       CREATE INDEX oauth_tokens_grant ON oauth_tokens(grant_id);
     `,
   },
+  {
+    version: 11,
+    name: 'limited account tokens: read-only, or for one Backend App (issue 15)',
+    sql: `
+      ALTER TABLE account_tokens ADD COLUMN read_only INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE account_tokens ADD COLUMN app_id TEXT;
+    `,
+  },
 ];
