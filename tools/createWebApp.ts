@@ -28,5 +28,11 @@ export const createWebApp = defineOperation({
   output: webApp,
   successStatus: 201,
   errors: [400, 401, 500],
-  handler: (input, { account, services }) => services.webApps.create(account, input),
+  // A caller that follows progress hears the first deployment through to its end (issue 15).
+  handler: async (input, { account, services, progress, signal }) => {
+    const created = await services.webApps.create(account, input);
+    if (!progress || !created.lastDeployment) return created;
+    await services.webApps.follow(account.id, created.appId, created.lastDeployment.id, progress, signal);
+    return services.webApps.get(account.id, created.appId);
+  },
 });

@@ -23,7 +23,7 @@ export const executeCommand = defineOperation({
   output: commandExecution,
   successStatus: 201,
   errors: [400, 401, 404, 500],
-  // No abort signal: the REST front end's fires as soon as a request body has been read, and the wait is short anyway.
-  handler: ({ developmentEnvironmentId, command }, { account, services }) =>
-    services.devenvs.execute(account.id, developmentEnvironmentId, command),
+  // The signal ends the wait (MCP cancellation, a REST caller gone); the command runs on.
+  handler: ({ developmentEnvironmentId, command }, { account, services, signal, progress }) =>
+    services.devenvs.execute(account.id, developmentEnvironmentId, command, signal, progress),
 });

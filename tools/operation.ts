@@ -98,6 +98,12 @@ export interface OperationContext {
   signal?: AbortSignal;
   /** What the caller's credentials and connection allow (tools/limits.ts); undefined for everything. */
   limits?: CallerLimits;
+  /**
+   * Set when the caller follows progress (an MCP call with a `progressToken`, issue 15): long
+   * operations report what they are doing, one sentence a person can read per call, and may then
+   * wait for the outcome they would otherwise leave to a follow-up call (a deployment's end).
+   */
+  progress?: (message: string) => void;
 }
 
 export type Handler<I extends z.ZodObject, O extends z.ZodObject> = (

@@ -8,13 +8,19 @@ import { pathParams } from '../../tools/operation.js';
  * Backyard already running on the same home (`remoteExecutor`, used by `backyard mcp` when the
  * port is held by that server).
  */
-export type Executor = (op: AnyOperation, args: unknown, signal: AbortSignal | undefined) => Promise<Record<string, unknown>>;
+export type Executor = (
+  op: AnyOperation,
+  args: unknown,
+  signal: AbortSignal | undefined,
+  /** Reports progress to the client (OperationContext.progress); undefined when it follows none. */
+  progress?: (message: string) => void,
+) => Promise<Record<string, unknown>>;
 
 /** Runs operations in this process as the account of `ctx`, within its limits. */
 export const localExecutor =
   (ctx: Omit<OperationContext, 'signal'>): Executor =>
-  (op, args, signal) =>
-    invokeOperation(op, args, { ...ctx, signal });
+  (op, args, signal, progress) =>
+    invokeOperation(op, args, { ...ctx, signal, progress });
 
 const kindOfStatus: Record<number, ErrorKind> = {
   400: 'invalid',
@@ -26,7 +32,8 @@ const kindOfStatus: Record<number, ErrorKind> = {
 /**
  * Runs operations through the management REST API at `baseUrl` (`<public url>/v1`) with a bearer
  * token, turning the flat input back into path, query and body as the table says, and REST errors
- * back into ManagementErrors carrying the server's text.
+ * back into ManagementErrors carrying the server's text. REST carries no progress: a forwarded call
+ * answers as it would without a progressToken.
  */
 export const remoteExecutor =
   (baseUrl: string, token: string): Executor =>

@@ -17,6 +17,7 @@ const INSTRUCTIONS = [
   "Web Apps: containers built from a repository's Dockerfile.",
   'When unsure how to do something, call getGuide (or read the guide:// resources) and follow its steps.',
   'Give the person the URLs the tools return (dashboardURL, publicWebHostingURL, appURL).',
+  'A call with a progressToken hears progress: executeCommand its output while it waits; createWebApp and startDeployment then follow the deployment to its end (up to 50 s) instead of answering at once.',
 ].join(' ');
 
 /** The instructions, with what this connection is limited to. */
@@ -63,6 +64,27 @@ export function hintsOf(op: AnyOperation): Partial<typeof DEFAULT_HINTS> {
   return Object.fromEntries(Object.entries(relevant).filter(([k, v]) => DEFAULT_HINTS[k as keyof typeof DEFAULT_HINTS] !== v));
 }
 
+/** What a tool handler sees of its request (the v2 SDK's `ctx.mcpReq`), as far as progress goes. */
+interface ProgressRequest {
+  _meta?: { progressToken?: string | number };
+  notify: (notification: { method: 'notifications/progress'; params: { progressToken: string | number; progress: number; message: string } }) => Promise<void>;
+}
+
+/**
+ * A reporter that sends `notifications/progress` for the call's `progressToken` (MCP "Progress":
+ * `progress` increases with each notification; no `total`, since the steps are not known ahead), or
+ * undefined when the call carries no token. A notification that cannot be sent is logged, never thrown.
+ */
+function progressReporter(request: ProgressRequest, log: Logger): ((message: string) => void) | undefined {
+  const token = request._meta?.progressToken;
+  if (token === undefined) return undefined;
+  let progress = 0;
+  return (message) => {
+    progress += 1;
+    request.notify({ method: 'notifications/progress', params: { progressToken: token, progress, message } }).catch((err: unknown) => log.debug({ err }, 'progress notification not sent'));
+  };
+}
+
 /**
  * Builds an MCP server from the operation table (issue 2, item 6; issue 15): one tool per operation
  * the connection's profile offers (McpProfile, tools/limits.ts), with title, description, a compact
@@ -91,7 +113,7 @@ export function createMcpServer(
       { title: op.title, description: fill(op.description), inputSchema: advertisedOnly(op.input), annotations: hintsOf(op) },
       async (args: unknown, ctx) => {
         try {
-          const output = await execute(op, args, ctx.mcpReq.signal);
+          const output = await execute(op, args, ctx.mcpReq.signal, progressReporter(ctx.mcpReq, log));
           if (op.textResult) return { content: [{ type: 'text' as const, text: String(output[op.textResult]) }] };
           return { content: [{ type: 'text' as const, text: JSON.stringify(output) }], structuredContent: output };
         } catch (error) {

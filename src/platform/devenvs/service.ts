@@ -217,10 +217,12 @@ export class DevEnvService {
   /**
    * Runs `sh -c <command>` in the environment and answers when it exits or after `execWaitMs`
    * (or when `signal` aborts), whichever is first; the command goes on running after a `running` answer.
+   * `progress`, when given, hears that it started and then, every `PROGRESS_EVERY_MS` while the
+   * call waits, how long it has run and how its output ends so far (issue 15).
    * @throws ManagementError(notFound) for an unknown environment; (invalid) for an empty command;
    *   (unavailable) when Docker is not reachable or refuses.
    */
-  async execute(accountId: string, environmentId: string, command: string, signal?: AbortSignal): Promise<CommandExecution> {
+  async execute(accountId: string, environmentId: string, command: string, signal?: AbortSignal, progress?: (message: string) => void): Promise<CommandExecution> {
     this.requireEnvironment(accountId, environmentId);
     if (command === '') throw invalid('command must not be empty: give a shell command line, run with sh -c.');
     if (this.closed) throw unavailable('Backyard is stopping; run the command again once it is back.');
@@ -230,7 +232,12 @@ export class DevEnvService {
     this.store.insertExecution({ id, environment_id: environmentId, command, owner: this.owner, created_at: createdAt });
     const recorded = this.track(execution);
     this.live.set(id, { execution, environmentId, accountId, recorded });
-    if (await this.waitForExitOrInput(accountId, environmentId, execution, Date.now() + this.settings.execWaitMs, signal)) await recorded;
+    const stopReporting = progress ? reportWhileRunning(execution, command, progress) : undefined;
+    try {
+      if (await this.waitForExitOrInput(accountId, environmentId, execution, Date.now() + this.settings.execWaitMs, signal)) await recorded;
+    } finally {
+      stopReporting?.();
+    }
     return execution.snapshot();
   }
 
@@ -623,3 +630,34 @@ export const devEnvSettings = (config: Config): DevEnvSettings => ({
   network: config.devenvNetwork,
   execWaitMs: config.execWaitMs,
 });
+
+/** How often executeCommand reports a running command's progress. */
+const PROGRESS_EVERY_MS = 1000;
+
+/** The end of a command's output as a progress message shows it: its last line, at most 200 characters. */
+function outputEnd(text: string): string {
+  const lines = text.trimEnd().split('\n');
+  const last = lines[lines.length - 1] ?? '';
+  return last.length > 200 ? `…${last.slice(-200)}` : last;
+}
+
+/**
+ * Reports `execution` to `progress`: once at start, then every PROGRESS_EVERY_MS with its run time
+ * and the end of its output when that grew (its tails keep 1 MiB each, so the length tells).
+ * @returns the function that stops reporting.
+ */
+function reportWhileRunning(execution: LiveExecution, command: string, progress: (message: string) => void): () => void {
+  const started = Date.now();
+  progress(`Started sh -c ${JSON.stringify(command.length > 200 ? `${command.slice(0, 200)}…` : command)}.`);
+  let seen = -1;
+  const timer = setInterval(() => {
+    const seconds = Math.round((Date.now() - started) / 1000);
+    const { stdout, stderr } = execution.snapshot();
+    const output = `${stdout}${stderr}`;
+    if (output.length === seen) return progress(output ? `Running for ${seconds} s, no new output.` : `Running for ${seconds} s, no output yet.`);
+    seen = output.length;
+    progress(`Running for ${seconds} s; output so far ends with: ${outputEnd(output)}`);
+  }, PROGRESS_EVERY_MS);
+  timer.unref();
+  return () => clearInterval(timer);
+}

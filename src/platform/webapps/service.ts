@@ -28,6 +28,7 @@ import {
   subdomainCandidates,
 } from './names.js';
 import { DeploymentPipeline, interruptedText, type PipelineSettings } from './pipeline.js';
+import { followDeployment } from './follow.js';
 import { WebAppProxy } from './proxy.js';
 import { ContainerRunner, type HomeContainer, type RunnerSettings } from './runner.js';
 import { RepositorySources } from './source.js';
@@ -262,6 +263,17 @@ export class WebAppService {
     const app = this.requireApp(account.id, appId);
     await this.sources.check(account, app.repository_owner_login, app.repository_name, app.branch_name, app.root_dir_path);
     return deploymentOf(this.queue(app, 'manual'));
+  }
+
+  /**
+   * Follows a deployment of the caller's app for a caller that listens to progress (follow.ts),
+   * then answers it as it stands: finished, or still going after FOLLOW_LIMIT_MS or a cancellation.
+   * @throws ManagementError(notFound) for an unknown app or deployment.
+   */
+  async follow(accountId: string, appId: string, deploymentId: string, report: (message: string) => void, signal?: AbortSignal): Promise<Deployment> {
+    this.requireApp(accountId, appId);
+    if (!this.store.deployment(appId, deploymentId)) throw notFound(`The Web App "${appId}" has no deployment with the id "${deploymentId}".`);
+    return deploymentOf(await followDeployment(this.store, appId, deploymentId, report, signal));
   }
 
   /**

@@ -152,6 +152,7 @@ export class WebAppStore {
       pruneLogs: db.prepare(
         'DELETE FROM deployment_logs WHERE deployment_id = ? AND kind = ? AND id <= (SELECT id FROM deployment_logs WHERE deployment_id = ? AND kind = ? ORDER BY id DESC LIMIT 1 OFFSET ?)',
       ),
+      logsAfter: db.prepare('SELECT id, source, message, time FROM deployment_logs WHERE deployment_id = ? AND kind = ? AND id > ? ORDER BY id LIMIT ?'),
       lastLogs: db.prepare(
         'SELECT source, message, time FROM (SELECT id, source, message, time FROM deployment_logs WHERE deployment_id = ? AND kind = ? ORDER BY id DESC LIMIT ?) ORDER BY id',
       ),
@@ -362,6 +363,11 @@ export class WebAppStore {
   /** Keeps only the last `keep` rows of one kind (a build that prints without end must not fill the disk). */
   pruneLogs(deploymentId: string, kind: LogKind, keep: number): void {
     this.s.pruneLogs.run(deploymentId, kind, deploymentId, kind, keep);
+  }
+
+  /** Rows of one kind written after the row `afterId` (0: from the first), at most `limit`, in order, with their ids. */
+  logsAfter(deploymentId: string, kind: LogKind, afterId: number, limit: number): Array<LogRow & { id: number }> {
+    return this.s.logsAfter.all(deploymentId, kind, afterId, limit) as Array<LogRow & { id: number }>;
   }
 
   /** The last `limit` rows of one kind, in time order. */
