@@ -21,6 +21,11 @@ export interface Selection {
  * selects.
  */
 export function planSelection(params: Pick<FindParams, 'include' | 'includeAll' | 'keys' | 'excludeKeys'>, fields: Readonly<Record<string, FieldType>> | undefined): Selection {
+  const dotted = (keys: readonly string[] | undefined) => keys?.some((k) => k.includes('.')) ?? false;
+  // Most queries include nothing: answer those without building sets.
+  if (!params.include.length && !params.includeAll && !dotted(params.keys) && !dotted(params.excludeKeys)) {
+    return { paths: [], keys: params.keys, excludeKeys: params.excludeKeys };
+  }
   const wanted = new Set<string>();
   const add = (path: string) => {
     const parts = path.split('.');
