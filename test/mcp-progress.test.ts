@@ -79,6 +79,21 @@ describe.skipIf(SKIP_DOCKER)('progress notifications', () => {
     });
     afterAll(async () => client?.close());
 
+    it('createDevelopmentEnvironment says what it prepares; deployCloudCode that it reloads', async () => {
+      const heard: Progress[] = [];
+      structured(await client.call('createDevelopmentEnvironment', { chatTitle: `prepared ${slug}` }, (p) => heard.push(p)));
+      expect(heard.map((p) => p.message)).toEqual([
+        expect.stringMatching(/^Getting the image \(.+\) and starting the container\.$/),
+        expect.stringMatching(/^The container runs .+; letting it reach Backyard at backyard\.internal\.$/),
+      ]);
+      const app = structured(await client.call('createBackendApp', { appName: `progress-${slug}` }));
+      const deployed: Progress[] = [];
+      const changes = [{ path: 'cloud/main.js', operation: 'write', writeMode: 'overwrite', data: "Parse.Cloud.define('hi', () => 'hi');\n" }];
+      const result = structured(await client.call('deployCloudCode', { appId: app.appId, changes }, (p) => deployed.push(p)));
+      expect(result.message).toMatch(/reloaded/);
+      expect(deployed.map((p) => p.message)).toEqual(['Saved 1 change; reloading the cloud code.']);
+    });
+
     it('executeCommand reports the start and the output while it waits', async () => {
       const environment = structured(await client.call('createDevelopmentEnvironment', { chatTitle: `progress ${slug}` }));
       const heard: Progress[] = [];

@@ -23,5 +23,5 @@ export const createDevelopmentEnvironment = defineOperation({
   output: createdDevelopmentEnvironment,
   successStatus: 201,
   errors: [400, 401, 500],
-  handler: ({ chatTitle }, { account, services }) => services.devenvs.create(account.id, chatTitle),
+  handler: ({ chatTitle }, { account, services, progress }) => services.devenvs.create(account.id, chatTitle, progress),
 });

@@ -31,5 +31,5 @@ export const deployCloudCode = defineOperation({
   }),
   successStatus: 200,
   errors: [400, 401, 403, 404, 500],
-  handler: ({ appId, changes }, { account, services }) => services.cloudCode.deploy(account.id, appId, changes),
+  handler: ({ appId, changes }, { account, services, progress }) => services.cloudCode.deploy(account.id, appId, changes, progress),
 });

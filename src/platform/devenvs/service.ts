@@ -136,12 +136,14 @@ export class DevEnvService {
    * @throws ManagementError(invalid) for a blank or too long title; (unavailable) when Docker is not
    *   reachable, no image can be had (or the offline one is still being built), or the engine refuses.
    */
-  async create(accountId: string, chatTitle: string): Promise<CreatedEnvironment> {
+  async create(accountId: string, chatTitle: string, progress?: (message: string) => void): Promise<CreatedEnvironment> {
     if (chatTitle.trim() === '') throw invalid('chatTitle must not be empty or blank: use the title of the current chat.');
     if (chatTitle.length > CHAT_TITLE_MAX) throw invalid(`chatTitle must be at most ${CHAT_TITLE_MAX} characters long (it has ${chatTitle.length}).`);
     const row: EnvironmentRow = { id: newId(), account_id: accountId, chat_title: chatTitle, created_at: nowIso() };
+    progress?.(`Getting the image (${this.images.current().image}) and starting the container.`);
     const image = await this.containers.create(accountId, row.id);
     this.store.insertEnvironment(row);
+    progress?.(`The container runs ${image}; letting it reach Backyard at backyard.internal.`);
     await this.containerAccess();
     const { packageManager: _, ...facts } = await this.imageFacts(image);
     return { ...this.withAccess(environmentOf(row)), ...facts };

@@ -94,12 +94,12 @@ export class CloudCodeService {
    * @throws ManagementError(notFound) (404) for an unknown or foreign app; ManagementError(invalid)
    *   (400) and ManagementError(forbidden) (403) as `planDeploy` says, before anything is touched.
    */
-  async deploy(accountId: string, appId: string, changes: readonly CloudCodeChange[]): Promise<DeployResult> {
+  async deploy(accountId: string, appId: string, changes: readonly CloudCodeChange[], progress?: (message: string) => void): Promise<DeployResult> {
     this.requireApp(accountId, appId);
     const previous = this.queues.get(appId) ?? Promise.resolve();
     const run = previous.then(
-      () => this.deployNow(appId, changes),
-      () => this.deployNow(appId, changes),
+      () => this.deployNow(appId, changes, progress),
+      () => this.deployNow(appId, changes, progress),
     );
     const settled = run.catch(() => undefined);
     this.queues.set(appId, settled);
@@ -110,7 +110,7 @@ export class CloudCodeService {
     }
   }
 
-  private async deployNow(appId: string, changes: readonly CloudCodeChange[]): Promise<DeployResult> {
+  private async deployNow(appId: string, changes: readonly CloudCodeChange[], progress?: (message: string) => void): Promise<DeployResult> {
     const appFolder = homePaths(this.deps.home).app(appId);
     const tree = treeFolder(appFolder);
     const before = scanTree(tree);
@@ -130,6 +130,7 @@ export class CloudCodeService {
     if (!changedCloud) lines.push('Nothing under cloud/ changed, so the cloud code was not reloaded.');
     else if (syntaxErrors > 0) lines.push('The cloud code was not reloaded because of a syntax error (see warnings); the previous version keeps running.');
     else {
+      progress?.(`Saved ${changes.length} change${changes.length === 1 ? '' : 's'}; reloading the cloud code.`);
       try {
         const limit = this.deps.reloadTimeoutMs ?? 30_000;
         let timer: NodeJS.Timeout | undefined;
