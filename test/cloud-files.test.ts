@@ -677,10 +677,12 @@ describe('through MCP', () => {
         expect.stringMatching(/^public\/mcp\/page\.html uses Parse but does not load the data SDK/),
       ]);
 
+      // The file itself as text content, not JSON-escaped inside an object (issue 15).
       const file = await client.callTool({ name: 'getCloudCode', arguments: { appId: app.appId, path: 'cloud/mcp/functions/ping.js' } });
-      expect(file.structuredContent).toEqual({ content: "Parse.Cloud.define('ping', () => 'pong');\n" });
+      expect(file.structuredContent).toBeUndefined();
+      expect(file.content).toEqual([{ type: 'text', text: "Parse.Cloud.define('ping', () => 'pong');\n" }]);
       const folder = await client.callTool({ name: 'getCloudCode', arguments: { appId: app.appId, path: 'cloud/mcp', recursive: false } });
-      expect(folder.structuredContent).toEqual({ content: 'cloud/mcp/functions/\n' });
+      expect(folder.content).toEqual([{ type: 'text', text: 'cloud/mcp/functions/\n' }]);
 
       const refused = await client.callTool({
         name: 'deployCloudCode',

@@ -249,7 +249,8 @@ describe('through MCP: deployCloudCode, then the SDK and the data API', () => {
       const call = async (name: string, args: Record<string, unknown>) => {
         const result = (await client.callTool({ name, arguments: args })) as { isError?: boolean; structuredContent: any; content: Array<{ text: string }> };
         expect(result.isError ?? false, result.content[0]?.text).toBe(false);
-        return result.structuredContent;
+        // getCloudCode answers its text as plain text content (issue 15).
+        return result.structuredContent ?? { content: result.content[0]!.text };
       };
       const current = await call('getCloudCode', { appId: target.appId, path: 'cloud/main.js' });
       expect(current.content).toContain('Parse.Cloud');

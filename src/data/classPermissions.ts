@@ -7,6 +7,8 @@ import { isPlainObject } from './values.js';
  * (SchemaController's `validateCLP`), all errors 107. Backyard enforces each action's principals and
  * `protectedFields`; Parse's pointer permissions (`pointerFields`, `readUserFields`, `writeUserFields`)
  * are refused rather than stored and ignored, so that no one believes a class is guarded by them.
+ * `ACL` is the default ACL of objects created without one (Parse Server's RestWrite), `currentUser`
+ * standing for their creator.
  */
 
 const ACTIONS = ['find', 'count', 'get', 'create', 'update', 'delete', 'addField'] as const;
@@ -26,6 +28,9 @@ function pointerPermission(name: string): ParseError {
   return invalid(`${name}: pointer permissions are not supported; list users or roles ("*", a user id, "role:name", "requiresAuthentication") instead.`);
 }
 
+/** Fields every object has, which `protectedFields` cannot hide (Parse Server's `defaultColumns._Default`). */
+const DEFAULT_FIELDS = new Set(['objectId', 'createdAt', 'updatedAt', 'ACL']);
+
 /** Every action closed to clients (`{}`) and nothing protected: what Parse Server stores for actions a body leaves out. */
 const closedClp = (): ClassLevelPermissions => ({ ...Object.fromEntries(ACTIONS.map((a) => [a, {}])), protectedFields: {} });
 
@@ -33,12 +38,15 @@ const closedClp = (): ClassLevelPermissions => ({ ...Object.fromEntries(ACTIONS.
  * Reads a body's `classLevelPermissions`: undefined leaves them as they are; null resets them to the
  * defaults (everything open), as in Parse Server; an object replaces them all, every action it leaves
  * out closed to clients (`{}`), as Parse Server 9 stores them.
+ * With `fields` (the class's fields after the change), `protectedFields` may name only those, and
+ * never a field every object has.
  * @returns the permissions to store, or undefined when the body has none.
  * @throws ParseError 107 "'<key>' is not a valid key for class level permissions" for a principal
  *   outside Parse's forms (`' *'`, `'12345 '`), "<name> is not a valid operation for class level
- *   permissions" for an unknown action, and 107 for any other malformed entry.
+ *   permissions" for an unknown action, "Default field '<f>' can not be protected", "Field '<f>' in
+ *   protectedFields:<principal> does not exist", and 107 for any other malformed entry.
  */
-export function parseClassLevelPermissions(raw: unknown): ClassLevelPermissions | undefined {
+export function parseClassLevelPermissions(raw: unknown, fields?: Readonly<Record<string, unknown>>): ClassLevelPermissions | undefined {
   if (raw === undefined) return undefined;
   if (raw === null) return {};
   if (!isPlainObject(raw)) throw invalid('classLevelPermissions must be an object, e.g. {"find": {"*": true}}.');
@@ -47,7 +55,11 @@ export function parseClassLevelPermissions(raw: unknown): ClassLevelPermissions 
   for (const [action, entry] of Object.entries(raw)) {
     if (POINTER_PERMISSIONS.has(action)) throw pointerPermission(action);
     if (action === 'protectedFields') {
-      out.protectedFields = parseProtectedFields(entry);
+      out.protectedFields = parseProtectedFields(entry, fields);
+      continue;
+    }
+    if (action === 'ACL') {
+      out.ACL = parseDefaultAcl(entry);
       continue;
     }
     if (!(ACTIONS as readonly string[]).includes(action)) {
@@ -64,13 +76,44 @@ export function parseClassLevelPermissions(raw: unknown): ClassLevelPermissions 
   return out;
 }
 
-function parseProtectedFields(entry: unknown): Record<string, string[]> {
+function parseProtectedFields(entry: unknown, known: Readonly<Record<string, unknown>> | undefined): Record<string, string[]> {
   if (!isPlainObject(entry)) throw invalid('classLevelPermissions.protectedFields must map principals to arrays of field names.');
   for (const [principal, fields] of Object.entries(entry)) {
     if (!isProtectedFieldsKey(principal)) throw badKey(principal);
     if (!Array.isArray(fields) || !fields.every((f) => typeof f === 'string')) {
       throw invalid(`'${JSON.stringify(fields)}' is not a valid value for protectedFields[${principal}] - expected an array of field names.`);
     }
+    if (!known) continue;
+    for (const field of fields as string[]) {
+      if (DEFAULT_FIELDS.has(field)) throw invalid(`Default field '${field}' can not be protected`);
+      if (!Object.hasOwn(known, field)) throw invalid(`Field '${field}' in protectedFields:${principal} does not exist`);
+    }
   }
   return entry as Record<string, string[]>;
+}
+
+/** The CLP `ACL` entry: principals (as for actions, and `currentUser`) to `{read?, write?}` with boolean values. */
+function parseDefaultAcl(entry: unknown): Record<string, { read?: boolean; write?: boolean }> {
+  if (!isPlainObject(entry)) throw invalid(`'${JSON.stringify(entry)}' is not a valid value for class level permissions ACL - must be an object`);
+  for (const [principal, permit] of Object.entries(entry)) {
+    if (!isActionKey(principal)) throw badKey(principal);
+    if (!isPlainObject(permit)) throw invalid(`'${JSON.stringify(permit)}' is not a valid value for class level permissions acl`);
+    const badKeys = Object.keys(permit).filter((k) => k !== 'read' && k !== 'write');
+    if (badKeys.length) throw invalid(`'${badKeys.join(',')}' is not a valid key for class level permissions acl`);
+    const badValues = Object.values(permit).filter((v) => typeof v !== 'boolean');
+    if (badValues.length) throw invalid(`'${badValues.join(',')}' is not a valid value for class level permissions acl`);
+  }
+  return entry as Record<string, { read?: boolean; write?: boolean }>;
+}
+
+/**
+ * The ACL a new object gets from its class's CLP `ACL` when the request gives none (Parse Server's
+ * RestWrite): a copy with `currentUser` replaced by the creating user's objectId (dropped without a
+ * user). Undefined when the class has none, or the all-open one, which is as good as none.
+ */
+export function defaultAclFor(clp: ClassLevelPermissions | undefined, userId: string | undefined): Record<string, { read?: boolean; write?: boolean }> | undefined {
+  const acl = clp?.ACL;
+  if (!acl || JSON.stringify(acl) === JSON.stringify({ '*': { read: true, write: true } })) return undefined;
+  const { currentUser, ...rest } = structuredClone(acl);
+  return currentUser && userId ? { ...rest, [userId]: currentUser } : rest;
 }

@@ -1,6 +1,7 @@
 import { randomAlphanumeric } from '../platform/ids.js';
 import { aclAllows, clpAllows, type Auth, type QueryAccess } from './auth/context.js';
 import { ownSessionsOnly } from './auth/sessions.js';
+import { defaultAclFor } from './classPermissions.js';
 import { ParseCode, ParseError } from './errors.js';
 import { applyFieldOptions } from './objects/fieldOptions.js';
 import { applyChanges } from './objects/operations.js';
@@ -140,10 +141,12 @@ export class DataEngine {
       this.schema.learn(className, applied.types, !exists || auth.master || clpAllows(this.schema.get(className)?.classLevelPermissions.addField, auth));
       applyFieldOptions(this.schema.fields(className), fields, applied, true);
       const now = new Date().toISOString();
-      const row: StoredRow = { objectId: newObjectId(), createdAt: now, updatedAt: now, data: { ...applied.data, ...extra }, acl: acl ?? null };
+      // The class's default ACL is answered like a value the server filled in (Parse Server's RestWrite).
+      const defaulted = acl === undefined ? defaultAclFor(this.schema.get(className)?.classLevelPermissions, auth.user?.objectId) : undefined;
+      const row: StoredRow = { objectId: newObjectId(), createdAt: now, updatedAt: now, data: { ...applied.data, ...extra }, acl: acl ?? defaulted ?? null };
       this.storage.insert(className, row);
       for (const change of applied.relations) this.storage.addRelations(className, change.field, row.objectId, change.add);
-      return { row, computed: applied.computed };
+      return { row, computed: defaulted ? { ...applied.computed, ACL: defaulted } : applied.computed };
     });
   }
 

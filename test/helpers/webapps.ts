@@ -147,11 +147,14 @@ export function fetchApp(appURL: string, rawPath = '/', options: { method?: stri
   });
 }
 
-/** What a tool answers, as structuredContent; a failure throws with the tool's text. */
+/**
+ * What a tool answers, as structuredContent, or `{content}` for the tools that answer plain text
+ * (getGuide, getCloudCode); a failure throws with the tool's text.
+ */
 export async function call(client: AnyMcpClient, name: string, args: Record<string, unknown>): Promise<Record<string, any>> {
   const result = await client.callTool({ name, arguments: args });
   if (result.isError) throw new Error(`${name} failed: ${result.content[0].text}`);
-  return result.structuredContent as Record<string, any>;
+  return (result.structuredContent ?? { content: result.content[0].text }) as Record<string, any>;
 }
 
 /** The text of a tool's error answer. */

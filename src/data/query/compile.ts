@@ -129,7 +129,7 @@ function checkAlias(alias: string): void {
  * `{"score": {"$gte": 10}}` → `json_extract(t.data, '$."score"') >= ? AND json_type(...) IN ('integer','real')`
  * with params `[10]`; `'1'` for an empty (or absent) where.
  *
- * Throws ParseError 102 for an unknown operator, a malformed value (`$exists: "yes"`, a bad `$regex`, an
+ * Throws ParseError 102 for an unknown operator, a malformed value (a bad `$regex`, an
  * empty `$or`), a query on `ACL` or an unknown class in a sub-query; 107 where Parse Server answers it
  * (`$in`/`$nin`/`$all`/`$containedBy` that are no arrays, a malformed geo value or `$text`, a bad
  * `$relativeTime`); 105 for a key that breaks Parse's field-name rule (a top-level `$foo` too). Fields

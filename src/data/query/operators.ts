@@ -90,11 +90,12 @@ export const $nin: FieldOperator = (ctx, field, value, ops) => {
 
 /**
  * `$exists`: the key is present (a JSON null counts as present, as in Mongo); through an Array field
- * (`sender.group`), present in some element.
+ * (`sender.group`), present in some element. Any truthy value means true, as Parse Server and Mongo
+ * read it (`{"$exists": 1}`, `"yes"`); a falsy one, false.
  */
-export const $exists: FieldOperator = (ctx, field, value) => {
-  refuseRelativeTime(value);
-  if (typeof value !== 'boolean') throw invalidQuery('$exists needs true or false');
+export const $exists: FieldOperator = (ctx, field, raw) => {
+  refuseRelativeTime(raw);
+  const value = Boolean(raw);
   if (isColumn(field)) return value ? TRUE : FALSE;
   if (throughArray(field)) {
     const some = anyOf(ctx, field, (t) => frag(`${t.typeAt()} IS NOT NULL`));

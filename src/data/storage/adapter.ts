@@ -4,7 +4,11 @@ import type { FieldType } from '../types.js';
 /** Class-level permissions as `/schemas` carries them (Parse docs, "Class Level Permissions"). */
 export type ClassLevelPermissions = Partial<
   Record<'find' | 'count' | 'get' | 'create' | 'update' | 'delete' | 'addField', Record<string, boolean>>
-> & { protectedFields?: Record<string, string[]> };
+> & {
+  protectedFields?: Record<string, string[]>;
+  /** The ACL a new object of the class gets when it is created without one (`currentUser`: its creator). */
+  ACL?: Record<string, { read?: boolean; write?: boolean }>;
+};
 
 /** One class as the schema stores it. */
 export interface StoredClass {

@@ -363,4 +363,52 @@ export const cases: DiffCase[] = [
       return [set, found, refused, reopened, allowed.status];
     },
   },
+  {
+    name: '/schemas: the CLP ACL is the default ACL of new objects, currentUser their creator; bad entries answer 107',
+    run: async (api) => {
+      const cls = api.cls('Defaulted');
+      const open = { '*': true };
+      const set = await schema(api, cls, {
+        fields: { name: { type: 'String' } },
+        classLevelPermissions: { find: open, get: open, create: open, update: open, ACL: { '*': { read: true }, currentUser: { read: true, write: true } } },
+      });
+      const username = api.cls('maker').toLowerCase();
+      const user = await api.call('POST', '/users', { body: { username, password: 'p4ss' } });
+      const mine = await api.call('POST', `/classes/${cls}`, { body: { name: 'mine' }, sessionToken: user.body.sessionToken });
+      const anonymous = await api.call('POST', `/classes/${cls}`, { body: { name: 'anonymous' } });
+      const given = await api.call('POST', `/classes/${cls}`, { body: { name: 'given', ACL: { '*': { read: true, write: true } } } });
+      const read = async (id: string) => (await api.call('GET', `/classes/${cls}/${id}`, { master: true })).body.ACL;
+      const clp = (classLevelPermissions: unknown) => putSchema(api, cls, { classLevelPermissions });
+      return [
+        set,
+        // The creator's id, so that the mask names it where it is an ACL key.
+        { objectId: user.body.objectId },
+        mine,
+        anonymous,
+        await read(mine.body.objectId),
+        await read(anonymous.body.objectId),
+        await read(given.body.objectId),
+        await clp({ ACL: { '*': true } }),
+        await clp({ ACL: { '*': { read: 'yes' } } }),
+        await clp({ ACL: { '*': { delete: true } } }),
+        await clp({ ACL: { 'x y': { read: true } } }),
+      ];
+    },
+  },
+  {
+    name: '/schemas: protectedFields may name only fields of the class, never objectId, createdAt, updatedAt or ACL',
+    run: async (api) => {
+      const cls = api.cls('Hidden');
+      await schema(api, cls, { fields: { secret: { type: 'String' } } });
+      const clp = (protectedFields: unknown) => putSchema(api, cls, { classLevelPermissions: { find: { '*': true }, protectedFields } });
+      return [
+        await clp({ '*': ['nope'] }),
+        await clp({ '*': ['createdAt'] }),
+        await clp({ '*': ['ACL'] }),
+        await clp({ '*': ['secret'] }),
+        await putSchema(api, cls, { fields: { extra: { type: 'Number' } }, classLevelPermissions: { protectedFields: { '*': ['extra'] } } }),
+        await schema(api, api.cls('Fresh'), { fields: { a: { type: 'String' } }, classLevelPermissions: { protectedFields: { '*': ['a'], 'role:x': ['b'] } } }),
+      ];
+    },
+  },
 ];

@@ -337,4 +337,18 @@ export const cases: DiffCase[] = [
       ];
     },
   },
+  {
+    name: '$exists takes any value, truthy for present ("yes", 1) and falsy for missing (0, "")',
+    run: async (api) => {
+      const cls = api.cls('Present');
+      await create(api, cls, { n: 1, a: 1 });
+      await create(api, cls, { n: 2 });
+      return [
+        await find(api, cls, { a: { $exists: 'yes' } }),
+        await find(api, cls, { a: { $exists: 1 } }),
+        await find(api, cls, { a: { $exists: 0 } }),
+        await find(api, cls, { a: { $exists: '' } }),
+      ];
+    },
+  },
 ];

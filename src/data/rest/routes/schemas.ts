@@ -118,7 +118,7 @@ export function schemaRoutes(router: DataRouter): void {
         cls.fields[name] = type as FieldType;
       }
       checkOneGeoPoint(cls.fields);
-      cls.classLevelPermissions = parseClassLevelPermissions(body.classLevelPermissions) ?? {};
+      cls.classLevelPermissions = parseClassLevelPermissions(body.classLevelPermissions, cls.fields) ?? {};
       engine.storage.saveClass(cls);
       applyIndexes(engine, cls, body.indexes);
       engine.storage.saveClass(cls);
@@ -145,7 +145,7 @@ export function schemaRoutes(router: DataRouter): void {
       const cls = engine.schema.editable(className!);
       if (!cls) throw new ParseError(ParseCode.INVALID_CLASS_NAME, `Class ${className} does not exist.`);
       applyFieldChanges(engine, cls, parseFieldDefinitions(className!, body.fields, true));
-      const clp = parseClassLevelPermissions(body.classLevelPermissions);
+      const clp = parseClassLevelPermissions(body.classLevelPermissions, cls.fields);
       if (clp !== undefined) cls.classLevelPermissions = clp;
       engine.storage.saveClass(cls);
       applyIndexes(engine, cls, body.indexes);
