@@ -220,7 +220,7 @@ it('session tokens: another app’s, an expired one and a logged-out one answer 
 });
 
 it('GHSA-2m6g-crv8-p3c6, GHSA-72hp-qff8-4pvv, GHSA-r2m8-pxm9-9c4g: internal and protected fields are no query constraint, sort key or selectable key', async () => {
-  await as('master', 'POST', '/schemas/Card', { classLevelPermissions: { find: { '*': true }, get: { '*': true }, count: { '*': true }, create: { '*': true }, update: { '*': true }, delete: { '*': true }, addField: { '*': true }, protectedFields: { '*': ['card'] } } });
+  await as('master', 'POST', '/schemas/Card', { fields: { name: { type: 'String' }, card: { type: 'Object' } }, classLevelPermissions: { find: { '*': true }, get: { '*': true }, count: { '*': true }, create: { '*': true }, update: { '*': true }, delete: { '*': true }, addField: { '*': true }, protectedFields: { '*': ['card'] } } });
   await as('master', 'POST', '/classes/Card', { name: 'visa', card: { number: '4111' } });
   expect(await as(undefined, 'GET', `/users${whereQuery({ _hashed_password: { $exists: true } })}`)).toMatchObject(error(400, 105, 'Invalid key name: _hashed_password'));
   expect(await as(undefined, 'GET', `/users${whereQuery({ $or: [{ username: 'x' }, { _hashed_password: { $regex: '^\\$2' } }] })}`)).toMatchObject(error(400, 105, 'Invalid key name: _hashed_password'));
