@@ -17,6 +17,21 @@ export interface FindParams {
   redirectClassNameForKey?: string;
 }
 
+/** What `GET /classes/<className>/<objectId>` takes (Parse Server's ALLOWED_GET_QUERY_KEYS). */
+const GET_PARAMETERS = new Set(['keys', 'include', 'excludeKeys', 'readPreference', 'includeReadPreference', 'subqueryReadPreference']);
+
+/**
+ * Checks the parameters of a request for one object: only `keys`, `include`, `excludeKeys` and the
+ * read preferences, as Parse Server allows there.
+ * @throws ParseError 102 "Improper encode of parameter" (Parse Server's text), naming the parameter.
+ */
+export function checkGetParams(raw: Record<string, unknown>): void {
+  const refused = Object.keys(raw).find((name) => raw[name] !== undefined && !GET_PARAMETERS.has(name));
+  if (refused !== undefined) {
+    throw bad(`Improper encode of parameter: ${refused} is not a parameter of a request for one object; use keys, include or excludeKeys, or query the class.`);
+  }
+}
+
 /** Parameters the JS SDK may send that change nothing here. */
 const IGNORED = new Set(['readPreference', 'includeReadPreference', 'subqueryReadPreference', 'hint', 'explain', 'comment']);
 

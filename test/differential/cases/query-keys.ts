@@ -95,4 +95,11 @@ export const cases: DiffCase[] = [
       ];
     },
   },
+  {
+    name: 'a request for one object takes only keys, include, excludeKeys and read preferences (102 otherwise)',
+    run: async (api) => {
+      const { get } = await world(api);
+      return [await get({ limit: 1 }), await get({ count: 1 }), await get({ where: {} }), await get({ order: 'foo' }), await get({ foo: 1 }), await get({ keys: 'foo', readPreference: 'PRIMARY' })];
+    },
+  },
 ];

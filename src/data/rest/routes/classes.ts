@@ -2,6 +2,7 @@ import { afterFind, afterTrigger, beforeFind, beforeSave, guardTrigger, hasTrigg
 import type { TriggerName } from '../../cloud/types.js';
 import type { WriteResult } from '../../engine.js';
 import { ParseCode, ParseError } from '../../errors.js';
+import { checkGetParams } from '../../objects/findParams.js';
 import { refuseInTransaction, type DataRouter } from '../router.js';
 import { ok, type DataRequest } from '../types.js';
 
@@ -43,6 +44,7 @@ export function classRoutes(router: DataRouter): void {
     })();
   });
   router.on('GET', '/classes/:className/:objectId', (req, { className, objectId }) => {
+    checkGetParams(req.query);
     if (!hasAnyTrigger(req, className!, ['beforeFind', 'afterFind'])) return ok(req.engine.get(className!, objectId!, req.auth, req.query));
     refuseInTransaction(req);
     return (async () => {

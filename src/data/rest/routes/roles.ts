@@ -1,3 +1,4 @@
+import { checkGetParams } from '../../objects/findParams.js';
 import { aclAllows } from '../../auth/context.js';
 import type { DataEngine } from '../../engine.js';
 import { ParseCode, ParseError } from '../../errors.js';
@@ -82,7 +83,10 @@ export function roleRoutes(router: DataRouter): void {
   for (const base of ROLE_PATHS) {
     router.on('POST', base, createRole);
     router.on('GET', base, (req) => ok(req.engine.find('_Role', req.query, req.auth)));
-    router.on('GET', `${base}/:objectId`, (req, { objectId }) => ok(req.engine.get('_Role', objectId!, req.auth, req.query)));
+    router.on('GET', `${base}/:objectId`, (req, { objectId }) => {
+      checkGetParams(req.query);
+      return ok(req.engine.get('_Role', objectId!, req.auth, req.query));
+    });
     router.on('PUT', `${base}/:objectId`, updateRole);
     router.on('DELETE', `${base}/:objectId`, (req, { objectId }) => {
       req.engine.delete('_Role', objectId!, req.auth);

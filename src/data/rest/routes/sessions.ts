@@ -1,3 +1,4 @@
+import { checkGetParams } from '../../objects/findParams.js';
 import type { Auth } from '../../auth/context.js';
 import { ParseCode, ParseError } from '../../errors.js';
 import { createSession, sessionByToken } from '../../users/service.js';
@@ -95,6 +96,7 @@ export function sessionRoutes(router: DataRouter): void {
     router.on('GET', `${base}/:objectId`, (req, { objectId }) => {
       requireUser(req.auth);
       checkOwnSession(req, objectId!);
+      checkGetParams(req.query);
       return ok(req.engine.get('_Session', objectId!, req.auth, req.query));
     });
     router.on('PUT', `${base}/:objectId`, (req, { objectId }) => {

@@ -1,3 +1,4 @@
+import { checkGetParams } from '../../objects/findParams.js';
 import { authenticate, deleteUser, logIn, logInAs, loginPayload, logInWithAuthData, logOut, me, signUp, updateUser, type UserUpdate } from '../../users/service.js';
 import { isPlainObject } from '../../values.js';
 import { refuseInTransaction, type DataRouter } from '../router.js';
@@ -42,6 +43,7 @@ const findUsers: RouteHandler = (req) => {
 
 /** Parse Server adds the caller's session token when users fetch themselves (the SDK's `fetch` keeps it). */
 const getUser: RouteHandler = (req, { objectId }) => {
+  checkGetParams(req.query);
   const user = req.engine.get('_User', objectId!, req.auth, req.query);
   if (req.auth.sessionToken && req.auth.user?.objectId === objectId) user.sessionToken = req.auth.sessionToken;
   return ok(user);
