@@ -6,7 +6,7 @@
  */
 import Parse from 'parse/node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, type TestApp } from './helpers/dataApp.js';
+import { createTestApp, pointSdkAt, type TestApp } from './helpers/dataApp.js';
 import { startTestServer, type TestServer } from './helpers/server.js';
 
 let server: TestServer;
@@ -16,9 +16,7 @@ let suffix = 0;
 beforeAll(async () => {
   server = await startTestServer();
   app = createTestApp(server, 'parity-keys');
-  Parse.initialize(app.appId, app.keys.javascriptKey, app.keys.masterKey);
-  Parse.serverURL = app.apiURL;
-  Parse.CoreManager.set('REQUEST_ATTEMPT_LIMIT', 1);
+  await pointSdkAt(app);
 });
 afterAll(async () => {
   await server?.close();

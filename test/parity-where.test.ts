@@ -7,7 +7,7 @@
 import { Query as MongoQuery } from 'mingo';
 import Parse from 'parse/node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, whereQuery, type TestApp } from './helpers/dataApp.js';
+import { createTestApp, pointSdkAt, whereQuery, type TestApp } from './helpers/dataApp.js';
 import { startTestServer, type TestServer } from './helpers/server.js';
 
 let server: TestServer;
@@ -17,10 +17,7 @@ let suffix = 0;
 beforeAll(async () => {
   server = await startTestServer();
   app = createTestApp(server, 'parity-where');
-  Parse.initialize(app.appId, app.keys.javascriptKey, app.keys.masterKey);
-  Parse.serverURL = app.apiURL;
-  // A 5xx is always a Backyard bug: fail at once instead of waiting out the SDK's five retries.
-  Parse.CoreManager.set('REQUEST_ATTEMPT_LIMIT', 1);
+  await pointSdkAt(app);
 });
 afterAll(async () => {
   await server?.close();

@@ -45,3 +45,14 @@ export function createTestApp(server: TestServer, name = `app-${Math.random().to
 /** `where` as a query string. */
 export const whereQuery = (where: unknown, extra: Record<string, string> = {}) =>
   `?${new URLSearchParams({ where: JSON.stringify(where), ...extra })}`;
+
+/**
+ * Points the process's Parse JS SDK at `app` (its JavaScript and master keys, its data API). A 5xx
+ * is always a Backyard bug, so the SDK fails at once instead of waiting out its five retries.
+ */
+export async function pointSdkAt(app: TestApp): Promise<void> {
+  const { default: Parse } = await import('parse/node');
+  Parse.initialize(app.appId, app.keys.javascriptKey, app.keys.masterKey);
+  Parse.serverURL = app.apiURL;
+  Parse.CoreManager.set('REQUEST_ATTEMPT_LIMIT', 1);
+}

@@ -1,3 +1,4 @@
+import { notFound } from '../../errors.js';
 import type { WebAppStore, DeploymentRow } from './store.js';
 import { UNFINISHED } from './store.js';
 
@@ -16,6 +17,7 @@ const logLine = (message: string) => (message.length > 300 ? `${message.slice(0,
  * (clone, build steps), until it has finished, `signal` aborts (MCP cancellation) or `limitMs`
  * passes. Reads the store, so it sees deployments run by any Backyard process on the home.
  * @returns the deployment's row as it was last read; the deployment itself goes on either way.
+ * @throws ManagementError(notFound) when the app is deleted while it is followed.
  */
 export async function followDeployment(
   store: WebAppStore,
@@ -29,7 +31,8 @@ export async function followDeployment(
   let status: string | undefined;
   let lastLogId = 0;
   for (;;) {
-    const row = store.deployment(appId, deploymentId)!;
+    const row = store.deployment(appId, deploymentId);
+    if (!row) throw notFound(`The deployment "${deploymentId}" is gone: its Web App was deleted while the deployment was followed.`);
     for (const log of store.logsAfter(deploymentId, 'build', lastLogId, 100)) {
       lastLogId = log.id;
       report(`Build: ${logLine(log.message)}`);
