@@ -6,6 +6,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
+import type { Client as ModernClient } from '@modelcontextprotocol/client';
 import { CLI, modernStdioClient, stdioEnv } from './helpers/mcpClients.js';
 import { makeHome, removeHome } from './helpers/server.js';
 
@@ -206,6 +207,22 @@ describe('backyard mcp next to a running backyard serve on the same home', () =>
     const error = await client.callTool({ name: 'createBackendApp', arguments: { appName: 'forwarded' } });
     expect(error.isError).toBe(true);
     expect((error.content as Array<{ text: string }>)[0]!.text).toMatch(/already exists/);
+
+    // Progress crosses the forwarding (issue 15): the served process reports, the stdio one relays.
+    const heard: string[] = [];
+    const deployed = await (client as unknown as ModernClient).callTool(
+      { name: 'deployCloudCode', arguments: { appId: app.appId, changes: [{ path: 'cloud/main.js', operation: 'write', writeMode: 'overwrite', data: "Parse.Cloud.define('hi', () => 'there');\n" }] } },
+      { onprogress: (p) => heard.push(p.message ?? '') },
+    );
+    expect(deployed.isError ?? false, JSON.stringify(deployed.content)).toBe(false);
+    expect((deployed.structuredContent as { message: string }).message).toMatch(/The cloud code was reloaded/);
+    expect(heard).toEqual([expect.stringMatching(/^Saved 1 change; reloading the cloud code\.$/)]);
+    // A text result stays text; a refused argument keeps the server's words.
+    const file = await client.callTool({ name: 'getCloudCode', arguments: { appId: app.appId, path: 'cloud/main.js' } });
+    expect(file.content).toEqual([{ type: 'text', text: "Parse.Cloud.define('hi', () => 'there');\n" }]);
+    const bad = await client.callTool({ name: 'getCloudCode', arguments: { appId: app.appId, path: 7 } });
+    expect(bad.isError).toBe(true);
+    expect((bad.content as Array<{ text: string }>)[0]!.text).toMatch(/path/);
 
     await client.close();
     // The stdio process revokes its forwarding token as it exits, which close() does not wait for.

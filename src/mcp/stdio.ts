@@ -5,14 +5,15 @@ import type { Logger } from '../log.js';
 import { operations } from '../../tools/index.js';
 import { openPlatform } from '../platform/platform.js';
 import { findRunningServer, startHttpServer } from '../server/http.js';
-import { localExecutor, remoteExecutor, type Executor } from './executor.js';
+import { localExecutor, remoteExecutor, type Executor, type RemoteExecutor } from './executor.js';
 import { createMcpServer } from './server.js';
 import type { McpProfile } from './profile.js';
 
 /**
  * `backyard mcp`: MCP over stdio as `BACKYARD_ACCOUNT` (design.md, "One process, one port").
  * Runs the platform and its HTTP listener in this process so the URLs it returns work; when a
- * Backyard already serves the same home, forwards tool calls to it over its REST API instead,
+ * Backyard already serves the same home, forwards tool calls to its `/mcp` instead (progress and
+ * cancellation included),
  * with a token made for this process (with the profile's read-only and app limits) and revoked at
  * exit. `profile` is what the command line asked for (`--read-only`, `--features`, `--app`).
  * Nothing but MCP is written to stdout.
@@ -23,6 +24,7 @@ export async function runStdioMcp(config: Config, log: Logger, profile: McpProfi
   const account = platform.services.accounts.ensure(config.account);
   let stopHttp: (() => Promise<void>) | undefined;
   let forwardToken: string | undefined;
+  let forwarder: RemoteExecutor | undefined;
   let execute: Executor;
 
   let running = await findRunningServer(config.home);
@@ -43,7 +45,8 @@ export async function runStdioMcp(config: Config, log: Logger, profile: McpProfi
   }
   if (running) {
     forwardToken = platform.services.accounts.issueToken(account.id, 'forward', { readOnly: profile.limits.readOnly !== undefined, appId: profile.limits.appId ?? null });
-    execute = remoteExecutor(`${running.url}/v1`, forwardToken);
+    forwarder = remoteExecutor(`${running.url}/mcp`, forwardToken);
+    execute = forwarder.execute;
     platform.services.urls.bindDefault(running.url);
     log.info({ url: running.url }, 'forwarding MCP tool calls to the Backyard already serving this home');
   } else {
@@ -62,6 +65,7 @@ export async function runStdioMcp(config: Config, log: Logger, profile: McpProfi
     process.once('SIGINT', resolve);
   });
   await handle.close().catch(() => undefined);
+  await forwarder?.close();
   await stopHttp?.();
   if (forwardToken) platform.services.accounts.revokeToken(forwardToken);
   platform.close();
