@@ -1,5 +1,3 @@
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   Client,
@@ -16,6 +14,7 @@ import {
 } from '@modelcontextprotocol/client';
 import type { Browser, BrowserContext } from 'playwright-core';
 import { launchBrowser } from './helpers/browser.js';
+import { consent as consentOn, startClientSite, type ClientSite } from './helpers/oauthSite.js';
 import { startTestServer, type TestServer } from './helpers/server.js';
 import { OAuthClients } from '../src/platform/oauth/clients.js';
 import { MetadataDocuments } from '../src/platform/oauth/metadataDocuments.js';
@@ -77,60 +76,6 @@ class MemoryProvider implements OAuthClientProvider {
   }
 }
 
-/**
- * The client's own web server on loopback: `/callback` is its redirect URI (each arrival is handed
- * to the next waiter), `/client.json` its metadata document.
- */
-interface ClientSite {
-  base: string;
-  callback: string;
-  documentUrl: string;
-  /** How many times the document was fetched. */
-  documentFetches: number;
-  nextCallback(): Promise<URL>;
-  close(): Promise<void>;
-}
-
-async function startClientSite(document: (site: { documentUrl: string; callback: string }) => unknown): Promise<ClientSite> {
-  const waiting: Array<(url: URL) => void> = [];
-  const arrived: URL[] = [];
-  let site!: ClientSite;
-  const server = http.createServer((req, res) => {
-    const url = new URL(req.url ?? '/', site.base);
-    if (url.pathname === '/client.json') {
-      site.documentFetches++;
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(document(site)));
-      return;
-    }
-    if (url.pathname === '/callback') {
-      res.writeHead(200, { 'content-type': 'text/plain' }).end('You can close this window.');
-      const waiter = waiting.shift();
-      if (waiter) waiter(url);
-      else arrived.push(url);
-      return;
-    }
-    res.writeHead(404).end();
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  site = {
-    base,
-    callback: `${base}/callback`,
-    documentUrl: `${base}/client.json`,
-    documentFetches: 0,
-    nextCallback: () => {
-      const ready = arrived.shift();
-      return ready ? Promise.resolve(ready) : new Promise((resolve) => waiting.push(resolve));
-    },
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      }),
-  };
-  return site;
-}
-
 let server: TestServer;
 let browser: Browser;
 let site: ClientSite;
@@ -164,40 +109,9 @@ const metadataFor = (name: string): OAuthClientMetadata => ({
   token_endpoint_auth_method: 'none',
 });
 
-/** Signs in on the sign-in page the dashboard sent the browser to, with alice's account token. */
-async function signInIfAsked(page: import('playwright-core').Page): Promise<void> {
-  if (!new URL(page.url()).pathname.startsWith('/dashboard/sign-in')) return;
-  await page.fill('#token', server.alice);
-  await Promise.all([page.waitForURL((url) => url.pathname === '/dashboard/oauth/authorize'), page.click('form[action="/dashboard/sign-in"] button[type=submit]')]);
-}
-
-/**
- * Opens an authorization URL in Chromium, signs in when asked, checks what the consent page shows,
- * picks the access and approves (or denies). Returns the URL the browser came back to.
- */
-async function consent(
-  context: BrowserContext,
-  authorizationUrl: URL,
-  choice: { access: 'read' | 'full'; decision?: 'approve' | 'deny'; expectName?: string },
-): Promise<URL> {
-  const page = await context.newPage();
-  try {
-    await page.goto(authorizationUrl.href);
-    await signInIfAsked(page);
-    if (choice.expectName !== undefined) {
-      // The client's own name, as text: its markup is not markup here.
-      expect(await page.textContent('#client-name')).toBe(choice.expectName);
-      expect(await page.locator('#client-name b').count()).toBe(0);
-    }
-    expect(await page.textContent('#redirect-host')).toBe(new URL(site.callback).host);
-    await page.check(`input[name=access][value=${choice.access}]`);
-    const back = site.nextCallback();
-    await page.click(`button[name=decision][value=${choice.decision ?? 'approve'}]`);
-    return await back;
-  } finally {
-    await page.close();
-  }
-}
+/** Consent in Chromium as alice, coming back to the test's client site. */
+const consent = (context: BrowserContext, authorizationUrl: URL, choice: Parameters<typeof consentOn>[4], on: ClientSite = site) =>
+  consentOn(context, authorizationUrl, on, server.alice, choice);
 
 /** Connects the v2 client with an OAuth provider: 401, discovery, (registration), consent in Chromium, code exchange, connect. */
 async function connectWithOAuth(provider: MemoryProvider, context: BrowserContext, choice: { access: 'read' | 'full'; expectName?: string }) {
