@@ -6,7 +6,8 @@ import { KEPT_CAPABILITIES, containerSpec } from '../src/platform/devenvs/contai
 import { engineFailure, isUnreachable, notReachableText } from '../src/platform/devenvs/engine.js';
 import { groupScript, wrappedCommand } from '../src/platform/devenvs/executions.js';
 import { LABEL_ACCOUNT, LABEL_ENVIRONMENT, LABEL_HOME, accountNetworkName } from '../src/platform/devenvs/labels.js';
-import { PER_ACCOUNT, isNetworkFault } from '../src/platform/devenvs/networks.js';
+import { isNetworkFault } from '../src/platform/devenvs/networks.js';
+import { PER_ACCOUNT } from '../src/settings.js';
 import { BUSYBOX_PATH, isStaticElf, offlineRootTar } from '../src/platform/devenvs/offlineImage.js';
 import { TailBuffer, completeUtf8Length, cutMarker } from '../src/platform/devenvs/output.js';
 import { ManagementError } from '../src/errors.js';

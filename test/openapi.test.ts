@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openApiSnapshot, withToolsTable } from '../src/docs/generate.js';
+import { openApiSnapshot, withSettingsTable, withToolsTable } from '../src/docs/generate.js';
 import { packageVersion } from '../src/version.js';
 import { allOperations, lifecycleOperations, operations, specOperations } from '../tools/index.js';
 import { LIFECYCLE_NAMES, OPERATION_NAMES, annotationsFor } from '../tools/operation.js';
@@ -115,9 +115,10 @@ describe('one operation table', () => {
     expect(routed).toContain('/v1/backend-apps');
   });
 
-  it('the committed docs/openapi.json and README tool table are what the table generates (run npm run docs)', () => {
+  it('the committed docs/openapi.json and README tool and configuration tables are what the tables generate (run npm run docs)', () => {
     expect(fs.readFileSync(path.join(root, 'docs', 'openapi.json'), 'utf8')).toBe(openApiSnapshot(operations, packageVersion()));
     const readme = fs.readFileSync(path.join(root, 'README.md'), 'utf8');
     expect(readme).toBe(withToolsTable(readme, operations));
+    expect(readme).toBe(withSettingsTable(readme));
   });
 });

@@ -3,7 +3,7 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../src/config.js';
-import { openDatabase } from '../src/platform/store/db.js';
+import { openDatabase } from '../src/shared/sqlite.js';
 import { migrations } from '../src/platform/store/migrations.js';
 import { AccountService } from '../src/platform/accounts/service.js';
 import { makeHome, removeHome } from './helpers/server.js';
@@ -19,14 +19,14 @@ const home = () => {
 describe('platform.db', () => {
   it('runs in WAL mode with synchronous=FULL and every numbered migration applied once', () => {
     const file = path.join(home(), 'platform.db');
-    const db = openDatabase(file);
+    const db = openDatabase(file, migrations);
     expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
     expect(db.pragma('synchronous', { simple: true })).toBe(2); // FULL
     expect(db.pragma('user_version', { simple: true })).toBe(migrations.at(-1)!.version);
     expect(migrations.map((m) => m.version)).toEqual(migrations.map((_, i) => i + 1));
     db.close();
     // Reopening applies nothing twice (CREATE TABLE would fail).
-    openDatabase(file).close();
+    openDatabase(file, migrations).close();
   });
 
   it('refuses a database written by a newer Backyard', () => {
@@ -34,13 +34,13 @@ describe('platform.db', () => {
     const raw = new Database(file);
     raw.pragma(`user_version = ${migrations.at(-1)!.version + 1}`);
     raw.close();
-    expect(() => openDatabase(file)).toThrow(/newer than this Backyard knows/);
+    expect(() => openDatabase(file, migrations)).toThrow(/newer than this Backyard knows/);
   });
 
   it('a failed migration leaves the database as it was', () => {
     const file = path.join(home(), 'platform.db');
     expect(() => openDatabase(file, [...migrations, { version: 99, name: 'broken', sql: 'CREATE TABLE t (a); SELECT nonsense FROM nowhere;' }])).toThrow();
-    const db = openDatabase(file);
+    const db = openDatabase(file, migrations);
     expect(db.pragma('user_version', { simple: true })).toBe(migrations.at(-1)!.version);
     expect(db.prepare("SELECT count(*) AS n FROM sqlite_master WHERE name = 't'").get()).toEqual({ n: 0 });
     db.close();
@@ -49,7 +49,7 @@ describe('platform.db', () => {
 
 describe('accounts', () => {
   it('stores only a hash of each token and authenticates by it', () => {
-    const db = openDatabase(path.join(home(), 'platform.db'));
+    const db = openDatabase(path.join(home(), 'platform.db'), migrations);
     const accounts = new AccountService(db);
     const { account, token } = accounts.create('gale');
     expect(accounts.authenticate(token)).toEqual(account);

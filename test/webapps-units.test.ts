@@ -18,7 +18,8 @@ import { createLogger } from '../src/log.js';
 import type { Account } from '../src/platform/accounts/service.js';
 import { openPlatform } from '../src/platform/platform.js';
 import type { RepoHostService } from '../src/platform/repohost/service.js';
-import { openDatabase } from '../src/platform/store/db.js';
+import { openDatabase } from '../src/shared/sqlite.js';
+import { migrations } from '../src/platform/store/migrations.js';
 import { AutoDeploy } from '../src/platform/webapps/autodeploy.js';
 import { buildContext, isIgnored, parseDockerignore, patternRegex } from '../src/platform/webapps/context.js';
 import { healthy, probe, waitHealthy } from '../src/platform/webapps/health.js';
@@ -292,7 +293,7 @@ describe('a GitHub repository (stood in for by a local bare repository)', () => 
 
   it('the poller deploys an autoDeploy app when the branch head moves, once per new head', async () => {
     const home = fs.mkdtempSync(path.join(os.tmpdir(), 'backyard-poller-'));
-    const db = openDatabase(path.join(home, 'platform.db'));
+    const db = openDatabase(path.join(home, 'platform.db'), migrations);
     try {
       db.prepare("INSERT INTO accounts (id, login, created_at) VALUES ('acc', 'alice', '2026-01-01T00:00:00.000Z')").run();
       const store = new WebAppStore(db);
@@ -327,7 +328,7 @@ describe('a GitHub repository (stood in for by a local bare repository)', () => 
 describe('deployment log rows', () => {
   it('answers the last rows in time order, and pruning keeps the last ones', () => {
     const home = fs.mkdtempSync(path.join(os.tmpdir(), 'backyard-logs-'));
-    const db = openDatabase(path.join(home, 'platform.db'));
+    const db = openDatabase(path.join(home, 'platform.db'), migrations);
     try {
       db.prepare("INSERT INTO accounts (id, login, created_at) VALUES ('acc', 'alice', '2026-01-01T00:00:00.000Z')").run();
       const store = new WebAppStore(db);

@@ -1,4 +1,4 @@
-import { randomAlphanumeric } from '../platform/ids.js';
+import { randomAlphanumeric } from '../shared/ids.js';
 import { aclAllows, clpAllows, type Auth, type QueryAccess } from './auth/context.js';
 import { ownSessionsOnly } from './auth/sessions.js';
 import { defaultAclFor } from './classPermissions.js';

@@ -1,5 +1,6 @@
 import { annotationsFor, type AnyOperation } from '../../tools/operation.js';
 import { openApiDocument } from '../api/openapi.js';
+import { SETTINGS_END, SETTINGS_START, settingsTable } from '../settings.js';
 
 /** The base URL written into committed documents (the default address of a local Backyard). */
 export const DOCS_BASE_URL = 'http://localhost:4000/v1';
@@ -35,4 +36,12 @@ export function withToolsTable(readme: string, ops: readonly AnyOperation[]): st
   const end = readme.indexOf(TOOLS_END);
   if (start < 0 || end < start) throw new Error('README.md lacks the tools table markers.');
   return `${readme.slice(0, start + TOOLS_START.length)}\n${toolsTable(ops)}\n${readme.slice(end)}`;
+}
+
+/** README text with the generated configuration table (src/settings.ts) put between its markers. */
+export function withSettingsTable(readme: string): string {
+  const start = readme.indexOf(SETTINGS_START);
+  const end = readme.indexOf(SETTINGS_END);
+  if (start < 0 || end < start) throw new Error('README.md lacks the configuration table markers.');
+  return `${readme.slice(0, start + SETTINGS_START.length)}\n${settingsTable()}\n${readme.slice(end)}`;
 }

@@ -6,7 +6,8 @@ import { BackendAppService } from './backendapps/service.js';
 import { CloudCodeService } from './backendapps/cloudCode/service.js';
 import { bundledGuides } from './guides/bundled.js';
 import type { Services } from './services.js';
-import { openDatabase, type Db } from './store/db.js';
+import { openDatabase, type Db } from '../shared/sqlite.js';
+import { migrations as platformMigrations } from './store/migrations.js';
 import { PublicUrls } from './urls.js';
 import { DataApps } from '../data/apps.js';
 import { createDataRouter } from '../data/rest/routes/index.js';
@@ -38,7 +39,7 @@ export interface Platform {
  * @throws Error when the home cannot be written or the database is from a newer Backyard.
  */
 export function openPlatform(config: Config, log: Logger): Platform {
-  const db = openDatabase(homePaths(config.home).platformDb);
+  const db = openDatabase(homePaths(config.home).platformDb, platformMigrations);
   const urls = new PublicUrls(config.publicUrl, config.hostingDomain);
   // A new app's folder gets its starting cloud code tree (issue 4, item 1).
   const backendApps = new BackendAppService(

@@ -7,7 +7,7 @@ import type { StoredRow } from '../storage/adapter.js';
 import { checkProhibitedKeywords } from '../objects/keywords.js';
 import { checkAcl, isPlainObject } from '../values.js';
 import { hashPassword, verifyPassword } from './passwords.js';
-import { randomAlphanumeric } from '../../platform/ids.js';
+import { randomAlphanumeric } from '../../shared/ids.js';
 import { checkAuthDataFree, findLinkedUser, hasProviderData, linkedProviders, mergeAuthData, readAuthData, alreadyLinked, type AuthDataChanges } from './authData.js';
 import { sessionExpiry } from '../settings.js';
 

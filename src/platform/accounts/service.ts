@@ -1,6 +1,6 @@
-import type { Db } from '../store/db.js';
-import { nowIso } from '../store/db.js';
-import { newId } from '../ids.js';
+import type { Db } from '../../shared/sqlite.js';
+import { nowIso } from '../../shared/sqlite.js';
+import { newId } from '../../shared/ids.js';
 import { invalid } from '../../errors.js';
 import { hashToken, newToken, sameHash } from './tokens.js';
 
@@ -11,7 +11,7 @@ export interface Account {
   createdAt: string;
 }
 
-import { LOGIN_PATTERN } from './login.js';
+import { LOGIN_PATTERN } from '../../shared/login.js';
 
 export { LOGIN_PATTERN };
 

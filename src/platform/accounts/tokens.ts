@@ -1,5 +1,5 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { randomSecret } from '../ids.js';
+import { randomSecret } from '../../shared/ids.js';
 
 /** Account bearer tokens: `by_` and 256 random bits as base64url. Only their SHA-256 is stored. */
 export const TOKEN_PREFIX = 'by_';

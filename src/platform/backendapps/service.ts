@@ -1,9 +1,9 @@
 import fs from 'node:fs';
 import { homePaths } from '../../config.js';
 import { invalid, ManagementError, notFound } from '../../errors.js';
-import type { Db } from '../store/db.js';
-import { nowIso } from '../store/db.js';
-import { randomAlphanumeric, randomSecret } from '../ids.js';
+import type { Db } from '../../shared/sqlite.js';
+import { nowIso } from '../../shared/sqlite.js';
+import { randomAlphanumeric, randomSecret } from '../../shared/ids.js';
 import type { PublicUrls } from '../urls.js';
 import type { AppKeys } from '../../data/apps.js';
 import { changeSettings, resolveSettings, SettingsError, type ServerSettings, type SettingOverrides } from '../../data/settings.js';

@@ -1,9 +1,9 @@
 import { createHmac } from 'node:crypto';
 import type { Account, AccountService } from '../accounts/service.js';
 import { hashToken, sameHash } from '../accounts/tokens.js';
-import { randomSecret } from '../ids.js';
+import { randomSecret } from '../../shared/ids.js';
 import type { Platform } from '../platform.js';
-import type { Db } from '../store/db.js';
+import type { Db } from '../../shared/sqlite.js';
 
 /*
  * The storage side of dashboard sign-in: sessions and one-time sign-in links. What travels over HTTP

@@ -4,7 +4,8 @@ import { ENGINE_TIMEOUTS, engineCall, engineStatus, type DockerClient } from './
 import { CONTAINER_HOST_ENTRY } from './hostGateway.js';
 import type { ImageProvider } from './image.js';
 import { containerName, environmentFilter, environmentLabels, volumeName } from './labels.js';
-import { PER_ACCOUNT, type AccountNetworks } from './networks.js';
+import { PER_ACCOUNT } from '../../settings.js';
+import type { AccountNetworks } from './networks.js';
 
 /** Container settings of development environments (Config: BACKYARD_DEVENV_*). */
 export interface ContainerSettings {

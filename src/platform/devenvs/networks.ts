@@ -5,12 +5,6 @@ import { engineMessage, engineStatus, type DockerClient } from './engine.js';
 import { LABEL_HOME, LABEL_KIND, KIND_NETWORK, accountNetworkName, networkLabels } from './labels.js';
 
 /**
- * `BACKYARD_DEVENV_NETWORK`'s default: each account's containers (development environments and Web
- * Apps) on a Docker network of their own.
- */
-export const PER_ACCOUNT = 'per-account';
-
-/**
  * True when the engine refused to start a container because its network is missing ("network X not
  * found": removed by hand) or ambiguous ("network X is ambiguous": two of that name, created at once
  * by two processes). `AccountNetworks.repairing` mends either.

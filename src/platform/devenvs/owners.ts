@@ -1,5 +1,5 @@
 import os from 'node:os';
-import { randomAlphanumeric } from '../ids.js';
+import { randomAlphanumeric } from '../../shared/ids.js';
 
 /**
  * Which Backyard process runs an execution, and whether that process is gone (issue 5, item 6: an

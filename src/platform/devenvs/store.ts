@@ -1,4 +1,4 @@
-import type { Db } from '../store/db.js';
+import type { Db } from '../../shared/sqlite.js';
 
 /**
  * The rows of development environments and command executions in `platform.db` (migration 3).

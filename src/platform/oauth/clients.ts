@@ -1,6 +1,6 @@
 import type { OAuthClientInformationFull } from '@modelcontextprotocol/server';
-import { randomSecret } from '../ids.js';
-import type { Db } from '../store/db.js';
+import { randomSecret } from '../../shared/ids.js';
+import type { Db } from '../../shared/sqlite.js';
 import { checkClientMetadata, type OAuthClient } from './clientMetadata.js';
 import type { MetadataDocuments } from './metadataDocuments.js';
 import { isMetadataDocumentId, metadataDocumentIdProblem } from './uris.js';

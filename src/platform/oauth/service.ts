@@ -1,8 +1,8 @@
 import { OAuthError, OAuthErrorCode, type OAuthTokens } from '@modelcontextprotocol/server';
 import type { Account } from '../accounts/service.js';
 import { hashToken, sameHash } from '../accounts/tokens.js';
-import { newId, randomSecret } from '../ids.js';
-import type { Db } from '../store/db.js';
+import { newId, randomSecret } from '../../shared/ids.js';
+import type { Db } from '../../shared/sqlite.js';
 import type { OAuthClient } from './clientMetadata.js';
 import type { OAuthClients } from './clients.js';
 import { isS256Challenge, verifierMatches } from './pkce.js';

@@ -1,7 +1,7 @@
 import type { Account } from '../accounts/service.js';
 import { hashToken, sameHash } from '../accounts/tokens.js';
-import { newId, randomSecret } from '../ids.js';
-import type { Db } from '../store/db.js';
+import { newId, randomSecret } from '../../shared/ids.js';
+import type { Db } from '../../shared/sqlite.js';
 
 /** Access tokens of the built-in git host: `byr_` and 256 random bits as base64url. */
 export const ACCESS_TOKEN_PREFIX = 'byr_';

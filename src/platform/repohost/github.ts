@@ -3,8 +3,8 @@ import { Octokit } from '@octokit/core';
 import type { GitHubAppConfig } from '../../config.js';
 import { ManagementError, invalid, unavailable } from '../../errors.js';
 import type { Logger } from '../../log.js';
-import type { Db } from '../store/db.js';
-import { nowIso } from '../store/db.js';
+import type { Db } from '../../shared/sqlite.js';
+import { nowIso } from '../../shared/sqlite.js';
 import { isOwnerLogin } from './names.js';
 
 /**

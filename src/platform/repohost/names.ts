@@ -1,4 +1,4 @@
-import { LOGIN_PATTERN } from '../accounts/login.js';
+import { LOGIN_PATTERN } from '../../shared/login.js';
 
 /**
  * Repository names on the built-in git host: 1 to 100 letters, digits, `.`, `_` or `-`, as GitHub

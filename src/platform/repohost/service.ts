@@ -2,7 +2,7 @@ import type { GitHubAppConfig } from '../../config.js';
 import { invalid } from '../../errors.js';
 import type { Logger } from '../../log.js';
 import type { Account, AccountService } from '../accounts/service.js';
-import type { Db } from '../store/db.js';
+import type { Db } from '../../shared/sqlite.js';
 import type { PublicUrls } from '../urls.js';
 import { AccessTokens, ACCESS_TOKEN_TTL_MS } from './accessTokens.js';
 import { BuiltinGitHost, type PushListener } from './builtin.js';

@@ -1,13 +1,6 @@
-/**
- * Numbered migrations of `platform.db`, applied in order at start (issue 2). A migration is never
- * edited once released: add a new one. `version` is recorded in `PRAGMA user_version`.
- */
-export interface Migration {
-  version: number;
-  name: string;
-  sql: string;
-}
+import type { Migration } from '../../shared/sqlite.js';
 
+/** Numbered migrations of `platform.db`, applied in order at start (issue 2). */
 export const migrations: readonly Migration[] = [
   {
     version: 1,

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import type { Logger } from '../../log.js';
-import { nowIso } from '../store/db.js';
+import { nowIso } from '../../shared/sqlite.js';
 import { HEARTBEAT_MS } from '../devenvs/owners.js';
 import type { ImageBuilder } from './builder.js';
 import { buildContext } from './context.js';

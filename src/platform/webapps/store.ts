@@ -1,5 +1,5 @@
 import type { Account } from '../accounts/service.js';
-import type { Db } from '../store/db.js';
+import type { Db } from '../../shared/sqlite.js';
 import type { EnvironmentVariable } from './names.js';
 
 /**

@@ -1,7 +1,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { SESSION_TTL_MS } from '../../platform/dashboard/sessions.js';
-import { randomSecret } from '../../platform/ids.js';
+import { randomSecret } from '../../shared/ids.js';
 
 /** The session cookie's name. Host-only (no Domain), so hosted sites on `<sub>.localhost` never get it. */
 export const SESSION_COOKIE = 'backyard_session';

@@ -3,7 +3,7 @@ import { compileOrder, compileWhere, nearSphereOrder, type CompileOptions, type 
 import { registerQueryFunctions } from '../../query/functions.js';
 import type { FieldType, SchemaLookup } from '../../types.js';
 import { DEFAULT_FIELDS } from '../../types.js';
-import { openDatabase } from '../../../platform/store/db.js';
+import { openDatabase } from '../../../shared/sqlite.js';
 import type { FindOptions, StorageAdapter, StoredClass, StoredRow } from '../adapter.js';
 import { classTable, indexExpr, jsonPath, quoteIdent, relationTable } from './layout.js';
 import { dataMigrations } from './migrations.js';

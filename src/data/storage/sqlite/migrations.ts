@@ -1,4 +1,4 @@
-import type { Migration } from '../../../platform/store/migrations.js';
+import type { Migration } from '../../../shared/sqlite.js';
 
 /**
  * Numbered migrations of each app's `data.db`. Class tables are created as classes appear; this

@@ -1,9 +1,18 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { migrations as platformMigrations, type Migration } from './migrations.js';
 
 export type Db = Database.Database;
+
+/**
+ * One numbered schema change of a SQLite file, applied in order at open. A migration is never edited
+ * once released: add a new one. `version` is recorded in `PRAGMA user_version`.
+ */
+export interface Migration {
+  version: number;
+  name: string;
+  sql: string;
+}
 
 /**
  * Opens (creating if needed) a SQLite database in WAL mode with `synchronous=FULL`, so that an answer
@@ -16,7 +25,7 @@ export type Db = Database.Database;
  * @throws Error when the file is newer than this build (its version above the last migration), or
  *   SqliteError SQLITE_BUSY when `exclusive` and another connection holds the file.
  */
-export function openDatabase(file: string, migrations: readonly Migration[] = platformMigrations, options: { exclusive?: boolean } = {}): Db {
+export function openDatabase(file: string, migrations: readonly Migration[], options: { exclusive?: boolean } = {}): Db {
   fs.mkdirSync(path.dirname(file), { recursive: true });
   // Locks held exclusively are never let go by their holder: waiting for one would only delay the refusal.
   const db = new Database(file, { timeout: options.exclusive ? 0 : 5000 });

@@ -1,0 +1,70 @@
+/**
+ * The settings table (src/settings.ts, issue 16 "Structure"): each setting's variable, flag, default
+ * and error text come from its one declaration.
+ */
+import os from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../src/config.js';
+import { SETTINGS, settingsTable } from '../src/settings.js';
+
+describe('loadConfig', () => {
+  it('takes each default when nothing is set', () => {
+    const config = loadConfig({}, {});
+    expect(config).toMatchObject({
+      home: path.join(os.homedir(), '.backyard'),
+      host: '127.0.0.1',
+      port: 4000,
+      publicUrl: undefined,
+      account: 'local',
+      allowedOrigins: [],
+      devenvNetwork: 'per-account',
+      devenvCpus: 1,
+      github: undefined,
+    });
+  });
+
+  it('reads variables, splits lists, converts, and lets flags win', () => {
+    const config = loadConfig(
+      { port: '5001', home: 'relative-home' },
+      {
+        BACKYARD_PORT: '5000',
+        BACKYARD_PUBLIC_URL: 'https://by.example.com/',
+        BACKYARD_ALLOWED_ORIGINS: ' https://a.example , https://b.example ',
+        BACKYARD_HOSTING_DOMAIN: 'Apps.Example.COM',
+        BACKYARD_DEVENV_CPUS: '0.5',
+        BACKYARD_LOG_LEVEL: '  ',
+      },
+    );
+    expect(config.port).toBe(5001);
+    expect(config.home).toBe(path.resolve('relative-home'));
+    expect(config.publicUrl).toBe('https://by.example.com');
+    expect(config.allowedOrigins).toEqual(['https://a.example', 'https://b.example']);
+    expect(config.hostingDomain).toBe('apps.example.com');
+    expect(config.devenvCpus).toBe(0.5);
+    expect(config.logLevel).toBe('info');
+  });
+
+  it.each([
+    [{ BACKYARD_PORT: 'x' }, 'BACKYARD_PORT (--port) must be a number'],
+    [{ BACKYARD_DEVENV_PIDS: '2.5' }, 'BACKYARD_DEVENV_PIDS must be a whole number'],
+    [{ BACKYARD_CLOUD_IDLE_MS: '5' }, 'BACKYARD_CLOUD_IDLE_MS must be at least 100'],
+    [{ BACKYARD_CLOUD_CONFINEMENT: 'maybe' }, 'BACKYARD_CLOUD_CONFINEMENT must be auto, sandbox or none'],
+    [{ BACKYARD_DEVENV_NETWORK: 'host' }, "BACKYARD_DEVENV_NETWORK must not share the host's network"],
+    [{ BACKYARD_ACCOUNT: '-x-' }, 'BACKYARD_ACCOUNT must be a login'],
+    [{ DOCKER_HOST: '/var/run/docker.sock' }, 'DOCKER_HOST must be like unix:///var/run/docker.sock'],
+    [{ BACKYARD_GITHUB_PRIVATE_KEY: 'pem' }, 'BACKYARD_GITHUB_APP_ID must be set'],
+  ])('refuses %o naming the variable', (env, text) => {
+    expect(() => loadConfig({}, env)).toThrow(ConfigError);
+    expect(() => loadConfig({}, env)).toThrow(`Invalid configuration: ${text}`);
+  });
+});
+
+describe('the README table', () => {
+  it('has one row per setting, naming its variable and flag', () => {
+    const rows = settingsTable().split('\n').slice(2);
+    expect(rows).toHaveLength(Object.keys(SETTINGS).length);
+    expect(rows[0]).toBe('| `BACKYARD_HOME` (`--home`) | `~/.backyard` | state folder: `platform.db`, `apps/<appId>/`, `git/` |');
+    for (const s of Object.values(SETTINGS)) expect(settingsTable()).toContain(`\`${s.variable}\``);
+  });
+});
