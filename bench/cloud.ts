@@ -5,7 +5,7 @@ import path from 'node:path';
 import { loadConfig } from '../src/config.js';
 import { createLogger } from '../src/log.js';
 import { openPlatform, type Platform } from '../src/platform/platform.js';
-import { startHttpServer } from '../src/server/http.js';
+import { startBackyard } from '../src/serve.js';
 
 /**
  * Cloud code workers (issue 18): the first call of an app (a worker's cold start), a function round
@@ -59,7 +59,7 @@ async function measureMode(confinement: 'sandbox' | 'none', bare: number): Promi
     { BACKYARD_LOG_LEVEL: 'silent', BACKYARD_CLOUD_CONFINEMENT: confinement, BACKYARD_CLOUD_IDLE_MS: '2000' },
   );
   const platform: Platform = openPlatform(config, createLogger('silent'));
-  const server = await startHttpServer(platform, { port: 0, host: '127.0.0.1' });
+  const server = await startBackyard(platform, { port: 0, host: '127.0.0.1' });
   const { cloud, backendApps, accounts } = platform.services;
   const owner = accounts.ensure('bench').id;
   try {

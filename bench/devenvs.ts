@@ -10,7 +10,7 @@ import { dockerClient, type DockerClient } from '../src/platform/devenvs/engine.
 import { LABEL_ENVIRONMENT, homeFilter, networkHomeFilter } from '../src/platform/devenvs/labels.js';
 import { OFFLINE_IMAGE } from '../src/platform/devenvs/offlineImage.js';
 import { openPlatform } from '../src/platform/platform.js';
-import { startHttpServer } from '../src/server/http.js';
+import { startBackyard } from '../src/serve.js';
 
 /**
  * Development environments (issue 5, "What it must show", bench): `executeCommand` of `true` end to
@@ -56,7 +56,7 @@ export async function devenvsBench(): Promise<void> {
   }
   const platform = openPlatform(config, createLogger('silent'));
   const { token } = platform.services.accounts.create('bench');
-  const server = await startHttpServer(platform, { port: 0, host: '127.0.0.1' });
+  const server = await startBackyard(platform, { port: 0, host: '127.0.0.1' });
   const client = new Client({ name: 'backyard-bench', version: '1.0.0' });
   try {
     await client.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${token}` } } }));

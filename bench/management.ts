@@ -4,7 +4,7 @@ import path from 'node:path';
 import { loadConfig } from '../src/config.js';
 import { createLogger } from '../src/log.js';
 import { openPlatform } from '../src/platform/platform.js';
-import { startHttpServer } from '../src/server/http.js';
+import { startBackyard } from '../src/serve.js';
 
 /**
  * The cost of management operations over real HTTP, as ratios against a baseline
@@ -31,7 +31,7 @@ const home = fs.mkdtempSync(path.join(os.tmpdir(), 'backyard-bench-'));
 const config = loadConfig({ home, port: 0, host: '127.0.0.1' }, { BACKYARD_LOG_LEVEL: 'silent' });
 const platform = openPlatform(config, createLogger('silent'));
 const { token } = platform.services.accounts.create('bench');
-const server = await startHttpServer(platform, { port: 0, host: '127.0.0.1' });
+const server = await startBackyard(platform, { port: 0, host: '127.0.0.1' });
 const auth = { authorization: `Bearer ${token}` };
 const get = async (p: string) => (await fetch(`${server.url}${p}`, { headers: auth })).arrayBuffer();
 

@@ -4,7 +4,8 @@ import { loadConfig, type ConfigOverrides } from './config.js';
 import { createLogger } from './log.js';
 import { runStdioMcp } from './mcp/stdio.js';
 import { openPlatform, type Platform } from './platform/platform.js';
-import { findRunningServer, startHttpServer } from './server/http.js';
+import { findRunningServer } from './server/http.js';
+import { startBackyard } from './serve.js';
 import { SIGN_IN_LINK_TTL_MS, signInLink } from './platform/dashboard/sessions.js';
 import { dockerClient, engineFailure } from './platform/devenvs/engine.js';
 import { DEBIAN_IMAGE, DEBIAN_PACKAGES, buildDebianImage } from './platform/devenvs/debianImage.js';
@@ -95,9 +96,9 @@ program
       const log = createLogger(config.logLevel);
       const platform = openPlatform(config, log);
       platform.services.accounts.ensure(config.account);
-      let server: Awaited<ReturnType<typeof startHttpServer>>;
+      let server: Awaited<ReturnType<typeof startBackyard>>;
       try {
-        server = await startHttpServer(platform, { port: config.port, host: config.host });
+        server = await startBackyard(platform, { port: config.port, host: config.host });
       } catch (error) {
         platform.close();
         if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE') {
@@ -127,7 +128,7 @@ program
       const config = settings();
       const profile = askedProfile(options, { readOnly: '--read-only', features: '--features', app: '--app' });
       if ('problem' in profile) throw new Error(profile.problem);
-      await runStdioMcp(config, createLogger(config.logLevel), profile);
+      await runStdioMcp(config, createLogger(config.logLevel), { start: startBackyard, findRunning: findRunningServer }, profile);
       process.exit(0);
     }),
   );

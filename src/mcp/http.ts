@@ -15,7 +15,7 @@ import { narrow, type CallerLimits } from '../../tools/limits.js';
 import { oauthOf } from '../platform/oauth/index.js';
 import { ACCESS_TOKEN_PREFIX } from '../platform/oauth/service.js';
 import { SCOPES } from '../platform/oauth/scopes.js';
-import { bearerChallenge } from '../server/oauth/metadata.js';
+import { bearerChallenge } from './challenge.js';
 
 const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]', '::1']);
 

@@ -3,11 +3,18 @@ import { serveStdio } from '@modelcontextprotocol/server/stdio';
 import type { Config } from '../config.js';
 import type { Logger } from '../log.js';
 import { operations } from '../../tools/index.js';
-import { openPlatform } from '../platform/platform.js';
-import { findRunningServer, startHttpServer } from '../server/http.js';
+import { openPlatform, type Platform } from '../platform/platform.js';
 import { localExecutor, remoteExecutor, type Executor, type RemoteExecutor } from './executor.js';
 import { createMcpServer } from './server.js';
 import type { McpProfile } from './profile.js';
+
+/** How `backyard mcp` serves HTTP or finds the server already serving its home (given by the CLI). */
+export interface StdioHttp {
+  /** Starts the HTTP server with every interface (src/serve.ts). @throws Error EADDRINUSE when the port is taken. */
+  start(platform: Platform, options: { port: number; host: string }): Promise<{ close(): Promise<void> }>;
+  /** The Backyard serving `home`, if one answers. */
+  findRunning(home: string): Promise<{ url: string } | undefined>;
+}
 
 /**
  * `backyard mcp`: MCP over stdio as `BACKYARD_ACCOUNT` (design.md, "One process, one port").
@@ -19,7 +26,7 @@ import type { McpProfile } from './profile.js';
  * Nothing but MCP is written to stdout.
  * @returns when stdin closes or the process is told to stop.
  */
-export async function runStdioMcp(config: Config, log: Logger, profile: McpProfile = { limits: {}, hideReadOnly: false }): Promise<void> {
+export async function runStdioMcp(config: Config, log: Logger, http: StdioHttp, profile: McpProfile = { limits: {}, hideReadOnly: false }): Promise<void> {
   const platform = openPlatform(config, log);
   const account = platform.services.accounts.ensure(config.account);
   let stopHttp: (() => Promise<void>) | undefined;
@@ -27,14 +34,14 @@ export async function runStdioMcp(config: Config, log: Logger, profile: McpProfi
   let forwarder: RemoteExecutor | undefined;
   let execute: Executor;
 
-  let running = await findRunningServer(config.home);
+  let running = await http.findRunning(config.home);
   if (!running) {
     try {
-      const http = await startHttpServer(platform, { port: config.port, host: config.host });
-      stopHttp = http.close;
+      const server = await http.start(platform, { port: config.port, host: config.host });
+      stopHttp = server.close;
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw error;
-      running = await findRunningServer(config.home);
+      running = await http.findRunning(config.home);
       if (!running) {
         platform.close();
         throw new Error(

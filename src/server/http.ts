@@ -6,7 +6,6 @@ import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import { homePaths } from '../config.js';
 import type { Platform } from '../platform/platform.js';
 import { managementApi } from '../api/rest.js';
-import { mcpHttp } from '../mcp/http.js';
 import { operations } from '../../tools/index.js';
 import { dashboard } from './dashboard/index.js';
 import { sdkScript } from './sdk.js';
@@ -36,13 +35,24 @@ export interface HttpServer {
   close(): Promise<void>;
 }
 
+/** A Fastify plugin served next to the built-in interfaces (the MCP endpoint, src/serve.ts). */
+export type HttpMount = (app: FastifyInstance) => Promise<void>;
+
+export interface HttpServerOptions {
+  port: number;
+  host: string;
+  /** Interfaces this module does not know, registered after `/v1` (the MCP endpoint: src/serve.ts). */
+  mounts?: readonly HttpMount[];
+}
+
 /**
  * Starts the one HTTP listener that serves every interface by path (design.md, "One process, one
- * port"): `/v1` (management API), `/mcp`, `/dashboard`, `/git`, `/sdk`, `/healthz` through Fastify, and
- * in front of it (front.ts) `/data` (the data API) and the hosted sites and Web Apps by `Host`.
+ * port"): `/v1` (management API), the `mounts` (`/mcp`), `/dashboard`, `/git`, `/sdk`, `/healthz`
+ * through Fastify, and in front of it (front.ts) `/data` (the data API) and the hosted sites and Web
+ * Apps by `Host`. `startBackyard` (src/serve.ts) calls it with every interface.
  * @throws Error with code EADDRINUSE when the port is taken.
  */
-export async function startHttpServer(platform: Platform, options: { port: number; host: string }): Promise<HttpServer> {
+export async function startHttpServer(platform: Platform, options: HttpServerOptions): Promise<HttpServer> {
   const { log, services } = platform;
   const instanceId = randomUUID();
   const data = createDataHandler({
@@ -82,7 +92,7 @@ export async function startHttpServer(platform: Platform, options: { port: numbe
   app.server.on('upgrade', hostedUpgrades(platform));
   app.get('/healthz', async () => ({ service: 'backyard', instanceId }));
   await app.register(managementApi(platform, operations), { prefix: '/v1' });
-  await app.register(mcpHttp(platform, operations));
+  for (const mount of options.mounts ?? []) await app.register(mount);
   // MCP authorization (issue 15): discovery documents and the OAuth endpoints; consent is a dashboard page.
   await app.register(oauthEndpoints(platform));
   await app.register(dashboard(platform), { prefix: '/dashboard' });

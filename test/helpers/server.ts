@@ -4,7 +4,8 @@ import path from 'node:path';
 import { loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/log.js';
 import { openPlatform, type Platform } from '../../src/platform/platform.js';
-import { startHttpServer, type HttpServer } from '../../src/server/http.js';
+import { startBackyard } from '../../src/serve.js';
+import type { HttpServer } from '../../src/server/http.js';
 
 export interface TestServer {
   home: string;
@@ -32,7 +33,7 @@ export async function startTestServer(env: NodeJS.ProcessEnv = {}): Promise<Test
   const platform = openPlatform(config, createLogger(config.logLevel));
   const alice = platform.services.accounts.create('alice').token;
   const bob = platform.services.accounts.create('bob').token;
-  const http = await startHttpServer(platform, { port: 0, host: '127.0.0.1' });
+  const http = await startBackyard(platform, { port: 0, host: '127.0.0.1' });
   return {
     home,
     platform,
