@@ -136,7 +136,7 @@ it('GHSA-6r2j-cxgf-495f, GHSA-fcv6-fg5r-jm9q: sessions reached through redirectC
   const imported: Record<string, { objectId: string; sessionToken: string }> = {};
   for (const name of ['alice', 'bob']) {
     imported[name] = (await as('master', 'POST', '/sessions', { user: pointer('_User', ids[name]!) })).body;
-    engine.storage.replace('_Session', { ...engine.storage.get('_Session', imported[name]!.objectId)!, acl: null });
+    await engine.replaceRow('_Session', { ...(await engine.row('_Session', imported[name]!.objectId))!, acl: null });
   }
   const holder = await as('master', 'POST', '/classes/Holder', {
     sessions: { __op: 'AddRelation', objects: [pointer('_Session', imported.alice!.objectId), pointer('_Session', imported.bob!.objectId)] },

@@ -1,6 +1,7 @@
 /**
  * The SQLite adapter's write transactions on a real file: prepared BEGIN IMMEDIATE / COMMIT, with a
- * rollback that leaves nothing written when the work or SQLite itself fails.
+ * rollback that leaves nothing written (the schema included) when the work or SQLite itself fails;
+ * transactions take turns, and one opened inside another joins it (issue 16).
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -9,6 +10,9 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { SqliteAdapter } from '../src/data/storage/sqlite/adapter.js';
 
 const CLASS = { className: 'Item', fields: { title: { type: 'String' as const } }, classLevelPermissions: {}, indexes: {} };
+/** The synchronous store under the adapter, for what only it shows (pragmas, the WAL's counters). */
+const storeOf = (adapter: SqliteAdapter) => (adapter as unknown as { store: Record<string, any> }).store;
+
 const row = (i: number) => {
   const now = new Date().toISOString();
   return { objectId: `obj${String(i).padStart(7, '0')}`, createdAt: now, updatedAt: now, data: { title: `item ${i}` }, acl: null };
@@ -23,19 +27,19 @@ describe('the SQLite adapter write path', () => {
   });
   afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
 
-  it('checkpoints every 10,000 WAL pages rather than SQLite\'s 1,000 (fewer copies of the same pages)', () => {
+  it('checkpoints every 10,000 WAL pages rather than SQLite\'s 1,000 (fewer copies of the same pages)', async () => {
     const adapter = new SqliteAdapter(file);
-    const db = (adapter as unknown as { db: { pragma(p: string, o: { simple: true }): unknown } }).db;
+    const db = storeOf(adapter).db as { pragma(p: string, o: { simple: true }): unknown };
     expect(db.pragma('wal_autocheckpoint', { simple: true })).toBe(10_000);
     expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
-    adapter.close();
+    await adapter.close();
   });
 
   it('holds the file exclusively: no -shm file, and a second connection is refused while the app is open', async () => {
     const { default: Database } = await import('better-sqlite3');
     const adapter = new SqliteAdapter(file);
-    adapter.saveClass(CLASS);
-    adapter.transaction(() => adapter.insert('Item', row(1)));
+    await adapter.transaction((tx) => tx.saveClass(CLASS));
+    await adapter.transaction((tx) => tx.insert('Item', row(1)));
     expect(fs.existsSync(`${file}-shm`)).toBe(false);
     const other = new Database(file, { timeout: 0 });
     try {
@@ -43,7 +47,7 @@ describe('the SQLite adapter write path', () => {
     } finally {
       other.close();
     }
-    adapter.close();
+    await adapter.close();
     // Closed: the data is all there for whoever opens the file next.
     const after = new Database(file, { readonly: true });
     expect(after.prepare('SELECT count(*) AS n FROM "cls_Item"').get()).toEqual({ n: 1 });
@@ -52,18 +56,18 @@ describe('the SQLite adapter write path', () => {
 
   it('a lone writer syncs at once on this thread; concurrent writers share one sync in the thread pool', async () => {
     const adapter = new SqliteAdapter(file);
-    adapter.saveClass(CLASS);
-    const wal = (adapter as unknown as { wal: { written: number; synced: number; running?: Promise<void> } }).wal;
-    adapter.transaction(() => adapter.insert('Item', row(1)));
+    await adapter.transaction((tx) => tx.saveClass(CLASS));
+    const wal = storeOf(adapter).wal as { written: number; synced: number; running?: Promise<void> };
+    await adapter.transaction((tx) => tx.insert('Item', row(1)));
     const alone = adapter.durable(true);
     // Already on disk when the call returns: no hand-off to another thread.
     expect(wal.synced).toBe(wal.written);
     expect(wal.running).toBeUndefined();
     await alone;
 
-    adapter.transaction(() => adapter.insert('Item', row(2)));
+    await adapter.transaction((tx) => tx.insert('Item', row(2)));
     const first = adapter.durable();
-    adapter.transaction(() => adapter.insert('Item', row(3)));
+    await adapter.transaction((tx) => tx.insert('Item', row(3)));
     const second = adapter.durable(true); // a sync is running: it waits like the others
     expect(wal.running).toBeDefined();
     expect(wal.synced).toBeLessThan(wal.written);
@@ -73,55 +77,89 @@ describe('the SQLite adapter write path', () => {
     // After a slow sync (a slow disk), even a lone writer waits in the thread pool.
     const timing = wal as unknown as { lastSyncMs: number };
     timing.lastSyncMs = 50;
-    adapter.transaction(() => adapter.insert('Item', row(4)));
+    await adapter.transaction((tx) => tx.insert('Item', row(4)));
     const slow = adapter.durable(true);
     expect(wal.running).toBeDefined();
     await slow;
     // The pool's sync measured itself, so a fast disk is noticed again.
     expect(timing.lastSyncMs).not.toBe(50);
-    adapter.close();
+    await adapter.close();
   });
 
-  it('_User gets case-insensitive indexes on username and email, which the free-name check uses', () => {
+  it('_User gets case-insensitive indexes on username and email, which the free-name check uses', async () => {
     const adapter = new SqliteAdapter(file);
-    adapter.saveClass({ className: '_User', fields: { username: { type: 'String' }, email: { type: 'String' } }, classLevelPermissions: {}, indexes: {} });
+    await adapter.transaction((tx) => tx.saveClass({ className: '_User', fields: { username: { type: 'String' }, email: { type: 'String' } }, classLevelPermissions: {}, indexes: {} }));
     const now = new Date().toISOString();
     for (const [i, name] of ['Alice', 'bob', 'Carol.Smith'].entries()) {
-      adapter.transaction(() => adapter.insert('_User', { objectId: `user${i}`, createdAt: now, updatedAt: now, data: { username: name, email: `${name.toLowerCase()}@example.test` }, acl: null }));
+      await adapter.transaction((tx) => tx.insert('_User', { objectId: `user${i}`, createdAt: now, updatedAt: now, data: { username: name, email: `${name.toLowerCase()}@example.test` }, acl: null }));
     }
-    const db = (adapter as unknown as { db: { prepare(sql: string): { all(...p: unknown[]): unknown[] } } }).db;
+    const db = storeOf(adapter).db as { prepare(sql: string): { all(...p: unknown[]): unknown[] } };
     const indexes = db.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'cls__User'").all().map((r) => (r as { name: string }).name);
     expect(indexes).toEqual(expect.arrayContaining(['cls__User_username_lower', 'cls__User_email_lower']));
-    const taken = (username: string) => adapter.find('_User', { where: { username: { $regex: `^${username.replace(/[.\\-]/g, '\\$&')}$`, $options: 'i' } }, limit: 1 }).map((r) => r.objectId);
-    expect(taken('ALICE')).toEqual(['user0']);
-    expect(taken('carol.smith')).toEqual(['user2']);
-    expect(taken('carolXsmith')).toEqual([]);
+    const taken = async (username: string) => (await adapter.find('_User', { where: { username: { $regex: `^${username.replace(/[.\\-]/g, '\\$&')}$`, $options: 'i' } }, limit: 1 })).map((r) => r.objectId);
+    expect(await taken('ALICE')).toEqual(['user0']);
+    expect(await taken('carol.smith')).toEqual(['user2']);
+    expect(await taken('carolXsmith')).toEqual([]);
     // An app made before these indexes gets them when its database is opened.
     (db as unknown as { exec(sql: string): void }).exec('DROP INDEX "cls__User_username_lower"; DROP INDEX "cls__User_email_lower"');
-    adapter.close();
+    await adapter.close();
     const reopened = new SqliteAdapter(file);
-    const again = (reopened as unknown as { db: typeof db }).db.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'cls__User'").all().map((r) => (r as { name: string }).name);
+    const again = (storeOf(reopened).db as typeof db).prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'cls__User'").all().map((r) => (r as { name: string }).name);
     expect(again).toEqual(expect.arrayContaining(['cls__User_username_lower', 'cls__User_email_lower']));
-    reopened.close();
+    await reopened.close();
   });
 
-  it('a transaction that throws rolls back and leaves nothing written', () => {
+  it('a transaction that throws rolls back and leaves nothing written, the schema included', async () => {
     const adapter = new SqliteAdapter(file);
-    adapter.saveClass(CLASS);
-    expect(() =>
-      adapter.transaction(() => {
-        adapter.insert('Item', row(1));
+    await adapter.transaction((tx) => tx.saveClass(CLASS));
+    await expect(
+      adapter.transaction(async (tx) => {
+        await tx.insert('Item', row(1));
+        await tx.saveClass({ ...CLASS, className: 'Other' });
         throw new Error('refused half-way');
       }),
-    ).toThrow('refused half-way');
-    expect(adapter.get('Item', 'obj0000001')).toBeUndefined();
+    ).rejects.toThrow('refused half-way');
+    expect(await adapter.get('Item', 'obj0000001')).toBeUndefined();
+    expect(adapter.getClass('Other')).toBeUndefined();
     // The connection is usable again and not left inside a transaction.
-    adapter.transaction(() => adapter.insert('Item', row(2)));
-    expect(adapter.get('Item', 'obj0000002')?.data).toEqual({ title: 'item 2' });
+    await adapter.transaction((tx) => tx.insert('Item', row(2)));
+    expect((await adapter.get('Item', 'obj0000002'))?.data).toEqual({ title: 'item 2' });
     // A duplicate objectId fails inside SQLite itself, and rolls back the same way.
-    expect(() => adapter.transaction(() => adapter.insert('Item', row(2)))).toThrow(/UNIQUE|PRIMARY KEY/);
-    adapter.transaction(() => adapter.insert('Item', row(3)));
-    expect(adapter.get('Item', 'obj0000003')).toBeDefined();
-    adapter.close();
+    await expect(adapter.transaction((tx) => tx.insert('Item', row(2)))).rejects.toThrow(/UNIQUE|PRIMARY KEY/);
+    await adapter.transaction((tx) => tx.insert('Item', row(3)));
+    expect(await adapter.get('Item', 'obj0000003')).toBeDefined();
+    await adapter.close();
+  });
+
+  it('transactions take turns; one opened inside another joins it; an ended one refuses use', async () => {
+    const adapter = new SqliteAdapter(file);
+    await adapter.transaction((tx) => tx.saveClass(CLASS));
+    const order: string[] = [];
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let kept: { insert(c: string, r: ReturnType<typeof row>): Promise<void> } | undefined;
+    const first = adapter.transaction(async (tx) => {
+      kept = tx;
+      order.push('first begins');
+      await tx.insert('Item', row(1));
+      await held;
+      // Opened inside: the same transaction, not a wait for itself.
+      await adapter.transaction(async (inner) => {
+        expect(inner).toBe(tx);
+        await inner.insert('Item', row(2));
+      });
+      order.push('first ends');
+    });
+    const second = adapter.transaction(async (tx) => {
+      order.push('second begins');
+      expect(await tx.count('Item', {})).toBe(2);
+    });
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(order).toEqual(['first begins']);
+    release();
+    await Promise.all([first, second]);
+    expect(order).toEqual(['first begins', 'first ends', 'second begins']);
+    await expect(kept!.insert('Item', row(3))).rejects.toThrow(/already ended/);
+    await adapter.close();
   });
 });

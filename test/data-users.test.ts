@@ -79,7 +79,7 @@ describe('signup, login, logout through the Parse JS SDK', () => {
     expect(Parse.User.current()?.id).toBe(user.id);
     expect((await Parse.User.currentAsync())?.getUsername()).toBe(username);
 
-    const row = engine.storage.get('_User', user.id!)!;
+    const row = (await engine.row('_User', user.id!))!;
     expect(row.data.password).toBeUndefined();
     expect(row.data._hashed_password).toMatch(/^\$2[ab]\$10\$/);
     expect(JSON.stringify(row.data)).not.toContain('ann-password');
@@ -91,7 +91,7 @@ describe('signup, login, logout through the Parse JS SDK', () => {
     expect(fetched.body._hashed_password).toBeUndefined();
     expect(fetched.body.age).toBe(30);
 
-    const session = engine.storage.find('_Session', { where: { sessionToken: user.getSessionToken() } })[0]!;
+    const session = (await engine.rows('_Session', { where: { sessionToken: user.getSessionToken() } }))[0]!;
     expect(session.data.createdWith).toEqual({ action: 'signup', authProvider: 'password' });
     expect(session.data.user).toEqual({ __type: 'Pointer', className: '_User', objectId: user.id });
     expect(session.acl).toEqual({ [user.id!]: { read: true, write: true } });
@@ -158,10 +158,10 @@ describe('signup, login, logout through the Parse JS SDK', () => {
     const name = fresh('erin');
     const erin = await Parse.User.signUp(name, 'old-password', {});
     const oldToken = erin.getSessionToken()!;
-    const before = engine.storage.get('_User', erin.id!)!.data._hashed_password;
+    const before = (await engine.row('_User', erin.id!))!.data._hashed_password;
     erin.setPassword('new-password');
     await erin.save();
-    expect(engine.storage.get('_User', erin.id!)!.data._hashed_password).not.toBe(before);
+    expect((await engine.row('_User', erin.id!))!.data._hashed_password).not.toBe(before);
     expect(erin.getSessionToken()).toMatch(TOKEN);
     expect(erin.getSessionToken()).not.toBe(oldToken);
     expectError(await call('GET', '/users/me', { session: oldToken }), 400, 209, 'Invalid session token');
@@ -175,9 +175,9 @@ describe('signup, login, logout through the Parse JS SDK', () => {
   it('logs in users whose bcrypt hash was imported from Parse Server ($2a$)', async () => {
     const name = fresh('imported');
     const { objectId } = await signUpRaw(name);
-    const row = engine.storage.get('_User', objectId)!;
+    const row = (await engine.row('_User', objectId))!;
     row.data._hashed_password = bcrypt.hashSync('from-parse', 10).replace(/^\$2b\$/, '$2a$');
-    engine.storage.replace('_User', row);
+    await engine.replaceRow('_User', row);
     const user = await Parse.User.logIn(name, 'from-parse');
     expect(user.id).toBe(objectId);
     await Parse.User.logOut();
@@ -261,7 +261,7 @@ describe('users over raw HTTP: Parse error codes and statuses', () => {
     expect(own.body.sessionToken).toBe(res.body.sessionToken);
 
     const private_ = await signUpRaw(fresh('priv'), 'pw', { ACL: {} });
-    expect(engine.storage.get('_User', private_.objectId)!.acl).toEqual({ [private_.objectId]: { read: true, write: true } });
+    expect((await engine.row('_User', private_.objectId))!.acl).toEqual({ [private_.objectId]: { read: true, write: true } });
   });
 
   it('signup errors: 200, 201, 202, 203, 125, 119, 252', async () => {
@@ -349,7 +349,7 @@ describe('users over raw HTTP: Parse error codes and statuses', () => {
     const ok = await call('PUT', `/users/${a.objectId}`, { session: a.sessionToken, body: { username: fresh('renamed'), ACL: { '*': { read: true } } } });
     expect(Object.keys(ok.body)).toEqual(['updatedAt']);
     // A user cannot lock itself out of its own record.
-    expect(engine.storage.get('_User', a.objectId)!.acl).toEqual({ '*': { read: true }, [a.objectId]: { read: true, write: true } });
+    expect((await engine.row('_User', a.objectId))!.acl).toEqual({ '*': { read: true }, [a.objectId]: { read: true, write: true } });
     // Emails are hidden from other users, not from the user or the master key (b makes its record public
     // first: a new user's ACL is private under Parse Server 9's enforcePrivateUsers).
     expect((await call('PUT', `/users/${b.objectId}`, { session: b.sessionToken, body: { ACL: { '*': { read: true }, [b.objectId]: { read: true, write: true } } } })).status).toBe(200);
@@ -367,7 +367,7 @@ describe('users over raw HTTP: Parse error codes and statuses', () => {
     expectError(await call('DELETE', `/classes/_User/${a.objectId}`, { session: b.sessionToken }), 400, 206, 'Insufficient auth to delete user');
     expect((await call('DELETE', `/users/${a.objectId}`, { session: a.sessionToken })).body).toEqual({});
     expectError(await call('GET', `/users/${a.objectId}`, { master: true }), 404, 101);
-    expect(engine.storage.find('_Session', { where: { user: { __type: 'Pointer', className: '_User', objectId: a.objectId } } })).toEqual([]);
+    expect((await engine.rows('_Session', { where: { user: { __type: 'Pointer', className: '_User', objectId: a.objectId } } }))).toEqual([]);
   });
 
   it('a signup inside a transactional batch answers 108; outside a transaction it works', async () => {
@@ -376,7 +376,7 @@ describe('users over raw HTTP: Parse error codes and statuses', () => {
     expectError(tx, 400, 108);
     // Nothing is written later either (the route refuses before it hashes anything).
     await new Promise((r) => setTimeout(r, 400));
-    expect(engine.storage.find('_User', { where: { username: txName }, limit: 1 })).toEqual([]);
+    expect((await engine.rows('_User', { where: { username: txName }, limit: 1 }))).toEqual([]);
     const plain = await call('POST', '/batch', { body: { requests: [{ method: 'POST', path: '/data/users', body: { username: fresh('bt'), password: 'pw' } }] } });
     expect(plain.body[0].success.sessionToken).toMatch(TOKEN);
   });
@@ -400,8 +400,8 @@ describe('sessions over raw HTTP', () => {
     expect((await call('PUT', `/sessions/${me.body.objectId}`, { session: a.sessionToken, body: { device: 'phone' } })).status).toBe(200);
     expect((await call('GET', '/sessions', { master: true })).body.results.length).toBeGreaterThanOrEqual(2);
     // Sessions imported from Parse Server have no ACL: still only their user's.
-    const bRow = engine.storage.get('_Session', bSession)!;
-    engine.storage.replace('_Session', { ...bRow, acl: null });
+    const bRow = (await engine.row('_Session', bSession))!;
+    await engine.replaceRow('_Session', { ...bRow, acl: null });
     const where = encodeURIComponent(JSON.stringify({ objectId: bSession }));
     expect((await call('GET', `/sessions?where=${where}`, { session: a.sessionToken })).body.results).toEqual([]);
     expectError(await call('GET', `/classes/_Session/${bSession}`, { session: a.sessionToken }), 404, 101);
@@ -483,6 +483,6 @@ describe('roles over raw HTTP', () => {
       },
     });
     expectError(res, 400, 137);
-    expect(engine.storage.find('_Role', { where: { name } })).toEqual([]);
+    expect((await engine.rows('_Role', { where: { name } }))).toEqual([]);
   });
 });

@@ -142,7 +142,7 @@ describe('anonymous users (item 3)', () => {
     const id = (user.get('authData') as { anonymous: { id: string } }).anonymous.id;
     const me = await app.call('GET', '/users/me', { sessionToken: user.getSessionToken()! });
     expect(me.body).toMatchObject({ objectId: user.id, username: user.getUsername(), authData: { anonymous: { id } } });
-    const session = engine.storage.find('_Session', { where: { sessionToken: user.getSessionToken() } })[0]!;
+    const session = (await engine.rows('_Session', { where: { sessionToken: user.getSessionToken() } }))[0]!;
     expect(session.data.createdWith).toEqual({ action: 'signup', authProvider: 'anonymous' });
   });
 
@@ -157,7 +157,7 @@ describe('anonymous users (item 3)', () => {
     const raw = await app.call('POST', '/users', { body: { authData: { anonymous: { id } }, ignored: 1 } });
     expect(raw).toMatchObject({ status: 200, body: { objectId: first.id, authData: { anonymous: { id } }, authDataResponse: {}, sessionToken: expect.stringMatching(/^r:/) } });
     expect(raw.body).not.toHaveProperty('ignored');
-    const session = engine.storage.find('_Session', { where: { sessionToken: second.getSessionToken() } })[0]!;
+    const session = (await engine.rows('_Session', { where: { sessionToken: second.getSessionToken() } }))[0]!;
     expect(session.data.createdWith).toEqual({ action: 'login', authProvider: 'anonymous' });
   });
 
@@ -233,7 +233,7 @@ describe('anonymous users (item 3)', () => {
       const id = crypto.randomUUID();
       const { user } = await signUp(local, { authData: { anonymous: { id } } }, PUBLIC);
       expect((await logInWithAuthData(local, { authData: { anonymous: { id } } }, PUBLIC))?.objectId).toBe(user.objectId);
-      storage.close();
+      await storage.close();
       const { sql, params } = compileWhere('_User', 't', { 'authData.anonymous.id': id }, { schema: { fields: () => ({ authData: { type: 'Object' } }) } });
       const db = new Database(file, { readonly: true });
       try {

@@ -99,14 +99,14 @@ export class DataApps {
 
   /** Closes one app's database and forgets its keys (an app being deleted); a later call finds it unknown. */
   close(applicationId: string): void {
-    this.engines.get(applicationId)?.storage.close();
+    void this.engines.get(applicationId)?.close();
     this.engines.delete(applicationId);
     this.keyCache.delete(applicationId);
     this.settingsCache.delete(applicationId);
   }
 
   closeAll(): void {
-    for (const engine of this.engines.values()) engine.storage.close();
+    for (const engine of this.engines.values()) void engine.close();
     this.engines.clear();
   }
 }

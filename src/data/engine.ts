@@ -11,7 +11,7 @@ import { checkProhibitedKeywords } from './objects/keywords.js';
 import { objectJson, selectKeys, type FileUrl } from './objects/output.js';
 import { checkQueryable, hiddenFields, withoutHidden } from './objects/protectedFields.js';
 import { checkClassName, checkWriteKey, MASTER_ONLY_CLASSES, Schema } from './schema.js';
-import type { StorageAdapter, StoredRow } from './storage/adapter.js';
+import type { ConfigEntry, FindOptions, StorageAdapter, StoredClass, StoredRow } from './storage/adapter.js';
 import { checkAcl, isPlainObject } from './values.js';
 import { DEFAULT_SETTINGS, protectedFieldsFor, type ServerSettings } from './settings.js';
 import { SYSTEM_CLASSES } from './types.js';
@@ -43,7 +43,7 @@ export class DataEngine {
 
   constructor(
     readonly appId: string,
-    readonly storage: StorageAdapter,
+    private readonly storage: StorageAdapter,
     readonly fileUrl: FileUrl,
     /** The app's server options in force (settings.ts), kept fresh by the caller (apps.ts). */
     readonly settings: () => ServerSettings = () => DEFAULT_SETTINGS,
@@ -130,22 +130,22 @@ export class DataEngine {
    * `extra` data is stored as is (internal fields such as a user's password hash).
    * @throws ParseError 103, 105 (also for a prohibited keyword: objects/keywords.ts), 111, 119, 107.
    */
-  create(className: string, body: unknown, auth: Auth, extra: Record<string, unknown> = {}): WriteResult {
+  create(className: string, body: unknown, auth: Auth, extra: Record<string, unknown> = {}): Promise<WriteResult> {
     this.enforceRoleSecurity('create', className, auth);
     const { acl, fields } = this.splitBody(className, body, true);
-    return this.storage.transaction(() => {
+    return this.storage.transaction(async (tx) => {
       this.checkClassCreation(className, auth);
       const exists = this.schema.has(className);
       if (exists) this.checkClp(className, 'create', auth);
       const applied = applyChanges({}, fields);
-      this.schema.learn(className, applied.types, !exists || auth.master || clpAllows(this.schema.get(className)?.classLevelPermissions.addField, auth));
+      await this.schema.learn(tx, className, applied.types, !exists || auth.master || clpAllows(this.schema.get(className)?.classLevelPermissions.addField, auth));
       applyFieldOptions(this.schema.fields(className), fields, applied, true);
       const now = new Date().toISOString();
       // The class's default ACL is answered like a value the server filled in (Parse Server's RestWrite).
       const defaulted = acl === undefined ? defaultAclFor(this.schema.get(className)?.classLevelPermissions, auth.user?.objectId) : undefined;
       const row: StoredRow = { objectId: newObjectId(), createdAt: now, updatedAt: now, data: { ...applied.data, ...extra }, acl: acl ?? defaulted ?? null };
-      this.storage.insert(className, row);
-      for (const change of applied.relations) this.storage.addRelations(className, change.field, row.objectId, change.add);
+      await tx.insert(className, row);
+      for (const change of applied.relations) await tx.addRelations(className, change.field, row.objectId, change.add);
       return { row, computed: defaulted ? { ...applied.computed, ACL: defaulted } : applied.computed };
     });
   }
@@ -154,17 +154,17 @@ export class DataEngine {
    * Updates an object the caller may write (Parse REST guide, "Updating Objects").
    * @throws ParseError 101 when there is no such object or the caller may not write it.
    */
-  update(className: string, objectId: string, body: unknown, auth: Auth, extra: Record<string, unknown> = {}): WriteResult {
+  update(className: string, objectId: string, body: unknown, auth: Auth, extra: Record<string, unknown> = {}): Promise<WriteResult> {
     this.enforceRoleSecurity('update', className, auth);
     const { acl, fields } = this.splitBody(className, body, false);
-    return this.storage.transaction(() => {
+    return this.storage.transaction(async (tx) => {
       this.checkClassCreation(className, auth);
       if (!this.schema.has(className)) throw notFound();
       this.checkClp(className, 'update', auth);
-      const current = this.storage.get(className, objectId);
+      const current = await tx.get(className, objectId);
       if (!current || !aclAllows(current.acl, auth, 'write')) throw notFound();
       const applied = applyChanges(current.data, fields);
-      this.schema.learn(className, applied.types, auth.master || clpAllows(this.schema.get(className)?.classLevelPermissions.addField, auth));
+      await this.schema.learn(tx, className, applied.types, auth.master || clpAllows(this.schema.get(className)?.classLevelPermissions.addField, auth));
       applyFieldOptions(this.schema.fields(className), fields, applied, false);
       const row: StoredRow = {
         ...current,
@@ -172,31 +172,31 @@ export class DataEngine {
         data: { ...applied.data, ...extra },
         acl: acl === undefined ? current.acl : acl,
       };
-      this.storage.replace(className, row);
+      await tx.replace(className, row);
       for (const change of applied.relations) {
-        if (change.add.length) this.storage.addRelations(className, change.field, objectId, change.add);
-        if (change.remove.length) this.storage.removeRelations(className, change.field, objectId, change.remove);
+        if (change.add.length) await tx.addRelations(className, change.field, objectId, change.add);
+        if (change.remove.length) await tx.removeRelations(className, change.field, objectId, change.remove);
       }
       return { row, computed: applied.computed };
     });
   }
 
   /** Deletes an object the caller may write. @throws ParseError 101 otherwise. */
-  delete(className: string, objectId: string, auth: Auth): StoredRow {
+  delete(className: string, objectId: string, auth: Auth): Promise<StoredRow> {
     this.enforceRoleSecurity('delete', className, auth);
-    return this.storage.transaction(() => {
+    return this.storage.transaction(async (tx) => {
       if (!this.schema.has(className)) throw notFound();
       this.checkClp(className, 'delete', auth);
-      const current = this.storage.get(className, objectId);
+      const current = await tx.get(className, objectId);
       if (!current || !aclAllows(current.acl, auth, 'write')) throw notFound();
-      this.storage.delete(className, objectId);
+      await tx.delete(className, objectId);
       return current;
     });
   }
 
   /** A stored row the caller may read, or undefined. */
-  getRow(className: string, objectId: string, auth: Auth): StoredRow | undefined {
-    const row = this.storage.get(className, objectId);
+  async getRow(className: string, objectId: string, auth: Auth): Promise<StoredRow | undefined> {
+    const row = await this.storage.get(className, objectId);
     return row && aclAllows(row.acl, auth, 'read') ? row : undefined;
   }
 
@@ -246,15 +246,15 @@ export class DataEngine {
    * Fetches one object (Parse REST guide, "Retrieving Objects") with `keys`, `excludeKeys` and `include`.
    * @throws ParseError 101 when it does not exist or the caller may not read it.
    */
-  get(className: string, objectId: string, auth: Auth, rawParams: Record<string, unknown> = {}): Record<string, unknown> {
+  async get(className: string, objectId: string, auth: Auth, rawParams: Record<string, unknown> = {}): Promise<Record<string, unknown>> {
     this.enforceRoleSecurity('get', className, auth);
     const params = parseFindParams(rawParams);
     this.checkClassCreation(className, auth);
     if (!this.schema.has(className)) throw notFound();
     this.checkClp(className, 'get', auth);
-    const row = this.getRow(className, objectId, auth);
+    const row = await this.getRow(className, objectId, auth);
     if (!row) throw notFound();
-    const [object] = this.present(className, [row], params, auth);
+    const [object] = await this.present(className, [row], params, auth);
     return object!;
   }
 
@@ -265,7 +265,7 @@ export class DataEngine {
    *   and of every class a sub-query reads), for a protected field in `where` or `order` (QueryAccess)
    *   and for a master-only class (enforceRoleSecurity); 209 for a `_Session` query without a user.
    */
-  find(className: string, rawParams: Record<string, unknown>, auth: Auth): { results: Record<string, unknown>[]; count?: number } {
+  async find(className: string, rawParams: Record<string, unknown>, auth: Auth): Promise<{ results: Record<string, unknown>[]; count?: number }> {
     this.enforceRoleSecurity('find', className, auth);
     const params = parseFindParams(rawParams, this.settings());
     if (params.redirectClassNameForKey) {
@@ -288,19 +288,122 @@ export class DataEngine {
     const rows =
       params.limit === 0
         ? []
-        : this.storage.find(className, { where: params.where, order: params.order, limit: params.limit, skip: params.skip, principals, access });
-    const results = this.present(className, rows, params, auth);
+        : await this.storage.find(className, { where: params.where, order: params.order, limit: params.limit, skip: params.skip, principals, access });
+    const results = await this.present(className, rows, params, auth);
     // The JS SDK reads the class of a relation's objects from each result (Parse Server's runFind).
     const answer: { results: Record<string, unknown>[]; count?: number } = { results: params.redirectClassNameForKey ? results.map((o) => ({ ...o, className })) : results };
-    if (params.count) answer.count = this.storage.count(className, { where: params.where, principals, access });
-    else if (params.limit === 0) this.storage.count(className, { where: params.where, principals, access }); // still validates where
+    if (params.count) answer.count = await this.storage.count(className, { where: params.where, principals, access });
+    else if (params.limit === 0) await this.storage.count(className, { where: params.where, principals, access }); // still validates where
     return answer;
   }
 
-  private present(className: string, rows: StoredRow[], params: FindParams, auth: Auth): Record<string, unknown>[] {
+  private async present(className: string, rows: StoredRow[], params: FindParams, auth: Auth): Promise<Record<string, unknown>[]> {
     const objects = rows.map((r) => this.protect(className, this.toJson(className, r), auth));
     const selection = planSelection(params, this.schema.fields(className));
-    if (selection.paths.length) includePointers(this, objects, selection, auth);
+    if (selection.paths.length) await includePointers(this, objects, selection, auth);
     return objects.map((o) => selectKeys(o, selection.keys, selection.excludeKeys));
   }
+
+  // ---- Internal access for the data API's own services (users, sessions, roles, auth, aggregate,
+  // cloud triggers): the master's view, no ACL or CLP. The engine alone holds the storage, so that
+  // every transaction is opened here (issue 16).
+
+  /**
+   * Runs `fn` all or nothing: every engine write it makes (create, update, delete and the row
+   * writes below) joins one storage transaction, committed when `fn` resolves and rolled back when
+   * it rejects (a transactional batch, a sign-up with its session).
+   */
+  atomically<T>(fn: () => Promise<T>): Promise<T> {
+    return this.storage.transaction(() => fn());
+  }
+
+  /** Rows of a class by a query, without ACL checks (Parse's master view); none for an unknown class. */
+  rows(className: string, options: FindOptions): Promise<StoredRow[]> {
+    return this.schema.has(className) ? this.storage.find(className, options) : Promise.resolve([]);
+  }
+
+  /** One row by objectId, without ACL checks; undefined for an unknown class or object. */
+  row(className: string, objectId: string): Promise<StoredRow | undefined> {
+    return this.schema.has(className) ? this.storage.get(className, objectId) : Promise.resolve(undefined);
+  }
+
+  /** How many rows of a class match `where`, without ACL checks. */
+  countRows(className: string, where: Record<string, unknown> = {}): Promise<number> {
+    return this.schema.has(className) ? this.storage.count(className, { where }) : Promise.resolve(0);
+  }
+
+  /** owningIds of `ownerClass` whose `field` relation holds one of `relatedIds` (role inheritance). */
+  owningIds(ownerClass: string, field: string, relatedIds: readonly string[]): Promise<string[]> {
+    return this.storage.owningIds(ownerClass, field, relatedIds);
+  }
+
+  /** Replaces a stored row as is (fields the engine computed already: a user's password hash). */
+  replaceRow(className: string, row: StoredRow): Promise<boolean> {
+    return this.storage.transaction((tx) => tx.replace(className, row));
+  }
+
+  /** Deletes rows by objectId, without ACL checks (a user's sessions on logout or password change). */
+  deleteRows(className: string, objectIds: readonly string[]): Promise<void> {
+    return this.storage.transaction(async (tx) => {
+      for (const objectId of objectIds) await tx.delete(className, objectId);
+    });
+  }
+
+  /** Creates an index unless the class has it (authData ids on `_User`); not recorded in the class's `indexes`. */
+  ensureIndex(className: string, name: string, keys: Record<string, 1 | -1>): Promise<void> {
+    return this.storage.transaction((tx) => tx.createIndex(className, name, keys));
+  }
+
+  /** The app's config parameters (Parse's `/config`). */
+  config(): Promise<ConfigEntry[]> {
+    return this.storage.getConfig();
+  }
+
+  /** Sets config parameters (Parse's `PUT /config`). */
+  putConfig(params: Record<string, unknown>, masterKeyOnly: Record<string, boolean>): Promise<void> {
+    return this.storage.transaction((tx) => tx.putConfig(params, masterKeyOnly));
+  }
+
+  /** Deletes every object of a class (Parse's `DELETE /purge/<className>`). */
+  purge(className: string): Promise<void> {
+    return this.storage.transaction(async (tx) => {
+      if (this.schema.has(className)) await tx.deleteAll(className);
+    });
+  }
+
+  /**
+   * Changes the schema in one transaction: `change` edits a copy of the class (`StoredClass`) and
+   * says which storage steps it needs (schemaChanges.ts); the class is saved after them.
+   */
+  changeSchema<T>(change: (tx: SchemaTransaction) => Promise<T>): Promise<T> {
+    return this.storage.transaction((tx) =>
+      change({
+        save: (cls) => tx.saveClass(cls),
+        drop: (className) => tx.dropClass(className),
+        createIndex: (className, name, keys) => tx.createIndex(className, name, keys),
+        dropIndex: (className, name) => tx.dropIndex(className, name),
+        removeField: (className, field, type) => tx.removeField(className, field, type),
+        count: (className) => tx.count(className, {}),
+      }),
+    );
+  }
+
+  /** Resolves once every committed write is on stable storage (StorageAdapter.durable). */
+  durable(alone?: boolean): Promise<void> {
+    return this.storage.durable(alone);
+  }
+
+  close(): Promise<void> {
+    return this.storage.close();
+  }
+}
+
+/** The storage steps a schema change may take (`DataEngine.changeSchema`). */
+export interface SchemaTransaction {
+  save(cls: StoredClass): Promise<void>;
+  drop(className: string): Promise<void>;
+  createIndex(className: string, name: string, keys: Record<string, 1 | -1>): Promise<void>;
+  dropIndex(className: string, name: string): Promise<void>;
+  removeField(className: string, field: string, type: import('./types.js').FieldType): Promise<void>;
+  count(className: string): Promise<number>;
 }

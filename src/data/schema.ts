@@ -1,5 +1,5 @@
 import { ParseCode, ParseError } from './errors.js';
-import type { ClassLevelPermissions, StorageAdapter, StoredClass } from './storage/adapter.js';
+import type { ClassLevelPermissions, StorageAdapter, StorageTransaction, StoredClass } from './storage/adapter.js';
 import { CLASS_NAME, DEFAULT_FIELDS, FIELD_NAME, SYSTEM_CLASSES, type FieldType } from './types.js';
 import { describeType, fitsType } from './values.js';
 
@@ -169,12 +169,12 @@ export class Schema {
 
   /**
    * Makes sure the class exists and knows `types`, adding what is new (issue 3: the first write of a
-   * key teaches the schema). Call inside the write's transaction.
+   * key teaches the schema), in the write's transaction `tx`.
    * @param mayAddField false when CLP forbids adding fields for this caller.
    * @throws ParseError 111 when a field already has another type or would be a second GeoPoint field;
    *   119 when a field may not be added.
    */
-  learn(className: string, types: Record<string, FieldType>, mayAddField: boolean): void {
+  async learn(tx: StorageTransaction, className: string, types: Record<string, FieldType>, mayAddField: boolean): Promise<void> {
     const known = this.fields(className);
     if (known && Object.entries(types).every(([f, t]) => known[f] && fitsType(known[f]!, t))) return;
     const cls = this.editable(className) ?? this.blank(className);
@@ -195,6 +195,6 @@ export class Schema {
       changed = true;
       if (type.type === 'GeoPoint') checkOneGeoPoint(cls.fields);
     }
-    if (changed) this.storage.saveClass(cls);
+    if (changed) await tx.saveClass(cls);
   }
 }

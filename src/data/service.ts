@@ -66,7 +66,7 @@ export class DataApiService {
       });
       responses.push({ code: res.status, body: res.body });
     }
-    if (calls.some((c) => c.method !== 'GET')) await engine.storage.durable();
+    if (calls.some((c) => c.method !== 'GET')) await engine.durable();
     this.log.debug({ app: applicationId, calls: calls.length }, 'callBackendAPI');
     return responses;
   }

@@ -63,11 +63,10 @@ function sqlPart(engine: DataEngine, className: string, stages: Stage[], where: 
 }
 
 /** The objects the SQL part selects, in API form. @throws ParseError 102 past MAX_AGGREGATE_ROWS. */
-function readObjects(engine: DataEngine, className: string, part: SqlPart): Doc[] {
-  const { storage } = engine;
+async function readObjects(engine: DataEngine, className: string, part: SqlPart): Promise<Doc[]> {
   let limit = part.limit;
   if (limit > MAX_AGGREGATE_ROWS) {
-    const available = Math.max(0, storage.count(className, { where: part.filter }) - part.skip);
+    const available = Math.max(0, (await engine.countRows(className, part.filter as Record<string, unknown>)) - part.skip);
     if (available > MAX_AGGREGATE_ROWS) {
       throw invalid(`This aggregation would read ${available} objects; at most ${MAX_AGGREGATE_ROWS}. Narrow it with a leading $match or $limit.`);
     }
@@ -77,7 +76,7 @@ function readObjects(engine: DataEngine, className: string, part: SqlPart): Doc[
   // Without a $sort, objects come in creation order (Mongo's natural order, for $first and $last);
   // after $geoNear, nearest first (the adapter's $nearSphere order applies when no order is given).
   const order = part.order ?? (part.geo ? undefined : 'createdAt');
-  return storage.find(className, { where: part.filter, order, skip: part.skip, limit }).map((r) => engine.toJson(className, r));
+  return (await engine.rows(className, { where: part.filter, order, skip: part.skip, limit })).map((r) => engine.toJson(className, r));
 }
 
 /**
@@ -85,13 +84,13 @@ function readObjects(engine: DataEngine, className: string, part: SqlPart): Doc[
  * leading `$match`. Every stage is checked before anything is read; an unknown class answers [].
  * @throws ParseError 102 for a bad stage, or when more than MAX_AGGREGATE_ROWS objects would be read.
  */
-export function runPipeline(engine: DataEngine, className: string, stages: Stage[], where: unknown): Doc[] {
+export async function runPipeline(engine: DataEngine, className: string, stages: Stage[], where: unknown): Promise<Doc[]> {
   const part = sqlPart(engine, className, stages, where);
   const fields = engine.schema.fields(className);
   const rest = stages.slice(part.rest).map((s) => compileStage(s, fields));
   if (!engine.schema.has(className)) return [];
-  if (part.count !== undefined) return countResult(part.count, engine.storage.count(className, { where: part.filter }));
-  let docs = readObjects(engine, className, part);
+  if (part.count !== undefined) return countResult(part.count, await engine.countRows(className, part.filter as Record<string, unknown>));
+  let docs = await readObjects(engine, className, part);
   if (rest.length === 0 && !part.geo) return docs;
   docs = docs.map(toStageDoc);
   if (part.geo) docs = part.geo.finish(docs);
@@ -104,10 +103,10 @@ export function runPipeline(engine: DataEngine, className: string, stages: Stage
  * values are left out and array elements count one by one (Mongo's `distinct`).
  * @throws ParseError 102 for a bad field name or where.
  */
-export function distinctValues(engine: DataEngine, className: string, field: string, where: unknown): unknown[] {
+export async function distinctValues(engine: DataEngine, className: string, field: string, where: unknown): Promise<unknown[]> {
   if (!PATH.test(field)) throw invalid(`distinct: ${field} is not a field name.`);
   if (!engine.schema.has(className)) return [];
-  const docs = readObjects(engine, className, { filter: where ?? {}, skip: 0, limit: Infinity, rest: 0 });
+  const docs = await readObjects(engine, className, { filter: where ?? {}, skip: 0, limit: Infinity, rest: 0 });
   const seen = new Map<string, unknown>();
   for (const doc of docs) {
     const value = getPath(doc, field);

@@ -1,4 +1,4 @@
-import type { StorageAdapter } from '../storage/adapter.js';
+import type { DataEngine } from '../engine.js';
 
 /** Roles nested deeper than this are ignored (a cycle cannot loop forever). */
 const MAX_DEPTH = 20;
@@ -9,16 +9,16 @@ const MAX_DEPTH = 20;
  * get its parents' permissions).
  * @returns role principals as `role:<name>`.
  */
-export function rolePrincipals(storage: StorageAdapter, userId: string): string[] {
-  if (!storage.fields('_Role')) return [];
-  let frontier = storage.owningIds('_Role', 'users', [userId]);
+export async function rolePrincipals(engine: DataEngine, userId: string): Promise<string[]> {
+  if (!engine.schema.has('_Role')) return [];
+  let frontier = await engine.owningIds('_Role', 'users', [userId]);
   const seen = new Set<string>();
   for (let depth = 0; frontier.length && depth < MAX_DEPTH; depth++) {
     frontier = frontier.filter((id) => !seen.has(id));
     frontier.forEach((id) => seen.add(id));
-    frontier = storage.owningIds('_Role', 'roles', frontier);
+    frontier = await engine.owningIds('_Role', 'roles', frontier);
   }
   if (seen.size === 0) return [];
-  const rows = storage.find('_Role', { where: { objectId: { $in: [...seen] } }, limit: seen.size });
+  const rows = await engine.rows('_Role', { where: { objectId: { $in: [...seen] } }, limit: seen.size });
   return rows.flatMap((r) => (typeof r.data.name === 'string' ? [`role:${r.data.name}`] : []));
 }

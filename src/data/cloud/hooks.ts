@@ -32,7 +32,7 @@ const run = (ctx: TriggerContext, trigger: TriggerName, className: string, reque
  */
 export async function beforeSave(ctx: TriggerContext, className: string, body: unknown, objectId?: string): Promise<unknown> {
   if (!hasTrigger(ctx.registry, className, 'beforeSave') || !isPlainObject(body)) return body;
-  const original = objectId ? ctx.engine.storage.get(className, objectId) : undefined;
+  const original = objectId ? await ctx.engine.row(className, objectId) : undefined;
   const originalJson = original ? ctx.engine.toJson(className, original) : undefined;
   const { ACL, ...fields } = body;
   const merged = applyChanges(original?.data ?? {}, Object.fromEntries(Object.entries(fields).filter(([k]) => !['objectId', 'createdAt', 'updatedAt'].includes(k))));

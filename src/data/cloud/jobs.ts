@@ -10,16 +10,13 @@ import type { CloudRuntime } from './types.js';
  * it as `running`, then `succeeded` or `failed` with the error's message, and `finishedAt`.
  * @returns the `_JobStatus` objectId, which Parse answers in the `X-Parse-Job-Status-Id` header.
  */
-export function startJob(engine: DataEngine, cloud: CloudRuntime, name: string, params: Record<string, unknown>, log: Logger): string {
-  const { row } = engine.create('_JobStatus', { jobName: name, source: 'api', status: 'running', params }, MASTER);
+export async function startJob(engine: DataEngine, cloud: CloudRuntime, name: string, params: Record<string, unknown>, log: Logger): Promise<string> {
+  const { row } = await engine.create('_JobStatus', { jobName: name, source: 'api', status: 'running', params }, MASTER);
   const jobId = row.objectId;
-  const finish = (status: 'succeeded' | 'failed', message: string | undefined) => {
-    try {
-      engine.update('_JobStatus', jobId, { status, finishedAt: { __type: 'Date', iso: new Date().toISOString() }, ...(message === undefined ? {} : { message }) }, MASTER);
-    } catch (error) {
-      log.error({ err: error, app: engine.appId, job: name }, 'could not record the end of a job');
-    }
-  };
+  const finish = (status: 'succeeded' | 'failed', message: string | undefined) =>
+    engine
+      .update('_JobStatus', jobId, { status, finishedAt: { __type: 'Date', iso: new Date().toISOString() }, ...(message === undefined ? {} : { message }) }, MASTER)
+      .catch((error: unknown) => log.error({ err: error, app: engine.appId, job: name }, 'could not record the end of a job'));
   cloud.run(engine.appId, 'job', name, { params, jobId }).then(
     (result) => finish('succeeded', result === null || result === undefined ? undefined : typeof result === 'string' ? result : JSON.stringify(result)),
     (error: unknown) => finish('failed', error instanceof ParseError || error instanceof Error ? error.message : String(error)),
@@ -29,9 +26,8 @@ export function startJob(engine: DataEngine, cloud: CloudRuntime, name: string, 
 
 /** Records a running job's `request.message(...)` in its `_JobStatus`. */
 export function jobMessage(apps: DataApps, appId: string, jobId: string, message: string, log: Logger): void {
-  try {
-    apps.engine(appId)?.update('_JobStatus', jobId, { message }, MASTER);
-  } catch (error) {
-    log.warn({ err: error, app: appId, jobId }, 'could not record a job message');
-  }
+  apps
+    .engine(appId)
+    ?.update('_JobStatus', jobId, { message }, MASTER)
+    .catch((error: unknown) => log.warn({ err: error, app: appId, jobId }, 'could not record a job message'));
 }

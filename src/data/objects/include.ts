@@ -82,7 +82,7 @@ function nestedSelection(selection: Selection, path: readonly string[]): { keys?
  * (docs/parse-differences.md). This holds at every depth, since a deeper path only follows objects
  * resolved at the one above. One query per class and path depth.
  */
-export function includePointers(engine: DataEngine, objects: Record<string, unknown>[], selection: Selection, auth: Auth): void {
+export async function includePointers(engine: DataEngine, objects: Record<string, unknown>[], selection: Selection, auth: Auth): Promise<void> {
   for (const path of selection.paths) {
     const holders = collect(objects, path);
     if (holders.length === 0) continue;
@@ -95,7 +95,7 @@ export function includePointers(engine: DataEngine, objects: Record<string, unkn
       if (engine.schema.has(target) && (!engine.mayFind(target, auth) || !engine.allows(target, 'get', auth))) continue;
       readable.add(target);
       if (!engine.schema.has(target)) continue;
-      const rows = engine.storage.find(target, {
+      const rows = await engine.rows(target, {
         where: engine.scopeWhere(target, { objectId: { $in: [...ids] } }, auth),
         limit: ids.size,
         principals: auth.master ? undefined : auth.principals,

@@ -3,7 +3,7 @@ import type { AppKeys } from '../apps.js';
 import { MASTER, type Auth } from '../auth/context.js';
 import { clientAuth } from '../auth/sessions.js';
 import { ParseError } from '../errors.js';
-import type { StorageAdapter } from '../storage/adapter.js';
+import type { DataEngine } from '../engine.js';
 
 /** Credentials of a data API request, from headers or from the JS SDK's JSON body. */
 export interface Credentials {
@@ -100,9 +100,10 @@ export const unauthorized = () => Object.assign(new ParseError(0, 'unauthorized'
 /**
  * The auth a request acts as: master when the master key matches; otherwise one of the app's client
  * keys (REST, JavaScript, client, .NET) must match, and a session token makes it a user's.
- * @throws the 403 unauthorized error when no key matches; ParseError 209 for a bad session token.
+ * Answers at once unless a session token must be looked up (then a promise).
+ * @throws the 403 unauthorized error when no key matches; ParseError 209 (a rejection) for a bad session token.
  */
-export function authenticate(keys: AppKeys, credentials: Credentials, storage: StorageAdapter): Auth {
+export function authenticate(keys: AppKeys, credentials: Credentials, engine: DataEngine): Auth | Promise<Auth> {
   const bytes = bytesOf(keys);
   if (credentials.masterKey !== undefined) {
     if (!same(Buffer.from(credentials.masterKey), bytes.master)) throw unauthorized();
@@ -113,5 +114,5 @@ export function authenticate(keys: AppKeys, credentials: Credentials, storage: S
     return bytes.client.some((key) => same(given, key));
   }))
     throw unauthorized();
-  return clientAuth(storage, credentials.sessionToken, credentials.installationId);
+  return clientAuth(engine, credentials.sessionToken, credentials.installationId);
 }

@@ -5,6 +5,7 @@ import type { Logger } from '../../log.js';
 import type { DataApps } from '../apps.js';
 import { asParseError, ParseCode, ParseError } from '../errors.js';
 import type { CloudRegistry } from '../cloud/types.js';
+import type { Auth } from '../auth/context.js';
 import { isPlainObject } from '../values.js';
 import { authenticate, readCredentials, SDK_BODY_FIELDS, unauthorized } from './credentials.js';
 import { errorResponse, type DataRouter } from './router.js';
@@ -208,8 +209,10 @@ export function createDataHandler(options: DataHandlerOptions): DataHandler {
       for (const field of SDK_BODY_FIELDS) if (!(isFilePost && field === '_ContentType')) delete (body as Record<string, unknown>)[field];
     }
     const isRead = method === 'GET';
-    const auth = authenticate(keys, credentials, engine.storage);
-    const route = (registry: CloudRegistry): Answer => {
+    const authenticated = authenticate(keys, credentials, engine);
+    // Read later, maybe after the cloud code loads: a refused session must not count as unhandled meanwhile.
+    if (authenticated instanceof Promise) authenticated.catch(() => undefined);
+    const route = (registry: CloudRegistry, auth: Auth): Answer => {
       const result = router.dispatch({
         registry,
         method,
@@ -225,10 +228,12 @@ export function createDataHandler(options: DataHandlerOptions): DataHandler {
       });
       if (isRead) return result;
       // A write is answered once it is on disk (durability.ts).
-      return Promise.resolve(result).then((written) => engine.storage.durable(traffic.alone()).then(() => written));
+      return Promise.resolve(result).then((written) => engine.durable(traffic.alone()).then(() => written));
     };
+    const withAuth = (registry: CloudRegistry): Answer =>
+      authenticated instanceof Promise ? authenticated.then((auth) => route(registry, auth)) : route(registry, authenticated);
     const registry = apps.cloud.registryNow(keys.applicationId);
-    return registry ? route(registry) : apps.cloud.registry(keys.applicationId).then(route);
+    return registry ? withAuth(registry) : apps.cloud.registry(keys.applicationId).then(withAuth);
   };
 
   const fail = (req: IncomingMessage, res: ServerResponse, error: unknown): void => {

@@ -6,7 +6,9 @@ import type { DataRequest, DataResponse, RouteHandler } from './types.js';
 type Method = DataRequest['method'];
 
 /**
- * Refuses a route that must wait (and so cannot run inside a transaction) before it changes anything.
+ * Refuses, inside a transactional batch, a route that waits on something outside the data API's
+ * storage (cloud code triggers, password hashing) before it changes anything: a trigger calling the
+ * data API back would wait for the batch's own transaction.
  * @throws ParseError 108 inside a transactional batch.
  */
 export function refuseInTransaction(req: Pick<DataRequest, 'inTransaction' | 'method' | 'path'>): void {
@@ -56,19 +58,6 @@ export class DataRouter {
     } catch (error) {
       return this.failure(error, req);
     }
-  }
-
-  /** Runs a route that must answer synchronously (inside a transaction). */
-  dispatchSync(req: DataRequest): DataResponse {
-    const found = this.router.find(req.method, req.path);
-    if (!found) throw new ParseError(ParseCode.INVALID_QUERY, `No data API endpoint answers ${req.method} ${req.path}.`);
-    const result = (found.handler as unknown as RouteHandler)({ ...req, inTransaction: true }, found.params as Record<string, string>);
-    if (result instanceof Promise) {
-      // Routes that wait refuse up front (refuseInTransaction); this guards a route that forgot.
-      result.catch(() => undefined);
-      throw new ParseError(ParseCode.COMMAND_UNAVAILABLE, `${req.method} ${req.path} cannot run inside a transaction.`);
-    }
-    return result;
   }
 
   failure(error: unknown, req: Pick<DataRequest, 'method' | 'path'>): DataResponse {

@@ -45,16 +45,71 @@ export interface FindOptions {
   access?: QueryAccess;
 }
 
+/** The app's config parameters (Parse's `/config`), each with whether only the master key sees it. */
+export interface ConfigEntry {
+  key: string;
+  value: unknown;
+  masterKeyOnly: boolean;
+}
+
 /**
- * The storage a Backend App's data API runs on (issue 3: behind an interface that a PostgreSQL
- * adapter could later implement). All methods are synchronous so that `transaction` can make a
- * read-modify-write atomic; the SQLite adapter implements them over better-sqlite3.
- * Methods throw ParseError for the caller's mistakes in queries (102, 105) and plain Errors for
- * storage failures.
+ * Reads of a Backend App's objects, relations and config. Asynchronous, so that a network database
+ * can answer them (issue 16). Throws ParseError for the caller's mistakes in queries (102, 105) and
+ * plain Errors for storage failures.
  */
-export interface StorageAdapter {
-  /** Runs `fn` atomically: everything it writes is committed when it returns, or nothing is. */
-  transaction<T>(fn: () => T): T;
+export interface StorageReads {
+  get(className: string, objectId: string): Promise<StoredRow | undefined>;
+  find(className: string, options: FindOptions): Promise<StoredRow[]>;
+  count(className: string, options: Pick<FindOptions, 'where' | 'principals' | 'access'>): Promise<number>;
+  /** objectIds related to `owningId` through `ownerClass.field`. */
+  relatedIds(ownerClass: string, field: string, owningId: string): Promise<string[]>;
+  /** owningIds of `ownerClass` whose `field` relation holds one of `relatedIds`. */
+  owningIds(ownerClass: string, field: string, relatedIds: readonly string[]): Promise<string[]>;
+  getConfig(): Promise<ConfigEntry[]>;
+}
+
+/**
+ * A transaction of the storage: its reads see its own writes, and its writes are committed together
+ * when the function given to `StorageAdapter.transaction` resolves, or not at all. Writes exist only
+ * here: every change to an app's data is made in a transaction, which the engine opens.
+ */
+export interface StorageTransaction extends StorageReads {
+  /** Creates or replaces a class's schema entry, creating its table when it has none. */
+  saveClass(cls: StoredClass): Promise<void>;
+  /** Drops the class, its rows, its relation tables and its indexes. */
+  dropClass(className: string): Promise<void>;
+  /** Creates a real index over the fields of `keys`; a relation or unknown field is the caller's to refuse. */
+  createIndex(className: string, name: string, keys: Record<string, 1 | -1>): Promise<void>;
+  dropIndex(className: string, name: string): Promise<void>;
+  /** Removes a field from every object of the class (and drops a relation's table). */
+  removeField(className: string, field: string, type: FieldType): Promise<void>;
+
+  insert(className: string, row: StoredRow): Promise<void>;
+  /** Replaces the row's data, acl and updatedAt. Resolves false when there is no such row. */
+  replace(className: string, row: StoredRow): Promise<boolean>;
+  delete(className: string, objectId: string): Promise<boolean>;
+  /** Deletes every row of the class (Parse's purge). */
+  deleteAll(className: string): Promise<void>;
+  addRelations(ownerClass: string, field: string, owningId: string, relatedIds: readonly string[]): Promise<void>;
+  removeRelations(ownerClass: string, field: string, owningId: string, relatedIds: readonly string[]): Promise<void>;
+  /** Sets config parameters; `masterKeyOnly` marks those hidden from client keys. */
+  putConfig(params: Record<string, unknown>, masterKeyOnly: Record<string, boolean>): Promise<void>;
+}
+
+/**
+ * The storage a Backend App's data API runs on (issue 3; made asynchronous with an explicit
+ * transaction handle in issue 16, so that a network database such as PostgreSQL can implement it).
+ * The schema is read from the adapter's cache, synchronously: it changes only through
+ * `saveClass`/`dropClass` in a transaction, and a rolled-back transaction leaves it as it was.
+ */
+export interface StorageAdapter extends StorageReads {
+  /**
+   * Runs `fn` with a transaction: everything it writes is committed when its promise resolves, or
+   * nothing is when it rejects. A call made while one is open in the same asynchronous context
+   * (an engine write inside a transactional batch) joins it rather than nesting.
+   * @throws what `fn` throws, after rolling back.
+   */
+  transaction<T>(fn: (tx: StorageTransaction) => Promise<T>): Promise<T>;
   /**
    * Resolves once every change committed before the call is on stable storage. Front ends await it
    * before answering a write, so a success answer means the change is on disk.
@@ -63,42 +118,12 @@ export interface StorageAdapter {
    */
   durable(alone?: boolean): Promise<void>;
 
+  /** Every class's schema entry (copies). */
   loadSchema(): StoredClass[];
   /** One class's schema entry, shared and read-only (copy it to change it), or undefined. */
   getClass(className: string): Readonly<StoredClass> | undefined;
   /** Every field of a class with its type, the default fields included; undefined for an unknown class. */
   fields(className: string): Readonly<Record<string, FieldType>> | undefined;
-  /** Creates or replaces a class's schema entry, creating its table when it has none. */
-  saveClass(cls: StoredClass): void;
-  /** Drops the class, its rows, its relation tables and its indexes. */
-  dropClass(className: string): void;
-  /** Creates a real index over the fields of `keys`; a relation or unknown field is the caller's to refuse. */
-  createIndex(className: string, name: string, keys: Record<string, 1 | -1>): void;
-  dropIndex(className: string, name: string): void;
-  /** Removes a field from every object of the class (and drops a relation's table). */
-  removeField(className: string, field: string, type: FieldType): void;
 
-  insert(className: string, row: StoredRow): void;
-  /** Replaces the row's data, acl and updatedAt. Returns false when there is no such row. */
-  replace(className: string, row: StoredRow): boolean;
-  delete(className: string, objectId: string): boolean;
-  /** Deletes every row of the class (Parse's purge). */
-  deleteAll(className: string): void;
-  get(className: string, objectId: string): StoredRow | undefined;
-  find(className: string, options: FindOptions): StoredRow[];
-  count(className: string, options: Pick<FindOptions, 'where' | 'principals' | 'access'>): number;
-
-  addRelations(ownerClass: string, field: string, owningId: string, relatedIds: readonly string[]): void;
-  removeRelations(ownerClass: string, field: string, owningId: string, relatedIds: readonly string[]): void;
-  /** objectIds related to `owningId` through `ownerClass.field`. */
-  relatedIds(ownerClass: string, field: string, owningId: string): string[];
-  /** owningIds of `ownerClass` whose `field` relation holds one of `relatedIds`. */
-  owningIds(ownerClass: string, field: string, relatedIds: readonly string[]): string[];
-
-  /** The app's config parameters (Parse's `/config`), each with whether only the master key sees it. */
-  getConfig(): Array<{ key: string; value: unknown; masterKeyOnly: boolean }>;
-  /** Sets config parameters; `masterKeyOnly` marks those hidden from client keys. */
-  putConfig(params: Record<string, unknown>, masterKeyOnly: Record<string, boolean>): void;
-
-  close(): void;
+  close(): Promise<void>;
 }

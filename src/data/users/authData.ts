@@ -1,6 +1,6 @@
 import type { DataEngine } from '../engine.js';
 import { ParseCode, ParseError } from '../errors.js';
-import type { StorageAdapter, StoredRow } from '../storage/adapter.js';
+import type { StoredRow } from '../storage/adapter.js';
 import { isPlainObject } from '../values.js';
 
 /**
@@ -71,14 +71,14 @@ export function mergeAuthData(current: unknown, changes: AuthDataChanges): Recor
   return Object.keys(merged).length > 0 ? merged : undefined;
 }
 
-/** Per storage, the providers whose id has its index on `_User`. */
-const indexed = new WeakMap<StorageAdapter, Set<string>>();
+/** Per engine, the providers whose id has its index on `_User`. */
+const indexed = new WeakMap<DataEngine, Set<string>>();
 
-function ensureIndex(storage: StorageAdapter, provider: string): void {
-  let providers = indexed.get(storage);
-  if (!providers) indexed.set(storage, (providers = new Set()));
+async function ensureIndex(engine: DataEngine, provider: string): Promise<void> {
+  let providers = indexed.get(engine);
+  if (!providers) indexed.set(engine, (providers = new Set()));
   if (providers.has(provider)) return;
-  storage.createIndex('_User', `authData_${provider}_id`, { [`authData.${provider}.id`]: 1 });
+  await engine.ensureIndex('_User', `authData_${provider}_id`, { [`authData.${provider}.id`]: 1 });
   providers.add(provider);
 }
 
@@ -88,12 +88,12 @@ function ensureIndex(storage: StorageAdapter, provider: string): void {
  * exists), so that an anonymous login reads one entry whatever the number of users.
  * @throws ParseError 208 when the providers point at two different users.
  */
-export function findLinkedUser(engine: DataEngine, changes: AuthDataChanges): StoredRow | undefined {
+export async function findLinkedUser(engine: DataEngine, changes: AuthDataChanges): Promise<StoredRow | undefined> {
   if (!engine.schema.has('_User')) return undefined;
   let found: StoredRow | undefined;
   for (const provider of linkedProviders(changes)) {
-    ensureIndex(engine.storage, provider);
-    const [user] = engine.storage.find('_User', { where: { [`authData.${provider}.id`]: changes[provider]!.id }, limit: 1 });
+    await ensureIndex(engine, provider);
+    const [user] = await engine.rows('_User', { where: { [`authData.${provider}.id`]: changes[provider]!.id }, limit: 1 });
     if (user && found && user.objectId !== found.objectId) throw alreadyLinked();
     found ??= user;
   }
@@ -101,7 +101,7 @@ export function findLinkedUser(engine: DataEngine, changes: AuthDataChanges): St
 }
 
 /** @throws ParseError 208 when a provider id of `changes` is linked to a user other than `selfId`. */
-export function checkAuthDataFree(engine: DataEngine, changes: AuthDataChanges, selfId?: string): void {
-  const holder = findLinkedUser(engine, changes);
+export async function checkAuthDataFree(engine: DataEngine, changes: AuthDataChanges, selfId?: string): Promise<void> {
+  const holder = await findLinkedUser(engine, changes);
   if (holder && holder.objectId !== selfId) throw alreadyLinked();
 }

@@ -38,13 +38,13 @@ const selfOnly = (userId: string): Acl => ({ [userId]: { read: true, write: true
 /** A `$regex` that matches `text` exactly, ignoring case (Parse's case-insensitive uniqueness). */
 const sameIgnoringCase = (text: string) => ({ $regex: `^${text.replace(/[\\^$.*+?()[\]{}|/-]/g, '\\$&')}$`, $options: 'i' });
 
-const exists = (engine: DataEngine, className: string, where: Record<string, unknown>): boolean =>
-  engine.schema.has(className) && engine.storage.find(className, { where, limit: 1 }).length > 0;
+const exists = async (engine: DataEngine, className: string, where: Record<string, unknown>): Promise<boolean> =>
+  (await engine.rows(className, { where, limit: 1 })).length > 0;
 
-/** Every session of a user (master view). */
-function sessionsOf(engine: DataEngine, userId: string): StoredRow[] {
-  if (!engine.schema.has('_Session')) return [];
-  return engine.storage.find('_Session', { where: { user: userPointer(userId) } });
+/** Deletes every session of a user (master view). */
+async function deleteSessionsOf(engine: DataEngine, userId: string, where: Record<string, unknown> = {}): Promise<void> {
+  const sessions = await engine.rows('_Session', { where: { user: userPointer(userId), ...where }, limit: Number.MAX_SAFE_INTEGER });
+  await engine.deleteRows('_Session', sessions.map((session) => session.objectId));
 }
 
 /**
@@ -56,7 +56,7 @@ function sessionsOf(engine: DataEngine, userId: string): StoredRow[] {
  * @param extra further session fields (a `POST /sessions` body; the master key's may set `expiresAt`).
  * @throws ParseError 105/111 for bad `extra` fields.
  */
-export function createSession(engine: DataEngine, userId: string, createdWith: CreatedWith, installationId?: string, extra: Record<string, unknown> = {}): StoredRow {
+export function createSession(engine: DataEngine, userId: string, createdWith: CreatedWith, installationId?: string, extra: Record<string, unknown> = {}): Promise<StoredRow> {
   const body: Record<string, unknown> = {
     ...sessionExpiry(engine.settings()),
     ...extra,
@@ -66,13 +66,9 @@ export function createSession(engine: DataEngine, userId: string, createdWith: C
     ACL: selfOnly(userId),
   };
   if (installationId) body.installationId = installationId;
-  return engine.storage.transaction(() => {
-    if (installationId && engine.schema.has('_Session')) {
-      for (const old of engine.storage.find('_Session', { where: { user: userPointer(userId), installationId } })) {
-        engine.storage.delete('_Session', old.objectId);
-      }
-    }
-    return engine.create('_Session', body, MASTER).row;
+  return engine.atomically(async () => {
+    if (installationId) await deleteSessionsOf(engine, userId, { installationId });
+    return (await engine.create('_Session', body, MASTER)).row;
   });
 }
 
@@ -132,12 +128,12 @@ function readUserBody(body: unknown, auth: Auth, creating: boolean): UserInput {
  * `_validateEmail`). Call inside the write's transaction.
  * @throws ParseError 202 "Account already exists for this username.", 203 for the email.
  */
-function checkUnique(engine: DataEngine, fields: Record<string, unknown>, selfId?: string): void {
+async function checkUnique(engine: DataEngine, fields: Record<string, unknown>, selfId?: string): Promise<void> {
   const others = selfId ? { objectId: { $ne: selfId } } : {};
-  if (typeof fields.username === 'string' && exists(engine, '_User', { username: sameIgnoringCase(fields.username), ...others })) {
+  if (typeof fields.username === 'string' && (await exists(engine, '_User', { username: sameIgnoringCase(fields.username), ...others }))) {
     throw new ParseError(ParseCode.USERNAME_TAKEN, 'Account already exists for this username.');
   }
-  if (typeof fields.email === 'string' && exists(engine, '_User', { email: sameIgnoringCase(fields.email), ...others })) {
+  if (typeof fields.email === 'string' && (await exists(engine, '_User', { email: sameIgnoringCase(fields.email), ...others }))) {
     throw new ParseError(ParseCode.EMAIL_TAKEN, 'Account already exists for this email address.');
   }
 }
@@ -159,23 +155,23 @@ export async function signUp(engine: DataEngine, body: unknown, auth: Auth): Pro
   if (engine.schema.has('_User')) engine.checkClp('_User', 'create', auth);
   const generated = input.fields.username === undefined;
   if (generated) input.fields.username = randomAlphanumeric(25);
-  checkUnique(engine, input.fields); // fail before spending a hash; checked again below
+  await checkUnique(engine, input.fields); // fail before spending a hash; checked again below
   const hashed = input.password === undefined ? undefined : await hashPassword(input.password);
   const providers = linkedProviders(input.authData);
-  return engine.storage.transaction(() => {
-    checkUnique(engine, input.fields);
+  return engine.atomically(async () => {
+    await checkUnique(engine, input.fields);
     if (input.authData) {
-      checkAuthDataFree(engine, input.authData);
+      await checkAuthDataFree(engine, input.authData);
       const authData = mergeAuthData(undefined, input.authData);
       if (authData) input.fields.authData = authData;
     }
-    const { row } = engine.create('_User', input.fields, auth, hashed ? { _hashed_password: hashed } : {});
+    const { row } = await engine.create('_User', input.fields, auth, hashed ? { _hashed_password: hashed } : {});
     // Parse Server's `enforcePrivateUsers`: off, a user without an ACL of its own is publicly readable.
     const publicRead: Acl = engine.settings().enforcePrivateUsers ? {} : { '*': { read: true } };
     row.acl = { ...(input.acl ?? publicRead), ...selfOnly(row.objectId) };
-    engine.storage.replace('_User', row);
+    await engine.replaceRow('_User', row);
     const authProvider = providers.length ? providers.join(',') : 'password';
-    const session = createSession(engine, row.objectId, { action: 'signup', authProvider }, auth.installationId);
+    const session = await createSession(engine, row.objectId, { action: 'signup', authProvider }, auth.installationId);
     const result: SignUpResult = { user: row, sessionToken: session.data.sessionToken as string };
     if (generated) result.username = row.data.username as string;
     if (input.authData) result.authDataResponse = {};
@@ -209,12 +205,12 @@ export async function logInWithAuthData(
 ): Promise<Record<string, unknown> | undefined> {
   if (!isPlainObject(body) || !hasProviderData(body.authData)) return undefined;
   const changes = readAuthData(body.authData);
-  const user = findLinkedUser(engine, changes);
+  const user = await findLinkedUser(engine, changes);
   if (!user) return undefined;
   if (auth.user && auth.user.objectId !== user.objectId) throw alreadyLinked();
   if (!auth.master && user.acl && Object.keys(user.acl).length === 0) throw alreadyLinked();
   await beforeSession?.(user);
-  const answer = withSession(engine, user, { action: 'login', authProvider: linkedProviders(changes).join(',') }, auth.installationId);
+  const answer = await withSession(engine, user, { action: 'login', authProvider: linkedProviders(changes).join(',') }, auth.installationId);
   return { ...answer, authDataResponse: {} };
 }
 
@@ -242,7 +238,7 @@ export async function authenticate(engine: DataEngine, payload: Record<string, u
   if (!password) throw new ParseError(ParseCode.PASSWORD_MISSING, 'password is required.');
   if (typeof password !== 'string' || (email && typeof email !== 'string') || (username && typeof username !== 'string')) throw invalidLogin();
   const where = email && username ? { email, username } : email ? { email } : { $or: [{ username }, { email: username }] };
-  const found = engine.schema.has('_User') ? engine.storage.find('_User', { where, limit: 2 }) : [];
+  const found = await engine.rows('_User', { where, limit: 2 });
   const user = found.length > 1 ? found.find((u) => u.data.username === username) : found[0];
   const matches = await verifyPassword(password, user?.data._hashed_password);
   if (!matches || !user) throw invalidLogin();
@@ -255,11 +251,11 @@ export async function authenticate(engine: DataEngine, payload: Record<string, u
 }
 
 /** A user as a login answers it: the object and a `sessionToken`. */
-function withSession(engine: DataEngine, user: StoredRow, createdWith: CreatedWith, installationId: string | undefined): Record<string, unknown> {
-  return engine.storage.transaction(() => {
-    const current = engine.storage.get('_User', user.objectId);
+function withSession(engine: DataEngine, user: StoredRow, createdWith: CreatedWith, installationId: string | undefined): Promise<Record<string, unknown>> {
+  return engine.atomically(async () => {
+    const current = await engine.row('_User', user.objectId);
     if (!current) throw invalidLogin();
-    const session = createSession(engine, current.objectId, createdWith, installationId);
+    const session = await createSession(engine, current.objectId, createdWith, installationId);
     return { ...engine.toJson('_User', current), sessionToken: session.data.sessionToken };
   });
 }
@@ -286,10 +282,10 @@ export async function logIn(
  * Logs in as any user with the master key (Parse Server's `POST /loginAs`, body `userId`).
  * @throws ParseError 119 without the master key, 162 without `userId`, 101 "user not found".
  */
-export function logInAs(engine: DataEngine, userId: unknown, auth: Auth): Record<string, unknown> {
+export async function logInAs(engine: DataEngine, userId: unknown, auth: Auth): Promise<Record<string, unknown>> {
   if (!auth.master) throw new ParseError(ParseCode.OPERATION_FORBIDDEN, 'master key is required');
   if (typeof userId !== 'string' || userId === '') throw new ParseError(ParseCode.INVALID_VALUE, 'userId must not be empty, null, or undefined');
-  const user = engine.schema.has('_User') ? engine.storage.get('_User', userId) : undefined;
+  const user = await engine.row('_User', userId);
   if (!user) throw new ParseError(ParseCode.OBJECT_NOT_FOUND, 'user not found');
   return withSession(engine, user, { action: 'login', authProvider: 'masterkey' }, auth.installationId);
 }
@@ -299,16 +295,15 @@ export function logInAs(engine: DataEngine, userId: unknown, auth: Auth): Record
  * Current User"; `GET /users/me`), with its `sessionToken`.
  * @throws ParseError 209 "Invalid session token" without a valid session token.
  */
-export function me(engine: DataEngine, auth: Auth): Record<string, unknown> {
+export async function me(engine: DataEngine, auth: Auth): Promise<Record<string, unknown>> {
   if (!auth.sessionToken) throw invalidSession();
-  const { user } = sessionUser(engine.storage, auth.sessionToken);
+  const { user } = await sessionUser(engine, auth.sessionToken);
   return { ...engine.toJson('_User', user), sessionToken: auth.sessionToken };
 }
 
 /** The `_Session` of a session token (master view), or undefined. */
-export function sessionByToken(engine: DataEngine, sessionToken: string): StoredRow | undefined {
-  if (!engine.schema.has('_Session')) return undefined;
-  return engine.storage.find('_Session', { where: { sessionToken }, limit: 1 })[0];
+export async function sessionByToken(engine: DataEngine, sessionToken: string): Promise<StoredRow | undefined> {
+  return (await engine.rows('_Session', { where: { sessionToken }, limit: 1 }))[0];
 }
 
 /**
@@ -316,10 +311,10 @@ export function sessionByToken(engine: DataEngine, sessionToken: string): Stored
  * Server, a request without a session token succeeds with nothing to do; an invalid one never gets
  * here (the credentials answer 209).
  */
-export function logOut(engine: DataEngine, auth: Auth): void {
+export async function logOut(engine: DataEngine, auth: Auth): Promise<void> {
   if (!auth.sessionToken) return;
-  const session = sessionByToken(engine, auth.sessionToken);
-  if (session) engine.storage.delete('_Session', session.objectId);
+  const session = await sessionByToken(engine, auth.sessionToken);
+  if (session) await engine.deleteRows('_Session', [session.objectId]);
 }
 
 /**
@@ -331,7 +326,7 @@ export function logOut(engine: DataEngine, auth: Auth): void {
  * @throws ParseError 206 "Cannot modify user <id>." (update) or "Insufficient auth to delete user"
  *   (delete), 119 (class-level permissions), 101 (master key, no such user).
  */
-function checkUserWritable(engine: DataEngine, objectId: string, auth: Auth, action: 'update' | 'delete'): void {
+async function checkUserWritable(engine: DataEngine, objectId: string, auth: Auth, action: 'update' | 'delete'): Promise<void> {
   const refused = () =>
     auth.master
       ? new ParseError(ParseCode.OBJECT_NOT_FOUND, 'Object not found.')
@@ -339,7 +334,7 @@ function checkUserWritable(engine: DataEngine, objectId: string, auth: Auth, act
   if (!auth.master && !auth.user) throw refused();
   if (!engine.schema.has('_User')) throw refused();
   engine.checkClp('_User', action, auth);
-  const row = engine.storage.get('_User', objectId);
+  const row = await engine.row('_User', objectId);
   if (!row || !aclAllows(row.acl, auth, 'write')) throw refused();
 }
 
@@ -355,47 +350,43 @@ export type UserUpdate = WriteResult & { sessionToken?: string; authDataResponse
  * `revokeSessionOnPasswordReset` is on, its default) and a client gets a new session token in the answer. A client's
  * ACL always keeps the user's own read and write. `authData` links providers (`{anonymous: {id}}`)
  * or unlinks them (`{anonymous: null}`, as the JS SDK's `setUsername` on an anonymous user sends).
- * Synchronous unless the password changes (bcrypt).
  * @throws ParseError as `readUserBody` (the body is checked first, as Parse Server does); 206, 101,
  *   119 as `checkUserWritable`; 202/203 (taken); 208 (a provider id another user holds).
  */
-export function updateUser(engine: DataEngine, objectId: string, body: unknown, auth: Auth): UserUpdate | Promise<UserUpdate> {
+export async function updateUser(engine: DataEngine, objectId: string, body: unknown, auth: Auth): Promise<UserUpdate> {
   const input = readUserBody(body, auth, false);
-  checkUserWritable(engine, objectId, auth, 'update');
-  checkUnique(engine, input.fields, objectId);
-  const commit = (hashed: string | undefined): UserUpdate =>
-    engine.storage.transaction(() => {
-      checkUnique(engine, input.fields, objectId);
+  await checkUserWritable(engine, objectId, auth, 'update');
+  await checkUnique(engine, input.fields, objectId);
+  const hashed = input.password === undefined ? undefined : await hashPassword(input.password);
+  return engine.atomically(async () => {
+      await checkUnique(engine, input.fields, objectId);
       const changes: Record<string, unknown> = { ...input.fields };
       if (input.acl !== undefined) changes.ACL = auth.master ? input.acl : { ...(input.acl ?? {}), ...selfOnly(objectId) };
       if (input.authData) {
-        checkAuthDataFree(engine, input.authData, objectId);
-        changes.authData = mergeAuthData(engine.storage.get('_User', objectId)?.data.authData, input.authData) ?? { __op: 'Delete' };
+        await checkAuthDataFree(engine, input.authData, objectId);
+        changes.authData = mergeAuthData((await engine.row('_User', objectId))?.data.authData, input.authData) ?? { __op: 'Delete' };
       }
-      const result: UserUpdate = engine.update('_User', objectId, changes, auth, hashed ? { _hashed_password: hashed } : {});
+      const result: UserUpdate = await engine.update('_User', objectId, changes, auth, hashed ? { _hashed_password: hashed } : {});
       if (input.authData) result.authDataResponse = {};
       if (hashed) {
-        if (engine.settings().revokeSessionOnPasswordReset) {
-          for (const session of sessionsOf(engine, objectId)) engine.storage.delete('_Session', session.objectId);
-        }
+        if (engine.settings().revokeSessionOnPasswordReset) await deleteSessionsOf(engine, objectId);
         if (!auth.master) {
-          const session = createSession(engine, objectId, { action: 'login', authProvider: 'password' }, auth.installationId);
+          const session = await createSession(engine, objectId, { action: 'login', authProvider: 'password' }, auth.installationId);
           result.sessionToken = session.data.sessionToken as string;
         }
       }
       return result;
     });
-  return input.password === undefined ? commit(undefined) : hashPassword(input.password).then(commit);
 }
 
 /**
  * Deletes a user (Parse REST guide, "Deleting Users") and its sessions.
  * @throws ParseError 206 "Insufficient auth to delete user" without a user or the master key; 101.
  */
-export function deleteUser(engine: DataEngine, objectId: string, auth: Auth): void {
-  checkUserWritable(engine, objectId, auth, 'delete');
-  engine.storage.transaction(() => {
-    engine.delete('_User', objectId, auth);
-    for (const session of sessionsOf(engine, objectId)) engine.storage.delete('_Session', session.objectId);
+export async function deleteUser(engine: DataEngine, objectId: string, auth: Auth): Promise<void> {
+  await checkUserWritable(engine, objectId, auth, 'delete');
+  await engine.atomically(async () => {
+    await engine.delete('_User', objectId, auth);
+    await deleteSessionsOf(engine, objectId);
   });
 }

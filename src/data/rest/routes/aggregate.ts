@@ -19,7 +19,7 @@ const IGNORED = new Set(['hint', 'explain', 'readPreference', 'rawValues', 'rawF
  * @throws ParseError 102 for unknown stages, operators and parameters; 103 for a bad class name.
  */
 export function aggregateRoutes(router: DataRouter): void {
-  router.on('GET', '/aggregate/:className', (req, { className }) => {
+  router.on('GET', '/aggregate/:className', async (req, { className }) => {
     requireMaster(req);
     checkClassName(className!);
     const { distinct, where, pipeline, ...rest } = req.query;
@@ -33,9 +33,9 @@ export function aggregateRoutes(router: DataRouter): void {
     if (distinct !== undefined) {
       const field = jsonParam(distinct);
       if (typeof field !== 'string') throw invalid('distinct needs a field name.');
-      return ok({ results: distinctValues(req.engine, className!, field, filter) });
+      return ok({ results: await distinctValues(req.engine, className!, field, filter) });
     }
     if (pipeline === undefined && Object.keys(stageParams).length === 0) throw invalid('aggregate needs distinct=<field> or a pipeline of stages.');
-    return ok({ results: runPipeline(req.engine, className!, readPipeline(pipeline ?? stageParams), filter) });
+    return ok({ results: await runPipeline(req.engine, className!, readPipeline(pipeline ?? stageParams), filter) });
   });
 }

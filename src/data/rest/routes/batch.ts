@@ -60,13 +60,15 @@ export function batchRoutes(router: DataRouter, mountPath: () => string): void {
       return ok(results);
     }
     try {
-      const results = req.engine.storage.transaction(() =>
-        requests.map((r, index) => {
-          const res = router.dispatchSync(sub(r));
-          if (res.status >= 400) throw Object.assign(new Error('rollback'), { res, index });
-          return asResult(res);
-        }),
-      );
+      const results = await req.engine.atomically(async () => {
+        const answered = [];
+        for (const r of requests) {
+          const res = await router.dispatch({ ...sub(r), inTransaction: true });
+          if (res.status >= 400) throw Object.assign(new Error('rollback'), { res });
+          answered.push(asResult(res));
+        }
+        return answered;
+      });
       return ok(results);
     } catch (error) {
       const failed = (error as { res?: DataResponse }).res;

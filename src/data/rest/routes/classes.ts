@@ -25,61 +25,60 @@ export function classRoutes(router: DataRouter): void {
   router.on('POST', '/classes/:className', (req, { className }) => {
     // Parse answers what the server filled in too: operation results and schema default values.
     const answer = ({ row, computed }: WriteResult) => ok({ objectId: row.objectId, createdAt: row.createdAt, ...computed }, 201, { location: location(req, className!, row.objectId) });
-    if (!hasAnyTrigger(req, className!, ['beforeSave', 'afterSave'])) return answer(req.engine.create(className!, req.body, req.auth));
+    if (!hasAnyTrigger(req, className!, ['beforeSave', 'afterSave'])) return req.engine.create(className!, req.body, req.auth).then(answer);
     refuseInTransaction(req);
     return (async () => {
       const ctx = triggerContext(req);
-      const result = req.engine.create(className!, await beforeSave(ctx, className!, req.body), req.auth);
+      const result = await req.engine.create(className!, await beforeSave(ctx, className!, req.body), req.auth);
       await afterTrigger(ctx, 'afterSave', className!, req.engine.toJson(className!, result.row));
       return answer(result);
     })();
   });
   router.on('GET', '/classes/:className', (req, { className }) => {
-    if (!hasAnyTrigger(req, className!, ['beforeFind', 'afterFind'])) return ok(req.engine.find(className!, req.query, req.auth));
+    if (!hasAnyTrigger(req, className!, ['beforeFind', 'afterFind'])) return req.engine.find(className!, req.query, req.auth).then((answer) => ok(answer));
     refuseInTransaction(req);
     return (async () => {
       const ctx = triggerContext(req);
-      const answer = req.engine.find(className!, await beforeFind(ctx, className!, req.query), req.auth);
+      const answer = await req.engine.find(className!, await beforeFind(ctx, className!, req.query), req.auth);
       return ok({ ...answer, results: await afterFind(ctx, className!, answer.results) });
     })();
   });
   router.on('GET', '/classes/:className/:objectId', (req, { className, objectId }) => {
     checkGetParams(req.query);
-    if (!hasAnyTrigger(req, className!, ['beforeFind', 'afterFind'])) return ok(req.engine.get(className!, objectId!, req.auth, req.query));
+    if (!hasAnyTrigger(req, className!, ['beforeFind', 'afterFind'])) return req.engine.get(className!, objectId!, req.auth, req.query).then((object) => ok(object));
     refuseInTransaction(req);
     return (async () => {
       const ctx = triggerContext(req);
       const params = await beforeFind(ctx, className!, { ...req.query, where: { objectId } }, true);
       const { where: _ignored, ...rest } = params;
-      const [object] = await afterFind(ctx, className!, [req.engine.get(className!, objectId!, req.auth, rest)]);
+      const [object] = await afterFind(ctx, className!, [await req.engine.get(className!, objectId!, req.auth, rest)]);
       if (!object) throw new ParseError(ParseCode.OBJECT_NOT_FOUND, 'Object not found.');
       return ok(object);
     })();
   });
   router.on('PUT', '/classes/:className/:objectId', (req, { className, objectId }) => {
     const answer = ({ row, computed }: WriteResult) => ok({ updatedAt: row.updatedAt, ...computed });
-    if (!hasAnyTrigger(req, className!, ['beforeSave', 'afterSave'])) return answer(req.engine.update(className!, objectId!, req.body, req.auth));
+    if (!hasAnyTrigger(req, className!, ['beforeSave', 'afterSave'])) return req.engine.update(className!, objectId!, req.body, req.auth).then(answer);
     refuseInTransaction(req);
     return (async () => {
       const ctx = triggerContext(req);
-      const before = req.engine.getRow(className!, objectId!, req.auth);
-      const result = req.engine.update(className!, objectId!, await beforeSave(ctx, className!, req.body, objectId), req.auth);
+      const before = await req.engine.getRow(className!, objectId!, req.auth);
+      const result = await req.engine.update(className!, objectId!, await beforeSave(ctx, className!, req.body, objectId), req.auth);
       await afterTrigger(ctx, 'afterSave', className!, req.engine.toJson(className!, result.row), before && req.engine.toJson(className!, before));
       return answer(result);
     })();
   });
   router.on('DELETE', '/classes/:className/:objectId', (req, { className, objectId }) => {
     if (!hasAnyTrigger(req, className!, ['beforeDelete', 'afterDelete'])) {
-      req.engine.delete(className!, objectId!, req.auth);
-      return ok({});
+      return req.engine.delete(className!, objectId!, req.auth).then(() => ok({}));
     }
     refuseInTransaction(req);
     return (async () => {
       const ctx = triggerContext(req);
-      const current = req.engine.getRow(className!, objectId!, req.auth);
+      const current = await req.engine.getRow(className!, objectId!, req.auth);
       if (!current) throw new ParseError(ParseCode.OBJECT_NOT_FOUND, 'Object not found.');
       await guardTrigger(ctx, 'beforeDelete', className!, req.engine.toJson(className!, current));
-      const deleted = req.engine.delete(className!, objectId!, req.auth);
+      const deleted = await req.engine.delete(className!, objectId!, req.auth);
       await afterTrigger(ctx, 'afterDelete', className!, req.engine.toJson(className!, deleted));
       return ok({});
     })();

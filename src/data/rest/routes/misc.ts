@@ -85,26 +85,23 @@ function readConfigBody(body: unknown): { params: Record<string, unknown>; maste
 export function miscRoutes(router: DataRouter): void {
   router.on('GET', '/serverInfo', () => ok({ parseServerVersion: serverVersion(), features: features(router) }));
   router.on('GET', '/health', () => ok({ status: 'ok' }));
-  router.on('GET', '/config', (req) => {
-    const entries = req.engine.storage.getConfig().filter((e) => req.auth.master || !e.masterKeyOnly);
+  router.on('GET', '/config', async (req) => {
+    const entries = (await req.engine.config()).filter((e) => req.auth.master || !e.masterKeyOnly);
     const params = Object.fromEntries(entries.map((e) => [e.key, e.value]));
     if (!req.auth.master) return ok({ params });
     return ok({ params, masterKeyOnly: Object.fromEntries(entries.map((e) => [e.key, e.masterKeyOnly])) });
   });
-  router.on('PUT', '/config', (req) => {
+  router.on('PUT', '/config', async (req) => {
     requireMaster(req);
     const { params, masterKeyOnly } = readConfigBody(req.body);
-    req.engine.storage.putConfig(params, masterKeyOnly);
+    await req.engine.putConfig(params, masterKeyOnly);
     return ok({ result: true });
   });
-  router.on('DELETE', '/purge/:className', (req, { className }) => {
+  router.on('DELETE', '/purge/:className', async (req, { className }) => {
     requireMaster(req);
     checkClassName(className!);
-    const engine = req.engine;
-    engine.storage.transaction(() => {
-      if (!engine.schema.has(className!)) throw new ParseError(ParseCode.INVALID_CLASS_NAME, `Class ${className} does not exist.`);
-      engine.storage.deleteAll(className!);
-    });
+    if (!req.engine.schema.has(className!)) throw new ParseError(ParseCode.INVALID_CLASS_NAME, `Class ${className} does not exist.`);
+    await req.engine.purge(className!);
     return ok({});
   });
 }

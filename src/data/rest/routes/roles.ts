@@ -28,21 +28,20 @@ export function checkRoleName(name: unknown): string {
   return name;
 }
 
-const roleNamed = (engine: DataEngine, name: string) =>
-  engine.schema.has('_Role') && engine.storage.find('_Role', { where: { name }, limit: 1 }).length > 0;
+const roleNamed = async (engine: DataEngine, name: string) => (await engine.rows('_Role', { where: { name }, limit: 1 })).length > 0;
 
 /**
  * `POST /roles`: Parse Server requires `name` and `ACL` on every role and keeps names unique.
  * @throws ParseError 111 ("name is required.", "ACL is required."), 139 (bad name), 137 "Cannot add
  *   duplicate role name of <name>", and the engine's errors (119, 105, 111).
  */
-const createRole: RouteHandler = (req) => {
+const createRole: RouteHandler = async (req) => {
   const body = req.body;
   if (!isPlainObject(body)) throw new ParseError(ParseCode.INVALID_JSON, 'The body must be a JSON object of fields.');
   const name = checkRoleName(body.name);
   if (body.ACL === undefined || body.ACL === null) throw required('ACL');
-  const { row } = req.engine.storage.transaction(() => {
-    if (roleNamed(req.engine, name)) throw new ParseError(ParseCode.DUPLICATE_VALUE, `Cannot add duplicate role name of ${name}`);
+  const { row } = await req.engine.atomically(async () => {
+    if (await roleNamed(req.engine, name)) throw new ParseError(ParseCode.DUPLICATE_VALUE, `Cannot add duplicate role name of ${name}`);
     return req.engine.create('_Role', body, req.auth);
   });
   return ok({ objectId: row.objectId, createdAt: row.createdAt }, 201, { location: location(req, row.objectId) });
@@ -57,11 +56,11 @@ const location = (req: DataRequest, objectId: string) => `${req.mountUrl}/classe
  * @throws ParseError 101 (no such role, or the caller may not write it), 136 (name changed),
  *   111 ("ACL is required." for `"ACL": null`), and the engine's errors.
  */
-const updateRole: RouteHandler = (req, { objectId }) => {
+const updateRole: RouteHandler = async (req, { objectId }) => {
   const body = req.body;
-  const { row, computed } = req.engine.storage.transaction(() => {
+  const { row, computed } = await req.engine.atomically(async () => {
     if (isPlainObject(body) && ('name' in body || 'ACL' in body)) {
-      const current = req.engine.schema.has('_Role') ? req.engine.storage.get('_Role', objectId!) : undefined;
+      const current = await req.engine.row('_Role', objectId!);
       if (!current || !aclAllows(current.acl, req.auth, 'write')) throw new ParseError(ParseCode.OBJECT_NOT_FOUND, 'Object not found.');
       if ('name' in body && body.name !== current.data.name) {
         throw new ParseError(ParseCode.CHANGED_IMMUTABLE_FIELD, "A role's name can only be set before it has been saved.");
@@ -77,19 +76,19 @@ const updateRole: RouteHandler = (req, { objectId }) => {
  * The role endpoints (Parse REST guide, "Roles"; Parse Server's `RolesRouter`): create, query, get,
  * update and delete under `/roles` and `/classes/_Role`, through the engine's `_Role` class (ACLs and
  * class-level permissions apply). Membership becomes `role:<name>` principals in `auth/roles.ts`.
- * All synchronous, so they run inside transactional batches.
+ * They run inside transactional batches.
  */
 export function roleRoutes(router: DataRouter): void {
   for (const base of ROLE_PATHS) {
     router.on('POST', base, createRole);
-    router.on('GET', base, (req) => ok(req.engine.find('_Role', req.query, req.auth)));
-    router.on('GET', `${base}/:objectId`, (req, { objectId }) => {
+    router.on('GET', base, async (req) => ok(await req.engine.find('_Role', req.query, req.auth)));
+    router.on('GET', `${base}/:objectId`, async (req, { objectId }) => {
       checkGetParams(req.query);
-      return ok(req.engine.get('_Role', objectId!, req.auth, req.query));
+      return ok(await req.engine.get('_Role', objectId!, req.auth, req.query));
     });
     router.on('PUT', `${base}/:objectId`, updateRole);
-    router.on('DELETE', `${base}/:objectId`, (req, { objectId }) => {
-      req.engine.delete('_Role', objectId!, req.auth);
+    router.on('DELETE', `${base}/:objectId`, async (req, { objectId }) => {
+      await req.engine.delete('_Role', objectId!, req.auth);
       return ok({});
     });
   }

@@ -1,98 +1,19 @@
 import { ParseCode, ParseError } from '../../errors.js';
-import { parseClassLevelPermissions } from '../../classPermissions.js';
-import { checkClassName, checkOneGeoPoint, isBuiltInField } from '../../schema.js';
-import { parseFieldDefinitions } from '../../schemaFields.js';
-import type { StoredClass } from '../../storage/adapter.js';
-import { DEFAULT_FIELDS, type FieldType } from '../../types.js';
-import { describeType, isPlainObject } from '../../values.js';
-import type { DataEngine } from '../../engine.js';
+import { checkBodyClassName, createClass, dropClass, updateClass } from '../../schemaChanges.js';
+import { isPlainObject } from '../../values.js';
 import type { DataRouter } from '../router.js';
 import { ok } from '../types.js';
 import { requireMaster } from './classes.js';
 
-const invalid = (message: string) => new ParseError(ParseCode.INVALID_JSON, message);
-
-/** Applies a `/schemas` body's `indexes` (`{name: {field: 1}}` or `{name: {"__op": "Delete"}}`). */
-function applyIndexes(engine: DataEngine, cls: StoredClass, raw: unknown): void {
-  if (raw === undefined) return;
-  if (!isPlainObject(raw)) throw invalid('indexes must be an object of {name: {field: 1}}.');
-  const fields = { ...DEFAULT_FIELDS, ...cls.fields };
-  for (const [name, spec] of Object.entries(raw)) {
-    if (!/^[A-Za-z0-9_.-]{1,64}$/.test(name) || name === '_id_') throw invalid(`Index name "${name}" is not allowed.`);
-    if (isPlainObject(spec) && spec.__op === 'Delete') {
-      if (!cls.indexes[name]) throw invalid(`Index "${name}" does not exist.`);
-      engine.storage.dropIndex(cls.className, name);
-      delete cls.indexes[name];
-      continue;
-    }
-    if (cls.indexes[name]) throw invalid(`Index "${name}" already exists.`);
-    if (!isPlainObject(spec) || Object.keys(spec).length === 0) throw invalid(`Index "${name}" needs fields, e.g. {"score": 1}.`);
-    const keys: Record<string, 1 | -1> = {};
-    for (const [field, dir] of Object.entries(spec)) {
-      const top = fields[field.split('.')[0]!];
-      if (!top) throw invalid(`Field ${field} does not exist, cannot create index ${name}.`);
-      if (top.type === 'Relation') throw invalid(`Field ${field} is a Relation and cannot be indexed.`);
-      if (dir !== 1 && dir !== -1) throw invalid(`Index "${name}": direction of ${field} must be 1 or -1.`);
-      keys[field] = dir;
-    }
-    engine.storage.createIndex(cls.className, name, keys);
-    cls.indexes[name] = keys;
-  }
-}
-
 type SchemaRequest = Parameters<Parameters<DataRouter['on']>[2]>[0];
 
-/** A body's `className`, when given, must name the class of the path (Parse: 103). */
-function checkBodyClassName(body: Record<string, unknown>, className: string): void {
-  if (body.className !== undefined && body.className !== null && body.className !== '' && body.className !== className) {
-    throw new ParseError(ParseCode.INVALID_CLASS_NAME, `Class name mismatch between ${String(body.className)} and ${className}.`);
-  }
-}
-
-/**
- * Applies a PUT's field definitions to `cls`, as Parse Server's `updateClass` does: a Delete removes
- * the field from every object (and its indexes); a new name adds the field; an existing field of the
- * same type takes the new `required` and `defaultValue`.
- * @throws ParseError 136 for deleting a field every object has or a system field; 255 for deleting a
- *   missing field or giving an existing one another type; 111 for another target class.
- */
-function applyFieldChanges(engine: DataEngine, cls: StoredClass, changes: Record<string, FieldType | 'Delete'>): void {
-  const { className } = cls;
-  for (const [name, def] of Object.entries(changes)) {
-    const existing = DEFAULT_FIELDS[name] ?? cls.fields[name];
-    if (def === 'Delete') {
-      if (isBuiltInField(className, name)) throw new ParseError(ParseCode.CHANGED_IMMUTABLE_FIELD, `field ${name} cannot be changed`);
-      if (!existing) throw new ParseError(ParseCode.CLASS_NOT_EMPTY, `Field ${name} does not exist, cannot delete.`);
-      engine.storage.removeField(className, name, existing);
-      delete cls.fields[name];
-      for (const [index, keys] of Object.entries(cls.indexes)) {
-        if (Object.keys(keys).some((k) => k.split('.')[0] === name)) {
-          engine.storage.dropIndex(className, index);
-          delete cls.indexes[index];
-        }
-      }
-      continue;
-    }
-    if (existing) {
-      if (existing.type !== def.type) throw new ParseError(ParseCode.CLASS_NOT_EMPTY, `Field ${name} exists, cannot update.`);
-      if (existing.targetClass !== def.targetClass) {
-        throw new ParseError(ParseCode.INCORRECT_TYPE, `schema mismatch for ${className}.${name}; expected ${describeType(existing)} but got ${describeType(def)}`);
-      }
-      // Built-in fields keep their definition; Parse Server also answers 200 without changing them.
-      if (isBuiltInField(className, name)) continue;
-    }
-    cls.fields[name] = def;
-  }
-  checkOneGeoPoint(cls.fields);
-}
+const bodyOf = (req: SchemaRequest): Record<string, unknown> => (isPlainObject(req.body) ? req.body : {});
 
 /**
  * `/schemas` and `/schemas/<ClassName>` (Parse REST guide, "Schema"), master key only: read, create
  * a class with fields, CLP and indexes, change them (a field `{"__op":"Delete"}` removes it from
- * every object), and drop an empty class. Codes as Parse Server 9 answers them: 103 for a class name
- * that differs from the path's, a bad, existing or missing class; 135 for a POST without a class
- * name; 136 for a built-in field; 255 for a field that exists or does not; 105, 107, 111 and 135 for
- * field definitions (schemaFields.ts) and 107 for class-level permissions (classPermissions.ts).
+ * every object), and drop an empty class (schemaChanges.ts). 135 for a POST without a class name;
+ * 103 for a class name in the body that differs from the path's.
  */
 export function schemaRoutes(router: DataRouter): void {
   router.on('GET', '/schemas', (req) => {
@@ -105,64 +26,31 @@ export function schemaRoutes(router: DataRouter): void {
     if (!cls) throw new ParseError(ParseCode.INVALID_CLASS_NAME, `Class ${className} does not exist.`);
     return ok(req.engine.schema.response(cls));
   });
-  const create = (req: SchemaRequest, className: string) => {
-    const body = isPlainObject(req.body) ? req.body : {};
+  const create = async (req: SchemaRequest, className: string) => {
+    const body = bodyOf(req);
     checkBodyClassName(body, className);
-    const engine = req.engine;
-    return engine.storage.transaction(() => {
-      if (engine.schema.has(className)) throw new ParseError(ParseCode.INVALID_CLASS_NAME, `Class ${className} already exists.`);
-      checkClassName(className);
-      const cls = engine.schema.blank(className);
-      for (const [name, type] of Object.entries(parseFieldDefinitions(className, body.fields, false))) {
-        if (isBuiltInField(className, name)) throw new ParseError(ParseCode.CHANGED_IMMUTABLE_FIELD, `field ${name} cannot be added`);
-        cls.fields[name] = type as FieldType;
-      }
-      checkOneGeoPoint(cls.fields);
-      cls.classLevelPermissions = parseClassLevelPermissions(body.classLevelPermissions, cls.fields) ?? {};
-      engine.storage.saveClass(cls);
-      applyIndexes(engine, cls, body.indexes);
-      engine.storage.saveClass(cls);
-      return ok(engine.schema.response(cls));
-    });
+    return ok(await createClass(req.engine, className, body));
   };
   router.on('POST', '/schemas', (req) => {
     requireMaster(req);
     const name = isPlainObject(req.body) ? req.body.className : undefined;
     if (name === undefined || name === null || name === '') throw new ParseError(ParseCode.MISSING_REQUIRED_FIELD, 'POST /schemas needs a class name (className in the body).');
-    if (typeof name !== 'string') throw invalid('className must be a string.');
+    if (typeof name !== 'string') throw new ParseError(ParseCode.INVALID_JSON, 'className must be a string.');
     return create(req, name);
   });
   router.on('POST', '/schemas/:className', (req, { className }) => {
     requireMaster(req);
     return create(req, className!);
   });
-  router.on('PUT', '/schemas/:className', (req, { className }) => {
+  router.on('PUT', '/schemas/:className', async (req, { className }) => {
     requireMaster(req);
-    const body = isPlainObject(req.body) ? req.body : {};
+    const body = bodyOf(req);
     checkBodyClassName(body, className!);
-    const engine = req.engine;
-    return engine.storage.transaction(() => {
-      const cls = engine.schema.editable(className!);
-      if (!cls) throw new ParseError(ParseCode.INVALID_CLASS_NAME, `Class ${className} does not exist.`);
-      applyFieldChanges(engine, cls, parseFieldDefinitions(className!, body.fields, true));
-      const clp = parseClassLevelPermissions(body.classLevelPermissions, cls.fields);
-      if (clp !== undefined) cls.classLevelPermissions = clp;
-      engine.storage.saveClass(cls);
-      applyIndexes(engine, cls, body.indexes);
-      engine.storage.saveClass(cls);
-      return ok(engine.schema.response(cls));
-    });
+    return ok(await updateClass(req.engine, className!, body));
   });
-  router.on('DELETE', '/schemas/:className', (req, { className }) => {
+  router.on('DELETE', '/schemas/:className', async (req, { className }) => {
     requireMaster(req);
-    checkClassName(className!);
-    const engine = req.engine;
-    return engine.storage.transaction(() => {
-      if (!engine.schema.has(className!)) return ok({});
-      const n = engine.storage.count(className!, {});
-      if (n > 0) throw new ParseError(ParseCode.CLASS_NOT_EMPTY, `Class ${className} is not empty, contains ${n} objects, cannot drop schema.`);
-      engine.storage.dropClass(className!);
-      return ok({});
-    });
+    await dropClass(req.engine, className!);
+    return ok({});
   });
 }

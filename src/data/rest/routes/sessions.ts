@@ -22,9 +22,9 @@ function requireUser(auth: Auth, message = 'Invalid session token'): void {
 const invalidKey = (message: string) => new ParseError(ParseCode.INVALID_KEY_NAME, message);
 
 /** @throws ParseError 101 unless the session exists and, for a client, belongs to it. */
-function checkOwnSession(req: DataRequest, objectId: string): void {
+async function checkOwnSession(req: DataRequest, objectId: string): Promise<void> {
   if (req.auth.master) return;
-  const session = req.engine.schema.has('_Session') ? req.engine.storage.get('_Session', objectId) : undefined;
+  const session = await req.engine.row('_Session', objectId);
   if (!session || !isPointerTo(session.data.user, req.auth.user?.objectId)) throw new ParseError(ParseCode.OBJECT_NOT_FOUND, 'Object not found.');
 }
 
@@ -58,7 +58,7 @@ function checkSessionBody(body: unknown, auth: Auth, creating: boolean): Record<
  * @throws ParseError 209 "Session token required." without a user; 105 as `checkSessionBody`;
  *   111 when the master key names no user; 101 when that user does not exist.
  */
-const createSessionRoute: RouteHandler = (req) => {
+const createSessionRoute: RouteHandler = async (req) => {
   requireUser(req.auth, 'Session token required.');
   const { user, installationId, objectId: _ignored, ...extra } = checkSessionBody(req.body, req.auth, true);
   let userId = req.auth.user?.objectId;
@@ -66,11 +66,11 @@ const createSessionRoute: RouteHandler = (req) => {
     if (!isPlainObject(user) || user.__type !== 'Pointer' || user.className !== '_User' || typeof user.objectId !== 'string') {
       throw new ParseError(ParseCode.INCORRECT_TYPE, 'user must be a Pointer to a _User when the master key creates a session.');
     }
-    if (!req.engine.schema.has('_User') || !req.engine.storage.get('_User', user.objectId)) throw new ParseError(ParseCode.OBJECT_NOT_FOUND, 'user not found');
+    if (!(await req.engine.row('_User', user.objectId))) throw new ParseError(ParseCode.OBJECT_NOT_FOUND, 'user not found');
     userId = user.objectId;
   }
   if (installationId != null && typeof installationId !== 'string') throw new ParseError(ParseCode.INCORRECT_TYPE, 'installationId must be a string.');
-  const session = createSession(req.engine, userId!, { action: 'create' }, (installationId as string | null | undefined) ?? undefined, extra);
+  const session = await createSession(req.engine, userId!, { action: 'create' }, (installationId as string | null | undefined) ?? undefined, extra);
   return ok(req.engine.toJson('_Session', session), 201, { location: location(req, session.objectId) });
 };
 
@@ -79,36 +79,36 @@ const location = (req: DataRequest, objectId: string) => `${req.mountUrl}/sessio
 /**
  * The session endpoints (Parse REST guide, "Sessions"; Parse Server's `SessionsRouter`):
  * `GET /sessions/me`, and query, create, get, update, delete under `/sessions` and
- * `/classes/_Session`. All synchronous, so they run inside transactional batches.
+ * `/classes/_Session`. They run inside transactional batches.
  */
 export function sessionRoutes(router: DataRouter): void {
-  router.on('GET', '/sessions/me', (req) => {
+  router.on('GET', '/sessions/me', async (req) => {
     if (!req.auth.sessionToken) throw new ParseError(ParseCode.INVALID_SESSION_TOKEN, 'Session token required.');
-    const session = sessionByToken(req.engine, req.auth.sessionToken);
+    const session = await sessionByToken(req.engine, req.auth.sessionToken);
     if (!session) throw new ParseError(ParseCode.INVALID_SESSION_TOKEN, 'Session token not found.');
     // Read as any get of the session, so that CLP and protectedFields apply (GHSA-g4v2-qx3q-4p64).
-    return ok(req.engine.get('_Session', session.objectId, req.auth));
+    return ok(await req.engine.get('_Session', session.objectId, req.auth));
   });
   for (const base of SESSION_PATHS) {
     router.on('POST', base, createSessionRoute);
     // The engine limits a client's query to its own sessions (auth/sessions.ts, ownSessionsOnly).
-    router.on('GET', base, (req) => ok(req.engine.find('_Session', req.query, req.auth)));
-    router.on('GET', `${base}/:objectId`, (req, { objectId }) => {
+    router.on('GET', base, async (req) => ok(await req.engine.find('_Session', req.query, req.auth)));
+    router.on('GET', `${base}/:objectId`, async (req, { objectId }) => {
       requireUser(req.auth);
-      checkOwnSession(req, objectId!);
+      await checkOwnSession(req, objectId!);
       checkGetParams(req.query);
-      return ok(req.engine.get('_Session', objectId!, req.auth, req.query));
+      return ok(await req.engine.get('_Session', objectId!, req.auth, req.query));
     });
-    router.on('PUT', `${base}/:objectId`, (req, { objectId }) => {
+    router.on('PUT', `${base}/:objectId`, async (req, { objectId }) => {
       requireUser(req.auth, 'Session token required.');
-      checkOwnSession(req, objectId!);
-      const { row, computed } = req.engine.update('_Session', objectId!, checkSessionBody(req.body, req.auth, false), req.auth);
+      await checkOwnSession(req, objectId!);
+      const { row, computed } = await req.engine.update('_Session', objectId!, checkSessionBody(req.body, req.auth, false), req.auth);
       return ok({ updatedAt: row.updatedAt, ...computed });
     });
-    router.on('DELETE', `${base}/:objectId`, (req, { objectId }) => {
+    router.on('DELETE', `${base}/:objectId`, async (req, { objectId }) => {
       requireUser(req.auth);
-      checkOwnSession(req, objectId!);
-      req.engine.delete('_Session', objectId!, req.auth);
+      await checkOwnSession(req, objectId!);
+      await req.engine.delete('_Session', objectId!, req.auth);
       return ok({});
     });
   }

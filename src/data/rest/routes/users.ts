@@ -36,15 +36,15 @@ const signUpRoute: RouteHandler = async (req) => {
   return ok(answer, 201, { location: userLocation(req, user.objectId) });
 };
 
-const findUsers: RouteHandler = (req) => {
-  const answer = req.engine.find('_User', req.query, req.auth);
+const findUsers: RouteHandler = async (req) => {
+  const answer = await req.engine.find('_User', req.query, req.auth);
   return ok(answer);
 };
 
 /** Parse Server adds the caller's session token when users fetch themselves (the SDK's `fetch` keeps it). */
-const getUser: RouteHandler = (req, { objectId }) => {
+const getUser: RouteHandler = async (req, { objectId }) => {
   checkGetParams(req.query);
-  const user = req.engine.get('_User', objectId!, req.auth, req.query);
+  const user = await req.engine.get('_User', objectId!, req.auth, req.query);
   if (req.auth.sessionToken && req.auth.user?.objectId === objectId) user.sessionToken = req.auth.sessionToken;
   return ok(user);
 };
@@ -54,12 +54,11 @@ const updateAnswer = ({ row, computed, sessionToken, authDataResponse }: UserUpd
 
 const putUser: RouteHandler = (req, { objectId }) => {
   if (isPlainObject(req.body) && req.body.password !== undefined) refuseInTransaction(req);
-  const result = updateUser(req.engine, objectId!, req.body, req.auth);
-  return result instanceof Promise ? result.then(updateAnswer) : updateAnswer(result);
+  return updateUser(req.engine, objectId!, req.body, req.auth).then(updateAnswer);
 };
 
-const deleteUserRoute: RouteHandler = (req, { objectId }) => {
-  deleteUser(req.engine, objectId!, req.auth);
+const deleteUserRoute: RouteHandler = async (req, { objectId }) => {
+  await deleteUser(req.engine, objectId!, req.auth);
   return ok({});
 };
 
@@ -69,7 +68,7 @@ const deleteUserRoute: RouteHandler = (req, { objectId }) => {
  * /login`), `POST /loginAs` (master key), `POST /logout`, `GET /users/me`, `GET`/`POST
  * /verifyPassword`, and query, get, update, delete under `/users` and `/classes/_User`. Also
  * registers the session and role endpoints. Signup, login, verifyPassword and a password change
- * are asynchronous (bcrypt), so a transactional batch answers 108 for them.
+ * wait for bcrypt, which a transactional batch does not hold its transaction open for: it answers 108.
  */
 export function userRoutes(router: DataRouter): void {
   for (const base of USER_PATHS) {
@@ -79,7 +78,7 @@ export function userRoutes(router: DataRouter): void {
     router.on('PUT', `${base}/:objectId`, putUser);
     router.on('DELETE', `${base}/:objectId`, deleteUserRoute);
   }
-  router.on('GET', '/users/me', (req) => ok(me(req.engine, req.auth)));
+  router.on('GET', '/users/me', async (req) => ok(await me(req.engine, req.auth)));
   router.on(['GET', 'POST'], '/login', async (req) => {
     refuseInTransaction(req);
     const ctx = triggerContext(req);
@@ -95,9 +94,9 @@ export function userRoutes(router: DataRouter): void {
     const user = await authenticate(req.engine, loginPayload(req.body, req.query), req.auth);
     return ok(req.engine.toJson('_User', user));
   });
-  router.on('POST', '/loginAs', (req) => ok(logInAs(req.engine, param(req, 'userId'), req.auth)));
-  router.on('POST', '/logout', (req) => {
-    logOut(req.engine, req.auth);
+  router.on('POST', '/loginAs', async (req) => ok(await logInAs(req.engine, param(req, 'userId'), req.auth)));
+  router.on('POST', '/logout', async (req) => {
+    await logOut(req.engine, req.auth);
     return ok({});
   });
   sessionRoutes(router);

@@ -1,371 +1,157 @@
-import Database from 'better-sqlite3';
-import { compileOrder, compileWhere, nearSphereOrder, type CompileOptions, type SqlFragment } from '../../query/compile.js';
-import { registerQueryFunctions } from '../../query/functions.js';
-import type { FieldType, SchemaLookup } from '../../types.js';
-import { DEFAULT_FIELDS } from '../../types.js';
-import { openDatabase } from '../../../shared/sqlite.js';
-import type { FindOptions, StorageAdapter, StoredClass, StoredRow } from '../adapter.js';
-import { classTable, indexExpr, jsonPath, quoteIdent, relationTable } from './layout.js';
-import { dataMigrations } from './migrations.js';
-import { readConfig, writeConfig } from './config.js';
-import { WalSync } from './durability.js';
-
-/** A class row as SQLite gives it in raw mode: objectId, createdAt, updatedAt, data (JSON), acl (JSON or null). */
-type RowRecord = [string, string, string, string, string | null];
-
-/** The columns of RowRecord, in order, for a class table aliased `t`. */
-const ROW_COLUMNS = 't.objectId, t.createdAt, t.updatedAt, t.data, t.acl';
-
-const toRow = (r: RowRecord): StoredRow => ({
-  objectId: r[0],
-  createdAt: r[1],
-  updatedAt: r[2],
-  data: JSON.parse(r[3]) as Record<string, unknown>,
-  acl: r[4] === null ? null : (JSON.parse(r[4]) as StoredRow['acl']),
-});
-
-/** Schema entries are shared read-only; whoever changes one works on a copy (`structuredClone`). */
-function deepFreeze<T>(value: T): T {
-  if (value && typeof value === 'object') {
-    for (const v of Object.values(value)) deepFreeze(v);
-    Object.freeze(value);
-  }
-  return value;
-}
-
-/** SQLite's own limit on bound parameters is far above this; keep IN lists bounded anyway. */
-const MAX_IN = 10_000;
+import { AsyncLocalStorage } from 'node:async_hooks';
+import type { FieldType } from '../../types.js';
+import type { ConfigEntry, FindOptions, StorageAdapter, StorageTransaction, StoredClass, StoredRow } from '../adapter.js';
+import { SqliteStore } from './store.js';
 
 /**
- * The SQLite storage adapter: one `data.db` per Backend App (WAL, `synchronous=NORMAL` plus a group
- * commit that syncs the WAL before a write is answered: durability.ts), laid out as
- * `layout.ts` describes, with queries compiled by `src/data/query` so that SQLite filters, sorts,
- * counts and pages. Also the schema lookup its compiler uses.
+ * A transaction on a SqliteStore: the store's synchronous statements behind the asynchronous
+ * interface. Refuses use once its transaction has ended (a promise left running past it).
  */
-export class SqliteAdapter implements StorageAdapter, SchemaLookup {
-  private readonly db: Database.Database;
-  private readonly statements = new Map<string, Database.Statement>();
-  /** Statements that read class rows, in raw mode: arrays, so no column name is looked up per row. */
-  private readonly rowStatements = new Map<string, Database.Statement>();
-  /** The get-by-objectId statement of each class, so that a get builds no SQL text. */
-  private readonly getStatements = new Map<string, Database.Statement>();
-  private classes = new Map<string, StoredClass>();
+class SqliteTransaction implements StorageTransaction {
+  ended = false;
 
-  private readonly wal: WalSync;
-  private readonly txn: { begin: Database.Statement; commit: Database.Statement; rollback: Database.Statement };
+  constructor(private readonly store: SqliteStore) {}
+
+  private live(): SqliteStore {
+    if (this.ended) throw new Error('This storage transaction has already ended.');
+    return this.store;
+  }
+
+  async get(className: string, objectId: string) {
+    return this.live().get(className, objectId);
+  }
+  async find(className: string, options: FindOptions) {
+    return this.live().find(className, options);
+  }
+  async count(className: string, options: Pick<FindOptions, 'where' | 'principals' | 'access'>) {
+    return this.live().count(className, options);
+  }
+  async relatedIds(ownerClass: string, field: string, owningId: string) {
+    return this.live().relatedIds(ownerClass, field, owningId);
+  }
+  async owningIds(ownerClass: string, field: string, relatedIds: readonly string[]) {
+    return this.live().owningIds(ownerClass, field, relatedIds);
+  }
+  async getConfig(): Promise<ConfigEntry[]> {
+    return this.live().getConfig();
+  }
+  async saveClass(cls: StoredClass) {
+    this.live().saveClass(cls);
+  }
+  async dropClass(className: string) {
+    this.live().dropClass(className);
+  }
+  async createIndex(className: string, name: string, keys: Record<string, 1 | -1>) {
+    this.live().createIndex(className, name, keys);
+  }
+  async dropIndex(className: string, name: string) {
+    this.live().dropIndex(className, name);
+  }
+  async removeField(className: string, field: string, type: FieldType) {
+    this.live().removeField(className, field, type);
+  }
+  async insert(className: string, row: StoredRow) {
+    this.live().insert(className, row);
+  }
+  async replace(className: string, row: StoredRow) {
+    return this.live().replace(className, row);
+  }
+  async delete(className: string, objectId: string) {
+    return this.live().delete(className, objectId);
+  }
+  async deleteAll(className: string) {
+    this.live().deleteAll(className);
+  }
+  async addRelations(ownerClass: string, field: string, owningId: string, relatedIds: readonly string[]) {
+    this.live().addRelations(ownerClass, field, owningId, relatedIds);
+  }
+  async removeRelations(ownerClass: string, field: string, owningId: string, relatedIds: readonly string[]) {
+    this.live().removeRelations(ownerClass, field, owningId, relatedIds);
+  }
+  async putConfig(params: Record<string, unknown>, masterKeyOnly: Record<string, boolean>) {
+    this.live().putConfig(params, masterKeyOnly);
+  }
+}
+
+/**
+ * The SQLite StorageAdapter (issue 3; asynchronous since issue 16): one `data.db` per Backend App,
+ * answered by a SqliteStore on this thread. One connection serves the app, so transactions take
+ * turns: a transaction waits for the one in progress to end (SQLite has one writer anyway), and
+ * while it is open, statements of other requests wait with it. Reads outside a transaction are
+ * answered at once; between the awaits of an open transaction they may see its uncommitted writes
+ * (one connection), which a rollback then takes back (docs/parse-differences.md).
+ */
+export class SqliteAdapter implements StorageAdapter {
+  private readonly store: SqliteStore;
+  private readonly current = new AsyncLocalStorage<SqliteTransaction>();
+  private busy = false;
+  private readonly waiting: Array<() => void> = [];
 
   constructor(file: string) {
-    // Only the server process that serves the app opens its data.db (design.md, "One process, one
-    // port"); holding the locks spares each statement two fcntl calls (about 8% of a GET by id).
-    this.db = openDatabase(file, dataMigrations, { exclusive: true });
-    // Group commit: commits do not sync; `durable()` syncs the WAL off the event loop (durability.ts).
-    this.db.pragma('synchronous = NORMAL');
-    // A checkpoint copies each page changed since the last one into data.db and syncs it, inside a
-    // commit on the event loop. Random objectIds spread inserts over the table's pages, so a longer
-    // interval copies each page once for many commits: 10,000 pages (a WAL of up to 40 MB, reused,
-    // and removed at close) instead of SQLite's 1,000 took about 15 µs off each insert here.
-    this.db.pragma('wal_autocheckpoint = 10000');
-    this.wal = new WalSync(`${file}-wal`);
-    this.txn = { begin: this.db.prepare('BEGIN IMMEDIATE'), commit: this.db.prepare('COMMIT'), rollback: this.db.prepare('ROLLBACK') };
-    registerQueryFunctions(this.db);
-    for (const cls of this.readSchema()) this.classes.set(cls.className, deepFreeze(cls));
-    if (this.classes.has('_User')) this.userIndexes();
+    this.store = new SqliteStore(file);
   }
 
-  private stmt(sql: string): Database.Statement {
-    let s = this.statements.get(sql);
-    if (!s) {
-      s = this.db.prepare(sql);
-      this.statements.set(sql, s);
-    }
-    return s;
-  }
-  private rowStmt(sql: string): Database.Statement {
-    let s = this.rowStatements.get(sql);
-    if (!s) {
-      s = this.db.prepare(sql).raw(true);
-      this.rowStatements.set(sql, s);
-    }
-    return s;
-  }
-
-
-  /** Statements naming a table must be prepared again after the table changes. */
-  private forgetStatements(): void {
-    this.statements.clear();
-  }
-
-  /**
-   * Runs `fn` in one write transaction (BEGIN IMMEDIATE ... COMMIT), or inside the one already open.
-   * Prepared BEGIN/COMMIT rather than better-sqlite3's `db.transaction(fn)`, which builds a wrapper per
-   * call: every create and update comes through here (about 9 µs less per write, bench/data-api).
-   * @throws what `fn` throws, after rolling back.
-   */
-  transaction<T>(fn: () => T): T {
-    if (this.db.inTransaction) return fn();
-    this.txn.begin.run();
-    let result: T;
+  async transaction<T>(fn: (tx: StorageTransaction) => Promise<T>): Promise<T> {
+    const open = this.current.getStore();
+    if (open && !open.ended) return fn(open);
+    if (this.busy) await new Promise<void>((resolve) => this.waiting.push(resolve));
+    this.busy = true;
+    const tx = new SqliteTransaction(this.store);
     try {
-      result = fn();
-      this.txn.commit.run();
-    } catch (error) {
-      // SQLite may have rolled back already (a full disk, for one).
-      if (this.db.inTransaction) this.txn.rollback.run();
-      throw error;
+      this.store.begin();
+      let result: T;
+      try {
+        result = await this.current.run(tx, () => fn(tx));
+        tx.ended = true;
+        this.store.commit();
+      } catch (error) {
+        tx.ended = true;
+        this.store.rollback();
+        throw error;
+      }
+      return result;
+    } finally {
+      // Handed over while still busy, so that nobody slips in between.
+      const next = this.waiting.shift();
+      if (next) next();
+      else this.busy = false;
     }
-    this.wal.wrote();
-    return result;
   }
 
   durable(alone = false): Promise<void> {
-    return this.wal.durable(alone);
-  }
-
-  private merged = new Map<string, Readonly<Record<string, FieldType>>>();
-
-  fields(className: string): Readonly<Record<string, FieldType>> | undefined {
-    let fields = this.merged.get(className);
-    if (!fields) {
-      const cls = this.classes.get(className);
-      if (!cls) return undefined;
-      fields = Object.freeze({ ...DEFAULT_FIELDS, ...cls.fields });
-      this.merged.set(className, fields);
-    }
-    return fields;
-  }
-
-  getClass(className: string): Readonly<StoredClass> | undefined {
-    return this.classes.get(className);
-  }
-
-  /**
-   * Case-insensitive indexes on `_User`'s username and email: signup, login and updates check that
-   * they are free with a case-insensitive exact match, which the compiler turns into
-   * `lower(field) = ?` (query/operators.ts), so that check looks up one entry instead of reading
-   * every user. Created with the `_User` table, and at open for apps made before them.
-   */
-  private userIndexes(): void {
-    for (const field of ['username', 'email']) {
-      this.db.exec(`CREATE INDEX IF NOT EXISTS ${quoteIdent(`cls__User_${field}_lower`)} ON ${classTable('_User')} (lower(${indexExpr([field])}))`);
-    }
-  }
-
-  private readSchema(): StoredClass[] {
-    const rows = this.db.prepare('SELECT className, schema FROM _SCHEMA ORDER BY className').all() as Array<{ className: string; schema: string }>;
-    return rows.map((r) => ({ className: r.className, ...(JSON.parse(r.schema) as Omit<StoredClass, 'className'>) }));
+    return this.store.durable(alone);
   }
 
   loadSchema(): StoredClass[] {
-    return [...this.classes.values()].map((c) => structuredClone(c));
+    return this.store.loadSchema();
+  }
+  getClass(className: string): Readonly<StoredClass> | undefined {
+    return this.store.getClass(className);
+  }
+  fields(className: string): Readonly<Record<string, FieldType>> | undefined {
+    return this.store.fields(className);
   }
 
-  saveClass(cls: StoredClass): void {
-    this.transaction(() => {
-      const { className, ...rest } = cls;
-      this.stmt('INSERT INTO _SCHEMA (className, schema) VALUES (?, ?) ON CONFLICT (className) DO UPDATE SET schema = excluded.schema').run(
-        className,
-        JSON.stringify(rest),
-      );
-      if (!this.classes.has(className)) {
-        this.db.exec(
-          `CREATE TABLE IF NOT EXISTS ${classTable(className)} (
-             objectId TEXT PRIMARY KEY, createdAt TEXT NOT NULL, updatedAt TEXT NOT NULL,
-             data TEXT NOT NULL, acl TEXT) WITHOUT ROWID`,
-        );
-        this.db.exec(`CREATE INDEX IF NOT EXISTS ${quoteIdent(`cls_${className}_createdAt`)} ON ${classTable(className)} (createdAt)`);
-        if (className === '_User') this.userIndexes();
-        this.forgetStatements();
-      }
-      for (const [field, type] of Object.entries(cls.fields)) {
-        if (type.type === 'Relation') {
-          this.db.exec(
-            `CREATE TABLE IF NOT EXISTS ${relationTable(className, field)} (
-               owningId TEXT NOT NULL, relatedId TEXT NOT NULL, PRIMARY KEY (owningId, relatedId)) WITHOUT ROWID`,
-          );
-          this.db.exec(`CREATE INDEX IF NOT EXISTS ${quoteIdent(`_Join:${field}:${className}_related`)} ON ${relationTable(className, field)} (relatedId)`);
-        }
-      }
-      this.classes.set(className, deepFreeze(structuredClone(cls)));
-      this.merged.delete(className);
-    });
+  async get(className: string, objectId: string) {
+    return this.store.get(className, objectId);
+  }
+  async find(className: string, options: FindOptions) {
+    return this.store.find(className, options);
+  }
+  async count(className: string, options: Pick<FindOptions, 'where' | 'principals' | 'access'>) {
+    return this.store.count(className, options);
+  }
+  async relatedIds(ownerClass: string, field: string, owningId: string) {
+    return this.store.relatedIds(ownerClass, field, owningId);
+  }
+  async owningIds(ownerClass: string, field: string, relatedIds: readonly string[]) {
+    return this.store.owningIds(ownerClass, field, relatedIds);
+  }
+  async getConfig(): Promise<ConfigEntry[]> {
+    return this.store.getConfig();
   }
 
-  dropClass(className: string): void {
-    this.transaction(() => {
-      const cls = this.classes.get(className);
-      if (!cls) return;
-      for (const [field, type] of Object.entries(cls.fields)) {
-        if (type.type === 'Relation') this.db.exec(`DROP TABLE IF EXISTS ${relationTable(className, field)}`);
-      }
-      this.db.exec(`DROP TABLE IF EXISTS ${classTable(className)}`);
-      this.stmt('DELETE FROM _SCHEMA WHERE className = ?').run(className);
-      this.classes.delete(className);
-      this.merged.delete(className);
-      this.forgetStatements();
-    });
-  }
-
-  private indexName = (className: string, name: string) => quoteIdent(`idx_${className}_${name}`);
-
-  createIndex(className: string, name: string, keys: Record<string, 1 | -1>): void {
-    const columns = Object.entries(keys).map(([field, dir]) => `${indexExpr(field.split('.'))}${dir === -1 ? ' DESC' : ''}`);
-    this.wal.wrote();
-    this.db.exec(`CREATE INDEX IF NOT EXISTS ${this.indexName(className, name)} ON ${classTable(className)} (${columns.join(', ')})`);
-    this.forgetStatements();
-  }
-
-  dropIndex(className: string, name: string): void {
-    this.wal.wrote();
-    this.db.exec(`DROP INDEX IF EXISTS ${this.indexName(className, name)}`);
-    this.forgetStatements();
-  }
-
-  removeField(className: string, field: string, type: FieldType): void {
-    this.wal.wrote();
-    if (type.type === 'Relation') this.db.exec(`DROP TABLE IF EXISTS ${relationTable(className, field)}`);
-    else this.stmt(`UPDATE ${classTable(className)} SET data = json_remove(data, ${jsonPath([field])}) WHERE json_type(data, ${jsonPath([field])}) IS NOT NULL`).run();
-    this.forgetStatements();
-  }
-
-  insert(className: string, row: StoredRow): void {
-    this.wal.wrote();
-    this.stmt(`INSERT INTO ${classTable(className)} (objectId, createdAt, updatedAt, data, acl) VALUES (?, ?, ?, ?, ?)`).run(
-      row.objectId,
-      row.createdAt,
-      row.updatedAt,
-      JSON.stringify(row.data),
-      row.acl === null ? null : JSON.stringify(row.acl),
-    );
-  }
-
-  replace(className: string, row: StoredRow): boolean {
-    this.wal.wrote();
-    const result = this.stmt(`UPDATE ${classTable(className)} SET updatedAt = ?, data = ?, acl = ? WHERE objectId = ?`).run(
-      row.updatedAt,
-      JSON.stringify(row.data),
-      row.acl === null ? null : JSON.stringify(row.acl),
-      row.objectId,
-    );
-    return result.changes > 0;
-  }
-
-  delete(className: string, objectId: string): boolean {
-    return this.transaction(() => {
-      const cls = this.classes.get(className);
-      const deleted = this.stmt(`DELETE FROM ${classTable(className)} WHERE objectId = ?`).run(objectId).changes > 0;
-      if (deleted && cls) {
-        for (const [field, type] of Object.entries(cls.fields)) {
-          if (type.type === 'Relation') this.stmt(`DELETE FROM ${relationTable(className, field)} WHERE owningId = ?`).run(objectId);
-        }
-      }
-      return deleted;
-    });
-  }
-
-  deleteAll(className: string): void {
-    this.transaction(() => {
-      const cls = this.classes.get(className);
-      this.stmt(`DELETE FROM ${classTable(className)}`).run();
-      for (const [field, type] of Object.entries(cls?.fields ?? {})) {
-        if (type.type === 'Relation') this.stmt(`DELETE FROM ${relationTable(className, field)}`).run();
-      }
-    });
-  }
-
-  get(className: string, objectId: string): StoredRow | undefined {
-    if (!this.classes.has(className)) return undefined;
-    let statement = this.getStatements.get(className);
-    if (!statement) {
-      statement = this.rowStmt(`SELECT ${ROW_COLUMNS} FROM ${classTable(className)} AS t WHERE t.objectId = ?`);
-      this.getStatements.set(className, statement);
-    }
-    const r = statement.get(objectId) as RowRecord | undefined;
-    return r && toRow(r);
-  }
-
-  /** The rows of a class the principals may read: public rows and rows whose ACL grants one of them read. */
-  private readable(alias: string, principals: readonly string[] | undefined): SqlFragment | undefined {
-    if (principals === undefined) return undefined;
-    return {
-      sql: `(${alias}.acl IS NULL OR EXISTS (SELECT 1 FROM json_each(${alias}.acl) AS p WHERE p.key IN (${principals.map(() => '?').join(', ')}) AND json_extract(p.value, '$.read') = 1))`,
-      params: [...principals],
-    };
-  }
-
-  private compileOptions({ principals, access }: Pick<FindOptions, 'principals' | 'access'>): CompileOptions {
-    return { schema: this, readable: (_cls, alias) => this.readable(alias, principals), access };
-  }
-
-  private whereClause(className: string, options: Pick<FindOptions, 'where' | 'principals' | 'access'>): SqlFragment {
-    const compiled = compileWhere(className, 't', options.where ?? {}, this.compileOptions(options));
-    const acl = this.readable('t', options.principals);
-    return acl ? { sql: `(${compiled.sql}) AND ${acl.sql}`, params: [...compiled.params, ...acl.params] } : compiled;
-  }
-
-  find(className: string, options: FindOptions): StoredRow[] {
-    if (!this.classes.has(className)) return [];
-    const where = this.whereClause(className, options);
-    const compileOptions = this.compileOptions(options);
-    let orderSql = options.order ? compileOrder(className, 't', options.order, compileOptions) : '';
-    const params = [...where.params];
-    if (!orderSql) {
-      const near = nearSphereOrder(className, 't', options.where ?? {}, compileOptions);
-      if (near) {
-        orderSql = near.sql;
-        params.push(...near.params);
-      }
-    }
-    const limit = options.limit ?? 100;
-    const sql = `SELECT ${ROW_COLUMNS} FROM ${classTable(className)} AS t WHERE ${where.sql}${
-      orderSql ? ` ORDER BY ${orderSql}` : ''
-    } LIMIT ? OFFSET ?`;
-    return (this.rowStmt(sql).all(...params, limit, options.skip ?? 0) as RowRecord[]).map(toRow);
-  }
-
-  count(className: string, options: Pick<FindOptions, 'where' | 'principals' | 'access'>): number {
-    if (!this.classes.has(className)) return 0;
-    const where = this.whereClause(className, options);
-    const row = this.stmt(`SELECT count(*) AS n FROM ${classTable(className)} AS t WHERE ${where.sql}`).get(...where.params) as { n: number };
-    return row.n;
-  }
-
-  addRelations(ownerClass: string, field: string, owningId: string, relatedIds: readonly string[]): void {
-    const insert = this.stmt(`INSERT OR IGNORE INTO ${relationTable(ownerClass, field)} (owningId, relatedId) VALUES (?, ?)`);
-    this.transaction(() => relatedIds.forEach((id) => insert.run(owningId, id)));
-  }
-
-  removeRelations(ownerClass: string, field: string, owningId: string, relatedIds: readonly string[]): void {
-    const remove = this.stmt(`DELETE FROM ${relationTable(ownerClass, field)} WHERE owningId = ? AND relatedId = ?`);
-    this.transaction(() => relatedIds.forEach((id) => remove.run(owningId, id)));
-  }
-
-  relatedIds(ownerClass: string, field: string, owningId: string): string[] {
-    if (this.classes.get(ownerClass)?.fields[field]?.type !== 'Relation') return [];
-    return (this.stmt(`SELECT relatedId FROM ${relationTable(ownerClass, field)} WHERE owningId = ?`).all(owningId) as Array<{ relatedId: string }>).map(
-      (r) => r.relatedId,
-    );
-  }
-
-  owningIds(ownerClass: string, field: string, relatedIds: readonly string[]): string[] {
-    if (relatedIds.length === 0 || this.classes.get(ownerClass)?.fields[field]?.type !== 'Relation') return [];
-    const ids = relatedIds.slice(0, MAX_IN);
-    return (
-      this.db
-        .prepare(`SELECT DISTINCT owningId FROM ${relationTable(ownerClass, field)} WHERE relatedId IN (${ids.map(() => '?').join(', ')})`)
-        .all(...ids) as Array<{ owningId: string }>
-    ).map((r) => r.owningId);
-  }
-
-  getConfig(): Array<{ key: string; value: unknown; masterKeyOnly: boolean }> {
-    return readConfig(this.db);
-  }
-
-  putConfig(params: Record<string, unknown>, masterKeyOnly: Record<string, boolean>): void {
-    this.transaction(() => writeConfig(this.db, params, masterKeyOnly));
-  }
-
-  close(): void {
-    this.wal.close();
-    if (this.db.open) this.db.close();
+  async close(): Promise<void> {
+    this.store.close();
   }
 }
