@@ -76,10 +76,10 @@ class SqliteTransaction implements StorageTransaction {
 /**
  * The SQLite StorageAdapter (issue 3; asynchronous since issue 16): one `data.db` per Backend App,
  * answered by a SqliteStore on this thread. One connection serves the app, so transactions take
- * turns: a transaction waits for the one in progress to end (SQLite has one writer anyway), and
- * while it is open, statements of other requests wait with it. Reads outside a transaction are
- * answered at once; between the awaits of an open transaction they may see its uncommitted writes
- * (one connection), which a rollback then takes back (docs/parse-differences.md).
+ * turns: one waits for the transaction in progress to end (SQLite has one writer anyway), and a
+ * transaction opened inside another (the same asynchronous context) joins it. Reads outside a
+ * transaction are answered at once, from the same connection: between the awaits of an open
+ * transaction they may see its writes before it commits (docs/parse-differences.md).
  */
 export class SqliteAdapter implements StorageAdapter {
   private readonly store: SqliteStore;
