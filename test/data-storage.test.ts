@@ -7,6 +7,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { MASTER } from '../src/data/auth/context.js';
+import { DataEngine } from '../src/data/engine.js';
 import { SqliteAdapter } from '../src/data/storage/sqlite/adapter.js';
 
 const CLASS = { className: 'Item', fields: { title: { type: 'String' as const } }, classLevelPermissions: {}, indexes: {} };
@@ -131,7 +133,7 @@ describe('the SQLite adapter write path', () => {
     await adapter.close();
   });
 
-  it('transactions take turns; one opened inside another joins it; an ended one refuses use', async () => {
+  it('transactions take turns, and an ended one refuses use', async () => {
     const adapter = new SqliteAdapter(file);
     await adapter.transaction((tx) => tx.saveClass(CLASS));
     const order: string[] = [];
@@ -143,11 +145,7 @@ describe('the SQLite adapter write path', () => {
       order.push('first begins');
       await tx.insert('Item', row(1));
       await held;
-      // Opened inside: the same transaction, not a wait for itself.
-      await adapter.transaction(async (inner) => {
-        expect(inner).toBe(tx);
-        await inner.insert('Item', row(2));
-      });
+      await tx.insert('Item', row(2));
       order.push('first ends');
     });
     const second = adapter.transaction(async (tx) => {
@@ -161,5 +159,29 @@ describe('the SQLite adapter write path', () => {
     expect(order).toEqual(['first begins', 'first ends', 'second begins']);
     await expect(kept!.insert('Item', row(3))).rejects.toThrow(/already ended/);
     await adapter.close();
+  });
+
+  it('an engine bound to a transaction writes all or nothing, and binding it again keeps the same transaction', async () => {
+    const adapter = new SqliteAdapter(file);
+    const engine = new DataEngine('app', adapter, () => '');
+    await expect(
+      engine.atomically(async (bound) => {
+        await bound.create('Item', { title: 'kept?' }, MASTER);
+        await bound.atomically(async (again) => {
+          expect(again).toBe(bound);
+          await again.create('Item', { title: 'also kept?' }, MASTER);
+        });
+        expect(await bound.countRows('Item')).toBe(2);
+        throw new Error('refused at the end');
+      }),
+    ).rejects.toThrow('refused at the end');
+    // Neither the objects nor the class they taught the schema survived.
+    expect(engine.schema.has('Item')).toBe(false);
+    await engine.atomically(async (bound) => {
+      await bound.create('Item', { title: 'one' }, MASTER);
+      await bound.create('Item', { title: 'two' }, MASTER);
+    });
+    expect(await engine.countRows('Item')).toBe(2);
+    await engine.close();
   });
 });

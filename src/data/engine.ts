@@ -12,6 +12,7 @@ import { objectJson, selectKeys, type FileUrl } from './objects/output.js';
 import { checkQueryable, hiddenFields, withoutHidden } from './objects/protectedFields.js';
 import { checkClassName, checkWriteKey, MASTER_ONLY_CLASSES, Schema } from './schema.js';
 import type { ConfigEntry, FindOptions, StorageAdapter, StoredClass, StoredRow } from './storage/adapter.js';
+import { JoinedStorage } from './storage/joined.js';
 import { checkAcl, isPlainObject } from './values.js';
 import { DEFAULT_SETTINGS, protectedFieldsFor, type ServerSettings } from './settings.js';
 import { SYSTEM_CLASSES } from './types.js';
@@ -309,12 +310,14 @@ export class DataEngine {
   // every transaction is opened here (issue 16).
 
   /**
-   * Runs `fn` all or nothing: every engine write it makes (create, update, delete and the row
-   * writes below) joins one storage transaction, committed when `fn` resolves and rolled back when
-   * it rejects (a transactional batch, a sign-up with its session).
+   * Runs `fn` all or nothing with an engine bound to one storage transaction (storage/joined.ts):
+   * every write made through that engine (create, update, delete and the row writes below) commits
+   * when `fn` resolves and is rolled back when it rejects (a transactional batch, a sign-up with its
+   * session). Called on a bound engine, runs `fn` in the same transaction.
    */
-  atomically<T>(fn: () => Promise<T>): Promise<T> {
-    return this.storage.transaction(() => fn());
+  atomically<T>(fn: (engine: DataEngine) => Promise<T>): Promise<T> {
+    if (this.storage instanceof JoinedStorage) return fn(this);
+    return this.storage.transaction((tx) => fn(new DataEngine(this.appId, new JoinedStorage(this.storage, tx), this.fileUrl, this.settings)));
   }
 
   /** Rows of a class by a query, without ACL checks (Parse's master view); none for an unknown class. */

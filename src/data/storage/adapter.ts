@@ -105,8 +105,8 @@ export interface StorageTransaction extends StorageReads {
 export interface StorageAdapter extends StorageReads {
   /**
    * Runs `fn` with a transaction: everything it writes is committed when its promise resolves, or
-   * nothing is when it rejects. A call made while one is open in the same asynchronous context
-   * (an engine write inside a transactional batch) joins it rather than nesting.
+   * nothing is when it rejects. Transactions may take turns: inside `fn`, use `tx` (or a
+   * JoinedStorage over it, joined.ts), never a new transaction of the same adapter.
    * @throws what `fn` throws, after rolling back.
    */
   transaction<T>(fn: (tx: StorageTransaction) => Promise<T>): Promise<T>;

@@ -66,7 +66,7 @@ export function createSession(engine: DataEngine, userId: string, createdWith: C
     ACL: selfOnly(userId),
   };
   if (installationId) body.installationId = installationId;
-  return engine.atomically(async () => {
+  return engine.atomically(async (engine) => {
     if (installationId) await deleteSessionsOf(engine, userId, { installationId });
     return (await engine.create('_Session', body, MASTER)).row;
   });
@@ -158,7 +158,7 @@ export async function signUp(engine: DataEngine, body: unknown, auth: Auth): Pro
   await checkUnique(engine, input.fields); // fail before spending a hash; checked again below
   const hashed = input.password === undefined ? undefined : await hashPassword(input.password);
   const providers = linkedProviders(input.authData);
-  return engine.atomically(async () => {
+  return engine.atomically(async (engine) => {
     await checkUnique(engine, input.fields);
     if (input.authData) {
       await checkAuthDataFree(engine, input.authData);
@@ -252,7 +252,7 @@ export async function authenticate(engine: DataEngine, payload: Record<string, u
 
 /** A user as a login answers it: the object and a `sessionToken`. */
 function withSession(engine: DataEngine, user: StoredRow, createdWith: CreatedWith, installationId: string | undefined): Promise<Record<string, unknown>> {
-  return engine.atomically(async () => {
+  return engine.atomically(async (engine) => {
     const current = await engine.row('_User', user.objectId);
     if (!current) throw invalidLogin();
     const session = await createSession(engine, current.objectId, createdWith, installationId);
@@ -358,7 +358,7 @@ export async function updateUser(engine: DataEngine, objectId: string, body: unk
   await checkUserWritable(engine, objectId, auth, 'update');
   await checkUnique(engine, input.fields, objectId);
   const hashed = input.password === undefined ? undefined : await hashPassword(input.password);
-  return engine.atomically(async () => {
+  return engine.atomically(async (engine) => {
       await checkUnique(engine, input.fields, objectId);
       const changes: Record<string, unknown> = { ...input.fields };
       if (input.acl !== undefined) changes.ACL = auth.master ? input.acl : { ...(input.acl ?? {}), ...selfOnly(objectId) };
@@ -385,7 +385,7 @@ export async function updateUser(engine: DataEngine, objectId: string, body: unk
  */
 export async function deleteUser(engine: DataEngine, objectId: string, auth: Auth): Promise<void> {
   await checkUserWritable(engine, objectId, auth, 'delete');
-  await engine.atomically(async () => {
+  await engine.atomically(async (engine) => {
     await engine.delete('_User', objectId, auth);
     await deleteSessionsOf(engine, objectId);
   });

@@ -40,9 +40,9 @@ const createRole: RouteHandler = async (req) => {
   if (!isPlainObject(body)) throw new ParseError(ParseCode.INVALID_JSON, 'The body must be a JSON object of fields.');
   const name = checkRoleName(body.name);
   if (body.ACL === undefined || body.ACL === null) throw required('ACL');
-  const { row } = await req.engine.atomically(async () => {
-    if (await roleNamed(req.engine, name)) throw new ParseError(ParseCode.DUPLICATE_VALUE, `Cannot add duplicate role name of ${name}`);
-    return req.engine.create('_Role', body, req.auth);
+  const { row } = await req.engine.atomically(async (engine) => {
+    if (await roleNamed(engine, name)) throw new ParseError(ParseCode.DUPLICATE_VALUE, `Cannot add duplicate role name of ${name}`);
+    return engine.create('_Role', body, req.auth);
   });
   return ok({ objectId: row.objectId, createdAt: row.createdAt }, 201, { location: location(req, row.objectId) });
 };
@@ -58,16 +58,16 @@ const location = (req: DataRequest, objectId: string) => `${req.mountUrl}/classe
  */
 const updateRole: RouteHandler = async (req, { objectId }) => {
   const body = req.body;
-  const { row, computed } = await req.engine.atomically(async () => {
+  const { row, computed } = await req.engine.atomically(async (engine) => {
     if (isPlainObject(body) && ('name' in body || 'ACL' in body)) {
-      const current = await req.engine.row('_Role', objectId!);
+      const current = await engine.row('_Role', objectId!);
       if (!current || !aclAllows(current.acl, req.auth, 'write')) throw new ParseError(ParseCode.OBJECT_NOT_FOUND, 'Object not found.');
       if ('name' in body && body.name !== current.data.name) {
         throw new ParseError(ParseCode.CHANGED_IMMUTABLE_FIELD, "A role's name can only be set before it has been saved.");
       }
       if ('ACL' in body && body.ACL === null) throw required('ACL');
     }
-    return req.engine.update('_Role', objectId!, body, req.auth);
+    return engine.update('_Role', objectId!, body, req.auth);
   });
   return ok({ updatedAt: row.updatedAt, ...computed });
 };

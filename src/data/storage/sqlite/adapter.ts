@@ -1,4 +1,3 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
 import type { FieldType } from '../../types.js';
 import type { ConfigEntry, FindOptions, StorageAdapter, StorageTransaction, StoredClass, StoredRow } from '../adapter.js';
 import { SqliteStore } from './store.js';
@@ -76,14 +75,13 @@ class SqliteTransaction implements StorageTransaction {
 /**
  * The SQLite StorageAdapter (issue 3; asynchronous since issue 16): one `data.db` per Backend App,
  * answered by a SqliteStore on this thread. One connection serves the app, so transactions take
- * turns: one waits for the transaction in progress to end (SQLite has one writer anyway), and a
- * transaction opened inside another (the same asynchronous context) joins it. Reads outside a
+ * turns: one waits for the transaction in progress to end (SQLite has one writer anyway), so code
+ * inside a transaction uses its handle (or JoinedStorage), never a new transaction. Reads outside a
  * transaction are answered at once, from the same connection: between the awaits of an open
  * transaction they may see its writes before it commits (docs/parse-differences.md).
  */
 export class SqliteAdapter implements StorageAdapter {
   private readonly store: SqliteStore;
-  private readonly current = new AsyncLocalStorage<SqliteTransaction>();
   private busy = false;
   private readonly waiting: Array<() => void> = [];
 
@@ -92,8 +90,6 @@ export class SqliteAdapter implements StorageAdapter {
   }
 
   async transaction<T>(fn: (tx: StorageTransaction) => Promise<T>): Promise<T> {
-    const open = this.current.getStore();
-    if (open && !open.ended) return fn(open);
     if (this.busy) await new Promise<void>((resolve) => this.waiting.push(resolve));
     this.busy = true;
     const tx = new SqliteTransaction(this.store);
@@ -101,7 +97,7 @@ export class SqliteAdapter implements StorageAdapter {
       this.store.begin();
       let result: T;
       try {
-        result = await this.current.run(tx, () => fn(tx));
+        result = await fn(tx);
         tx.ended = true;
         this.store.commit();
       } catch (error) {
