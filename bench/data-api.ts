@@ -1,16 +1,20 @@
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
+import { postgresBin, startParseServer, type ParseServerPeer } from './parseServer.js';
 
 /**
  * The data API under load (issue 3): Backyard (`backyard serve`, a child process) and, in the same
- * run, a bare `node:http` server answering a fixed JSON body, both loaded by autocannon from this
- * process. For each workload: requests per second, p50 and p99 latency, and the ratio of its rate to
- * the bare server's at the same concurrency.
+ * run, a bare `node:http` server answering a fixed JSON body and the peer, Parse Server 9 on
+ * PostgreSQL with fsync on (issue 16; skipped with a message when PostgreSQL is not installed, or
+ * with BENCH_PEER=none), each seeded with the same objects and indexes and loaded by autocannon from
+ * this process. For each workload: requests per second, p50 and p99 latency, and the ratio of its
+ * rate to the bare server's and to Parse Server's at the same concurrency.
  */
 const CLI = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../src/cli.js');
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
@@ -112,10 +116,51 @@ function fdatasyncMicros(folder: string): { overwrite: number; append: number } 
   }
 }
 
+/** Parse Server as the bench's peer, seeded, with the headers its REST API takes and one objectId. */
+interface PeerTarget {
+  server: ParseServerPeer;
+  headers: Record<string, string>;
+  objectId: string;
+}
+
+/**
+ * Starts Parse Server on PostgreSQL (fsync on) and gives it what Backyard was given: class `Item`
+ * with `category` and `score` indexed, and OBJECTS objects of the same shape, written with SQL into
+ * the table Parse Server made (through its REST API it would take minutes), public as Parse Server
+ * writes an object without an ACL.
+ * @returns undefined, having said why, when BENCH_PEER=none or PostgreSQL is not installed.
+ */
+async function startPeer(): Promise<PeerTarget | undefined> {
+  if (process.env.BENCH_PEER === 'none') return undefined;
+  if (!postgresBin()) {
+    console.log('peer skipped: PostgreSQL is not installed (apt-get install postgresql postgresql-postgis; .ci/run does)');
+    return undefined;
+  }
+  const server = await startParseServer({ durable: true });
+  const headers = { 'x-parse-application-id': server.keys.appId, 'x-parse-rest-api-key': server.keys.restKey, 'content-type': 'application/json' };
+  const made = await fetch(`${server.url}/schemas/Item`, {
+    method: 'POST',
+    headers: { ...headers, 'x-parse-master-key': server.keys.masterKey },
+    body: JSON.stringify({ fields: { category: { type: 'String' }, score: { type: 'Number' }, title: { type: 'String' } }, indexes: { by_category: { category: 1 }, by_score: { score: 1 } } }),
+  });
+  if (!made.ok) throw new Error(`Parse Server refused the schema: ${await made.text()}`);
+  server.sql(
+    `INSERT INTO "Item" ("objectId", "createdAt", "updatedAt", "_rperm", "_wperm", category, score, title)
+     SELECT substr(md5(i::text), 1, 10), now(), now(), '{*}', '{*}', 'c' || (i % 1000), i % 10000, 'item ' || i FROM generate_series(0, ${OBJECTS - 1}) AS i;
+     ANALYZE "Item";`,
+  );
+  console.log(`peer: Parse Server 9 on PostgreSQL (fsync on) at ${server.url}, seeded with the same ${OBJECTS} objects and indexes`);
+  return { server, headers, objectId: createHashPrefix('0') };
+}
+
+/** The objectId the peer's seeding gave object 0 (md5 of its number, as the SQL above). */
+const createHashPrefix = (n: string) => createHash('md5').update(n).digest('hex').slice(0, 10);
+
 export async function dataApiBench(): Promise<void> {
   const home = fs.mkdtempSync(path.join(os.tmpdir(), 'backyard-bench-data-'));
   const env = { ...process.env, BACKYARD_HOME: home, BACKYARD_LOG_LEVEL: 'warn' };
   const children: ChildProcess[] = [];
+  let peer: PeerTarget | undefined;
   try {
     const token = execFileSync(process.execPath, [CLI, 'account', 'create', 'bench'], { env }).toString().trim();
     const port = await freePort();
@@ -159,6 +204,7 @@ export async function dataApiBench(): Promise<void> {
       if (!res.ok) throw new Error(`seeding failed: ${await res.text()}`);
     }
     console.log(`seeded ${OBJECTS} objects in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+    peer = await startPeer();
     const one = (await (await fetch(`${data}/classes/Item?limit=1`, { headers })).json()) as { results: Array<{ objectId: string }> };
     const id = one.results[0]!.objectId;
     const q = (where: unknown, extra: Record<string, string> = {}) => `${data}/classes/Item?${new URLSearchParams({ where: JSON.stringify(where), ...extra })}`;
@@ -184,18 +230,34 @@ export async function dataApiBench(): Promise<void> {
       `function round trip (1 connection): ${fn.rps.toFixed(0)} req/s, p50 ${fn.p50.toFixed(2)} ms; GET by id: ${getById.rps.toFixed(0)} req/s; ratio ${(fn.rps / getById.rps).toFixed(2)}×${fn.errors ? ` (${fn.errors} errors)` : ''}`,
     );
 
-    const creates = (connections: number): autocannon.Options => ({ url: `${data}/classes/Created`, connections, method: 'POST', headers, body: JSON.stringify({ title: 'x', n: 1 }) });
+    const creates = (root: string, h: Record<string, string>, connections: number): autocannon.Options => ({ url: `${root}/classes/Created`, connections, method: 'POST', headers: h, body: JSON.stringify({ title: 'x', n: 1 }) });
+    /** The same request to Parse Server, as a baseline, when the peer runs. */
+    const onPeer = (make: (root: string, h: Record<string, string>, objectId: string) => autocannon.Options): Record<string, autocannon.Options> =>
+      peer ? { 'Parse Server': make(peer.server.url, peer.headers, peer.objectId) } : {};
+    const query = (root: string, where: unknown, extra: Record<string, string>) => `${root}/classes/Item?${new URLSearchParams({ where: JSON.stringify(where), ...extra })}`;
     const workloads: Array<{ name: string; options: autocannon.Options; baselines: Record<string, autocannon.Options> }> = [
-      { name: 'sequential creates', options: creates(1), baselines: { bare: bareOptions(1), 'bare + fdatasync': durableOptions } },
-      { name: '16 concurrent creates', options: creates(16), baselines: { bare: bareOptions(16) } },
-      { name: 'GET by id (16 connections)', options: { url: `${data}/classes/Item/${id}`, connections: 16, headers }, baselines: { bare: bareOptions(16) } },
-      { name: 'where equality, indexed (1 connection)', options: { url: q({ category: 'c42' }, { limit: '10' }), connections: 1, headers }, baselines: { bare: bareOptions(1) } },
+      { name: 'sequential creates', options: creates(data, headers, 1), baselines: { bare: bareOptions(1), 'bare + fdatasync': durableOptions, ...onPeer((r, h) => creates(r, h, 1)) } },
+      { name: '16 concurrent creates', options: creates(data, headers, 16), baselines: { bare: bareOptions(16), ...onPeer((r, h) => creates(r, h, 16)) } },
+      {
+        name: 'GET by id (16 connections)',
+        options: { url: `${data}/classes/Item/${id}`, connections: 16, headers },
+        baselines: { bare: bareOptions(16), ...onPeer((r, h, objectId) => ({ url: `${r}/classes/Item/${objectId}`, connections: 16, headers: h })) },
+      },
+      {
+        name: 'where equality, indexed (1 connection)',
+        options: { url: q({ category: 'c42' }, { limit: '10' }), connections: 1, headers },
+        baselines: { bare: bareOptions(1), ...onPeer((r, h) => ({ url: query(r, { category: 'c42' }, { limit: '10' }), connections: 1, headers: h })) },
+      },
       {
         name: 'range + order + limit (1 connection)',
         options: { url: q({ score: { $gte: 500, $lt: 600 } }, { order: '-score', limit: '20' }), connections: 1, headers },
-        baselines: { bare: bareOptions(1) },
+        baselines: { bare: bareOptions(1), ...onPeer((r, h) => ({ url: query(r, { score: { $gte: 500, $lt: 600 } }, { order: '-score', limit: '20' }), connections: 1, headers: h })) },
       },
-      { name: 'count with where (1 connection)', options: { url: q({ category: 'c7' }, { count: '1', limit: '0' }), connections: 1, headers }, baselines: { bare: bareOptions(1) } },
+      {
+        name: 'count with where (1 connection)',
+        options: { url: q({ category: 'c7' }, { count: '1', limit: '0' }), connections: 1, headers },
+        baselines: { bare: bareOptions(1), ...onPeer((r, h) => ({ url: query(r, { category: 'c7' }, { count: '1', limit: '0' }), connections: 1, headers: h })) },
+      },
     ];
     console.log(`each workload: ${ROUNDS} rounds of ${ROUND_SECONDS} s, each round next to its baselines at the same concurrency; medians over the rounds, ratios taken per round`);
     console.log(`${'workload'.padEnd(40)} ${'req/s'.padStart(8)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)}  ratio to the baseline`);
@@ -215,6 +277,7 @@ export async function dataApiBench(): Promise<void> {
       console.log(`${name.padEnd(40)} ${column((r) => r.rps, 0, 8)} ${column((r) => r.p50, 2, 7)} ${column((r) => r.p99, 2, 7)}  ${vs}${errors ? `  (${errors} errors)` : ''}`);
     }
   } finally {
+    await peer?.server.close();
     for (const child of children) child.kill('SIGTERM');
     await new Promise((r) => setTimeout(r, 300));
     fs.rmSync(home, { recursive: true, force: true });

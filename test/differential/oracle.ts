@@ -1,69 +1,14 @@
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import fs from 'node:fs';
-import net from 'node:net';
-import os from 'node:os';
-import path from 'node:path';
+import { startParseServer, type ParseServerPeer } from '../../bench/parseServer.js';
 
 /**
- * Parse Server 9 on a throwaway PostgreSQL cluster: the oracle of the differential test (issue 13).
- * PostgreSQL comes from Debian's `postgresql` and `postgresql-postgis` packages (.ci/run installs them;
- * shared/notes/parse-protocol.md, "Running Parse Server 9.10 itself here").
- *
- * With PARSE_ORACLE=<serverURL>|<appId>|<masterKey>|<restKey> an already running Parse Server is used
- * instead (for quick runs while working; its classes are suffixed per run, so runs do not meet).
+ * Parse Server 9 on a throwaway PostgreSQL cluster: the oracle of the differential test (issue 13),
+ * started by bench/parseServer.ts. With PARSE_ORACLE=<serverURL>|<appId>|<masterKey>|<restKey> an
+ * already running Parse Server is used instead (for quick runs while working; its classes are
+ * suffixed per run, so runs do not meet).
  */
-export interface Oracle {
-  /** The data API root, e.g. `http://127.0.0.1:<port>/parse`. */
-  url: string;
-  keys: { appId: string; restKey: string; masterKey: string; javascriptKey: string };
-  close(): Promise<void>;
-}
+export type Oracle = Omit<ParseServerPeer, 'sql'>;
 
-const ROOT = path.resolve(import.meta.dirname, '../..');
-const KEYS = { appId: 'oracle', restKey: 'oracleRest', masterKey: 'oracleMaster', javascriptKey: 'oracleJs' };
-
-/** The bin folder of the newest PostgreSQL Debian installs, or undefined when there is none. */
-export function postgresBin(): string | undefined {
-  const base = '/usr/lib/postgresql';
-  if (!fs.existsSync(base)) return undefined;
-  const versions = fs.readdirSync(base).filter((v) => fs.existsSync(path.join(base, v, 'bin', 'initdb'))).sort((a, b) => Number(b) - Number(a));
-  return versions[0] ? path.join(base, versions[0], 'bin') : undefined;
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-/** Runs a PostgreSQL program, as the `postgres` user when we are root (PostgreSQL refuses root). */
-function pgRun(bin: string, program: string, args: string[]): void {
-  const asRoot = process.getuid?.() === 0;
-  const command = asRoot ? 'runuser' : path.join(bin, program);
-  const argv = asRoot ? ['-u', 'postgres', '--', path.join(bin, program), ...args] : args;
-  const result = spawnSync(command, argv, { encoding: 'utf8', cwd: os.tmpdir() });
-  if (result.status !== 0) throw new Error(`${program} ${args.join(' ')} failed: ${result.stderr || result.stdout}`);
-}
-
-async function waitFor(check: () => Promise<boolean>, what: string, ms: number, child?: ChildProcess, log?: () => string): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (Date.now() < deadline) {
-    if (child && child.exitCode !== null) throw new Error(`${what}: the process exited (${child.exitCode}): ${log?.()}`);
-    if (await check().catch(() => false)) return;
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  throw new Error(`${what} did not answer within ${ms / 1000} s: ${log?.() ?? ''}`);
-}
-
-/**
- * Starts PostgreSQL and Parse Server 9 (or uses PARSE_ORACLE). Throws when PostgreSQL is not installed,
- * with the packages to install.
- */
+/** Starts the oracle (or uses PARSE_ORACLE). @throws Error when PostgreSQL is not installed, naming the packages. */
 export async function startOracle(): Promise<Oracle> {
   const given = process.env.PARSE_ORACLE;
   if (given) {
@@ -71,67 +16,5 @@ export async function startOracle(): Promise<Oracle> {
     if (!url || !appId || !masterKey || !restKey) throw new Error('PARSE_ORACLE is <serverURL>|<appId>|<masterKey>|<restKey>');
     return { url, keys: { appId, masterKey, restKey, javascriptKey: '' }, close: async () => {} };
   }
-  const bin = postgresBin();
-  if (!bin) throw new Error('PostgreSQL is not installed: apt-get install postgresql postgresql-postgis (.ci/run does this)');
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'backyard-oracle-'));
-  if (process.getuid?.() === 0) spawnSync('chown', ['-R', 'postgres', dir]);
-  const data = path.join(dir, 'data');
-  pgRun(bin, 'initdb', ['-D', data, '-U', 'postgres', '--auth=trust', '--no-sync']);
-  const pgPort = await freePort();
-  pgRun(bin, 'pg_ctl', ['-D', data, '-l', path.join(dir, 'postgres.log'), '-w', '-o', `-p ${pgPort} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off`, 'start']);
-  const stopPostgres = () => {
-    try {
-      pgRun(bin, 'pg_ctl', ['-D', data, '-m', 'immediate', 'stop']);
-    } catch {
-      // already stopped
-    }
-  };
-  try {
-    pgRun(bin, 'createdb', ['-h', '127.0.0.1', '-p', String(pgPort), '-U', 'postgres', 'parse']);
-    pgRun(bin, 'psql', ['-h', '127.0.0.1', '-p', String(pgPort), '-U', 'postgres', '-d', 'parse', '-c', 'CREATE EXTENSION postgis']);
-  } catch (error) {
-    stopPostgres();
-    throw error;
-  }
-  const port = await freePort();
-  const url = `http://127.0.0.1:${port}/parse`;
-  const config = {
-    appId: KEYS.appId,
-    masterKey: KEYS.masterKey,
-    restAPIKey: KEYS.restKey,
-    javascriptKey: KEYS.javascriptKey,
-    databaseURI: `postgres://postgres@127.0.0.1:${pgPort}/parse`,
-    port,
-    host: '127.0.0.1',
-    mountPath: '/parse',
-    serverURL: url,
-    filesAdapter: { module: '@parse/fs-files-adapter', options: { filesSubDirectory: 'oracle' } },
-    masterKeyIps: ['0.0.0.0/0', '::/0'],
-    allowClientClassCreation: true,
-    logLevel: 'error',
-  };
-  fs.writeFileSync(path.join(dir, 'config.json'), JSON.stringify(config));
-  let log = '';
-  const child = spawn(process.execPath, [path.join(ROOT, 'node_modules/parse-server/bin/parse-server'), path.join(dir, 'config.json')], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
-  const keep = (chunk: Buffer) => {
-    log = (log + chunk.toString()).slice(-4000);
-  };
-  child.stdout!.on('data', keep);
-  child.stderr!.on('data', keep);
-  const close = async () => {
-    if (child.exitCode === null) {
-      const exited = new Promise((r) => child.once('exit', r));
-      child.kill('SIGTERM');
-      await exited;
-    }
-    stopPostgres();
-    fs.rmSync(dir, { recursive: true, force: true });
-  };
-  try {
-    await waitFor(async () => (await fetch(`${url}/health`)).ok, 'Parse Server', 90_000, child, () => log);
-  } catch (error) {
-    await close();
-    throw error;
-  }
-  return { url, keys: KEYS, close };
+  return startParseServer();
 }
