@@ -11,7 +11,7 @@ if (!only || only === 'management') {
   await managementBench();
 }
 if (!only || only === 'data-api') {
-  console.log('\n## data API (Backyard and a bare node:http server as child processes, loaded with autocannon)');
+  console.log('\n## data API (Backyard, a bare node:http server and Parse Server 9 on PostgreSQL as child processes, loaded with autocannon)');
   await dataApiBench();
 }
 if (!only || only === 'devenvs') {

@@ -264,6 +264,19 @@ describe('users over raw HTTP: Parse error codes and statuses', () => {
     expect((await engine.row('_User', private_.objectId))!.acl).toEqual({ [private_.objectId]: { read: true, write: true } });
   });
 
+  it('usernames stay unique under concurrent signups, and role names under concurrent creates (storage is asynchronous)', async () => {
+    const name = fresh('Race');
+    const signups = await Promise.all(Array.from({ length: 12 }, (_, i) => call('POST', '/users', { body: { username: i % 2 ? name : name.toUpperCase(), password: 'pw' } })));
+    expect(signups.filter((r) => r.status === 201)).toHaveLength(1);
+    for (const refused of signups.filter((r) => r.status !== 201)) expectError(refused, 400, 202, 'Account already exists for this username.');
+    expect(await engine.countRows('_User', { username: { $regex: `^${name}$`, $options: 'i' } })).toBe(1);
+
+    const role = fresh('RaceRole');
+    const creates = await Promise.all(Array.from({ length: 8 }, () => call('POST', '/roles', { master: true, body: { name: role, ACL: {} } })));
+    expect(creates.filter((r) => r.status === 201)).toHaveLength(1);
+    for (const refused of creates.filter((r) => r.status !== 201)) expectError(refused, 400, 137, `Cannot add duplicate role name of ${role}`);
+  });
+
   it('signup errors: 200, 201, 202, 203, 125, 119, 252', async () => {
     const name = fresh('Taken');
     await signUpRaw(name, 'pw', { email: `${name}@Example.com` });

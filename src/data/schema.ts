@@ -169,14 +169,16 @@ export class Schema {
 
   /**
    * Makes sure the class exists and knows `types`, adding what is new (issue 3: the first write of a
-   * key teaches the schema), in the write's transaction `tx`.
+   * key teaches the schema), in the write's transaction `tx`. Resolves once saved; undefined when
+   * there was nothing to save.
    * @param mayAddField false when CLP forbids adding fields for this caller.
    * @throws ParseError 111 when a field already has another type or would be a second GeoPoint field;
    *   119 when a field may not be added.
    */
-  async learn(tx: StorageTransaction, className: string, types: Record<string, FieldType>, mayAddField: boolean): Promise<void> {
+  learn(tx: StorageTransaction, className: string, types: Record<string, FieldType>, mayAddField: boolean): Promise<void> | undefined {
     const known = this.fields(className);
-    if (known && Object.entries(types).every(([f, t]) => known[f] && fitsType(known[f]!, t))) return;
+    // Nothing new (most writes): answered at once, without a promise.
+    if (known && Object.entries(types).every(([f, t]) => known[f] && fitsType(known[f]!, t))) return undefined;
     const cls = this.editable(className) ?? this.blank(className);
     let changed = !this.has(className);
     for (const [field, type] of Object.entries(types)) {
@@ -195,6 +197,6 @@ export class Schema {
       changed = true;
       if (type.type === 'GeoPoint') checkOneGeoPoint(cls.fields);
     }
-    if (changed) await tx.saveClass(cls);
+    return changed ? tx.saveClass(cls) : undefined;
   }
 }

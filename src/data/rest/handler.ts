@@ -160,10 +160,9 @@ export function createDataHandler(options: DataHandlerOptions): DataHandler {
   };
 
   /**
-   * The answer to a request, synchronous when nothing has to wait: a GET of an app whose cloud code
-   * is loaded (or absent) and whose route answers at once costs no promise and no turn of the
-   * microtask queue (bench/data-api, GET by id). A body, a starting worker, a route that waits and the
-   * sync of a write make it a promise. @throws ParseError (or rejects with it) for a refused request.
+   * The answer to a request: synchronous for what needs no storage (a public route, a refusal),
+   * else a promise (storage is asynchronous: src/data/storage/adapter.ts). A write is answered once
+   * it is on disk. @throws ParseError (or rejects with it) for a refused request.
    */
   const answer = (req: IncomingMessage, target: string): Answer => {
     const q = target.indexOf('?');

@@ -43,9 +43,8 @@ export class DataRouter {
   }
 
   /**
-   * Runs the route for `req`. The answer comes back as it is when the route answers at once (a GET
-   * of an app without triggers), so that such a call takes no turn of the microtask queue; as a
-   * promise when the route waits. Never throws and never rejects.
+   * Runs the route for `req`. The answer comes back as it is when the route answers at once (no
+   * storage: `/health`, `/serverInfo`), as a promise when it waits. Never throws and never rejects.
    */
   dispatch(req: DataRequest): DataResponse | Promise<DataResponse> {
     const found = this.router.find(req.method, req.path);

@@ -20,11 +20,12 @@ export interface DataRequest {
   /** The data API's public root, for Location headers and URLs. */
   mountUrl: string;
   /**
-   * True inside a transactional batch, where routes must answer synchronously: a route that needs
-   * to wait (bcrypt) must refuse with `refuseInTransaction` before it writes anything.
+   * True inside a transactional batch, whose `engine` is bound to the batch's transaction: a route
+   * that waits on something else (bcrypt, a cloud code trigger) must refuse with
+   * `refuseInTransaction` before it writes anything.
    */
   inTransaction?: boolean;
-  /** What the app's cloud code registered, known before the route runs so routes stay synchronous without triggers. */
+  /** What the app's cloud code registered, known before the route runs (which triggers to call). */
   registry: CloudRegistry;
 }
 
