@@ -393,6 +393,17 @@ describe('users over raw HTTP: Parse error codes and statuses', () => {
     const plain = await call('POST', '/batch', { body: { requests: [{ method: 'POST', path: '/data/users', body: { username: fresh('bt'), password: 'pw' } }] } });
     expect(plain.body[0].success.sessionToken).toMatch(TOKEN);
   });
+
+  it('files and cloud functions, which live outside the database, answer 108 inside a transactional batch', async () => {
+    for (const request of [
+      { method: 'POST', path: '/data/files/note.txt', body: { base64: 'aGk=' } },
+      { method: 'DELETE', path: '/data/files/note.txt' },
+      { method: 'POST', path: '/data/functions/anything', body: {} },
+    ]) {
+      const tx = await call('POST', '/batch', { master: true, body: { transaction: true, requests: [request] } });
+      expectError(tx, 400, 108, `${request.method} ${request.path.slice('/data'.length)} cannot run inside a transaction.`);
+    }
+  });
 });
 
 describe('sessions over raw HTTP', () => {

@@ -3,7 +3,7 @@ import { ParseCode, ParseError } from '../../errors.js';
 import { FileStore, type UploadOptions } from '../../files.js';
 import { checkProhibitedKeywords } from '../../objects/keywords.js';
 import { isPlainObject } from '../../values.js';
-import type { DataRouter } from '../router.js';
+import { refuseInTransaction, type DataRouter } from '../router.js';
 import { ok, type DataRequest } from '../types.js';
 import { requireMaster } from './classes.js';
 import { extensionAllowed, type ServerSettings } from '../../settings.js';
@@ -78,7 +78,9 @@ export const filesOf = (req: Pick<DataRequest, 'apps' | 'keys'>): FileStore => n
  * are answered by `public.ts`.
  */
 export function fileRoutes(router: DataRouter): void {
+  // Files live outside the app's database: a transactional batch could not take them back.
   router.on('POST', '/files/:name', async (req, { name }) => {
+    refuseInTransaction(req);
     const settings = req.engine.settings();
     checkMayUpload(req.auth, settings);
     const { data, options } = readUpload(req);
@@ -88,6 +90,7 @@ export function fileRoutes(router: DataRouter): void {
     return ok({ url, name: stored.name }, 201, { location: url });
   });
   router.on('DELETE', '/files/:name', async (req, { name }) => {
+    refuseInTransaction(req);
     requireMaster(req);
     if (!(await filesOf(req).delete(name!))) throw new ParseError(ParseCode.FILE_DELETE_ERROR, `Could not delete file ${name}: there is no such file.`);
     return ok({});
