@@ -13,6 +13,7 @@ import { checkQueryable, hiddenFields, withoutHidden } from './objects/protected
 import { checkClassName, checkWriteKey, MASTER_ONLY_CLASSES, Schema } from './schema.js';
 import type { ConfigEntry, FindOptions, StorageAdapter, StoredClass, StoredRow } from './storage/adapter.js';
 import { JoinedStorage } from './storage/joined.js';
+import type { GroupPlan } from './aggregate/groupPlan.js';
 import { checkAcl, isPlainObject } from './values.js';
 import { DEFAULT_SETTINGS, protectedFieldsFor, type ServerSettings } from './settings.js';
 import { SYSTEM_CLASSES } from './types.js';
@@ -339,6 +340,11 @@ export class DataEngine {
   /** How many rows of a class match `where`, without ACL checks. */
   countRows(className: string, where: Record<string, unknown> = {}): Promise<number> {
     return this.schema.has(className) ? this.storage.count(className, { where }) : Promise.resolve(0);
+  }
+
+  /** A `$group` the storage answers itself (aggregate/groupPlan.ts), without ACL checks; none for an unknown class. */
+  groupRows(className: string, where: unknown, plan: GroupPlan): Promise<Array<Record<string, unknown>>> {
+    return this.schema.has(className) ? this.storage.group(className, where, plan) : Promise.resolve([]);
   }
 
   /** owningIds of `ownerClass` whose `field` relation holds one of `relatedIds` (role inheritance). */

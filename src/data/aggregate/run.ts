@@ -2,10 +2,13 @@
  * Runs an aggregation over a class. As much as SQL can do runs there (through the where compiler and
  * the storage adapter): leading `$match` stages or a first `$geoNear` as the `where`, a `$count` right
  * after them as a count, a `$sort` on plain fields and the `$skip`/`$limit` after it as ORDER BY, OFFSET
- * and LIMIT. The stages after those run over the fetched objects, compiled once (stages.ts).
+ * and LIMIT, or a `$group` of a shape the database answers alike (groupPlan.ts) as the storage's own
+ * GROUP BY (StorageReads.group). The stages after those run over the fetched objects (or groups),
+ * compiled once (stages.ts).
  */
 import type { DataEngine } from '../engine.js';
 import { compileGeoNear, type GeoNear } from './geoNear.js';
+import { planGroup } from './groupPlan.js';
 import { matchToWhere } from './match.js';
 import { compileStage, countField, countResult, nonNegative, sortSpec, type Stage } from './stages.js';
 import { canonical, fromStageDoc, getPath, invalid, PATH, toStageDoc, type Doc } from './values.js';
@@ -90,6 +93,15 @@ export async function runPipeline(engine: DataEngine, className: string, stages:
   const rest = stages.slice(part.rest).map((s) => compileStage(s, fields));
   if (!engine.schema.has(className)) return [];
   if (part.count !== undefined) return countResult(part.count, await engine.countRows(className, part.filter as Record<string, unknown>));
+  // A $group straight after the where, of a shape the database answers alike (groupPlan.ts), runs there.
+  const group = !part.geo && part.order === undefined && part.skip === 0 && part.limit === Infinity && stages[part.rest]?.name === '$group' ? planGroup(stages[part.rest]!.spec, fields) : undefined;
+  if (group) {
+    let grouped: Doc[] = await engine.groupRows(className, part.filter, group);
+    if (rest.length === 1) return grouped;
+    grouped = grouped.map(toStageDoc);
+    for (const run of rest.slice(1)) grouped = run(grouped);
+    return grouped.map(fromStageDoc);
+  }
   let docs = await readObjects(engine, className, part);
   if (rest.length === 0 && !part.geo) return docs;
   docs = docs.map(toStageDoc);

@@ -1,4 +1,5 @@
 import type { QueryAccess } from '../auth/context.js';
+import type { GroupPlan } from '../aggregate/groupPlan.js';
 import type { FieldType } from '../types.js';
 
 /** Class-level permissions as `/schemas` carries them (Parse docs, "Class Level Permissions"). */
@@ -66,6 +67,13 @@ export interface StorageReads {
   /** owningIds of `ownerClass` whose `field` relation holds one of `relatedIds`. */
   owningIds(ownerClass: string, field: string, relatedIds: readonly string[]): Promise<string[]>;
   getConfig(): Promise<ConfigEntry[]>;
+  /**
+   * A `$group` answered by the database (aggregate/groupPlan.ts) over the objects `where` selects,
+   * without ACL checks (aggregation is the master key's): one document per group, `{objectId: key,
+   * <output>: value}`, in the order the groups first appear by `createdAt` (then objectId),
+   * as the objects are read for the in-memory run.
+   */
+  group(className: string, where: unknown, plan: GroupPlan): Promise<Array<Record<string, unknown>>>;
 }
 
 /**

@@ -34,6 +34,7 @@ export class JoinedStorage implements StorageAdapter {
   relatedIds: StorageTransaction['relatedIds'] = (ownerClass, field, owningId) => this.tx.relatedIds(ownerClass, field, owningId);
   owningIds: StorageTransaction['owningIds'] = (ownerClass, field, relatedIds) => this.tx.owningIds(ownerClass, field, relatedIds);
   getConfig: StorageTransaction['getConfig'] = () => this.tx.getConfig();
+  group: StorageTransaction['group'] = (className, where, plan) => this.tx.group(className, where, plan);
   close(): Promise<void> {
     return this.base.close();
   }

@@ -1,3 +1,4 @@
+import type { GroupPlan } from '../../aggregate/groupPlan.js';
 import type { FieldType } from '../../types.js';
 import type { ConfigEntry, FindOptions, StorageAdapter, StorageTransaction, StoredClass, StoredRow } from '../adapter.js';
 import { SqliteStore } from './store.js';
@@ -33,6 +34,9 @@ class SqliteTransaction implements StorageTransaction {
   }
   async getConfig(): Promise<ConfigEntry[]> {
     return this.live().getConfig();
+  }
+  async group(className: string, where: unknown, plan: GroupPlan) {
+    return this.live().group(className, where, plan);
   }
   async saveClass(cls: StoredClass) {
     this.live().saveClass(cls);
@@ -145,6 +149,9 @@ export class SqliteAdapter implements StorageAdapter {
   }
   async getConfig(): Promise<ConfigEntry[]> {
     return this.store.getConfig();
+  }
+  async group(className: string, where: unknown, plan: GroupPlan) {
+    return this.store.group(className, where, plan);
   }
 
   async close(): Promise<void> {

@@ -4,6 +4,7 @@ import { registerQueryFunctions } from '../../query/functions.js';
 import type { FieldType, SchemaLookup } from '../../types.js';
 import { DEFAULT_FIELDS } from '../../types.js';
 import { openDatabase } from '../../../shared/sqlite.js';
+import type { GroupPlan } from '../../aggregate/groupPlan.js';
 import type { ConfigEntry, FindOptions, StoredClass, StoredRow } from '../adapter.js';
 import { classTable, indexExpr, jsonPath, quoteIdent, relationTable } from './layout.js';
 import { dataMigrations } from './migrations.js';
@@ -367,6 +368,30 @@ export class SqliteStore implements SchemaLookup {
         .prepare(`SELECT DISTINCT owningId FROM ${relationTable(ownerClass, field)} WHERE relatedId IN (${ids.map(() => '?').join(', ')})`)
         .all(...ids) as Array<{ owningId: string }>
     ).map((r) => r.owningId);
+  }
+
+  /** StorageReads.group in SQL: GROUP BY the key's value, aggregates over numeric values only. */
+  group(className: string, where: unknown, plan: GroupPlan): Array<Record<string, unknown>> {
+    if (!this.classes.has(className)) return [];
+    const compiled = this.whereClause(className, { where });
+    const numeric = (field: string) => `CASE WHEN json_type(t.data, ${jsonPath([field])}) IN ('integer', 'real') THEN json_extract(t.data, ${jsonPath([field])}) END`;
+    const columns = plan.outputs.map((o) => {
+      switch (o.op) {
+        case 'count':
+          return `count(*) * ${o.times}`;
+        case 'sum':
+          return `coalesce(sum(${numeric(o.field)}), 0)`;
+        default:
+          return `${o.op}(${numeric(o.field)})`;
+      }
+    });
+    const key = plan.key === undefined ? 'NULL' : `json_extract(t.data, ${jsonPath([plan.key])})`;
+    const sql = `SELECT ${[key, ...columns].join(', ')} FROM ${classTable(className)} AS t WHERE ${compiled.sql} GROUP BY 1 ORDER BY min(t.createdAt || t.objectId)`;
+    return (this.rowStmt(sql).all(...compiled.params) as unknown[][]).map((row) => {
+      const doc: Record<string, unknown> = { objectId: row[0] === '' ? null : (row[0] ?? null) };
+      plan.outputs.forEach((o, i) => (doc[o.name] = row[i + 1] ?? null));
+      return doc;
+    });
   }
 
   getConfig(): ConfigEntry[] {
