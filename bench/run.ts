@@ -3,12 +3,17 @@ import { managementBench } from './management.js';
 import { devenvsBench } from './devenvs.js';
 import { webAppsBench } from './webapps.js';
 import { cloudBench } from './cloud.js';
+import { engineBench } from './engine.js';
 
 // `npm run bench`: every benchmark, each printing ratios against a baseline measured in the same run.
 const only = process.argv[2];
 if (!only || only === 'management') {
   console.log('## management API (in process, sequential)');
   await managementBench();
+}
+if (!only || only === 'engine') {
+  console.log('\n## data engine (in process, over the SQLite adapter, against the same statements on a bare better-sqlite3 handle)');
+  await engineBench();
 }
 if (!only || only === 'data-api') {
   console.log('\n## data API (Backyard, a bare node:http server and Parse Server 9 on PostgreSQL as child processes, loaded with autocannon)');
