@@ -123,6 +123,14 @@ describe('the SQLite adapter write path', () => {
     ).rejects.toThrow('refused half-way');
     expect(await adapter.get('Item', 'obj0000001')).toBeUndefined();
     expect(adapter.getClass('Other')).toBeUndefined();
+    // A field learned by an existing class is taken back too.
+    await expect(
+      adapter.transaction(async (tx) => {
+        await tx.saveClass({ ...CLASS, fields: { ...CLASS.fields, extra: { type: 'Number' } } });
+        throw new Error('refused after learning');
+      }),
+    ).rejects.toThrow('refused after learning');
+    expect(adapter.fields('Item')).not.toHaveProperty('extra');
     // The connection is usable again and not left inside a transaction.
     await adapter.transaction((tx) => tx.insert('Item', row(2)));
     expect((await adapter.get('Item', 'obj0000002'))?.data).toEqual({ title: 'item 2' });

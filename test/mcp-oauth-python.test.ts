@@ -16,7 +16,7 @@ import type { Browser, BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchBrowser } from './helpers/browser.js';
 import { CLI, stdioEnv } from './helpers/mcpClients.js';
-import { consent, startClientSite, type ClientSite } from './helpers/oauthSite.js';
+import { clientDocument, consent, startClientSite, type ClientSite } from './helpers/oauthSite.js';
 import { makeHome, removeHome } from './helpers/server.js';
 import { ServeProcess, freePort } from './helpers/serveProcess.js';
 
@@ -114,17 +114,7 @@ describe.skipIf('missing' in found)('the Python mcp SDK as an OAuth client', () 
     token = (await exec(process.execPath, [CLI, 'account', 'create', 'alice'], { env: env() })).stdout.trim();
     server = new ServeProcess(await freePort(), token, env);
     await server.start();
-    site = await startClientSite(
-      ({ documentUrl, callback }) => ({
-        client_id: documentUrl,
-        client_name: CLIENT_NAME,
-        redirect_uris: [callback],
-        grant_types: ['authorization_code', 'refresh_token'],
-        response_types: ['code'],
-        token_endpoint_auth_method: 'none',
-      }),
-      { key: fs.readFileSync(key, 'utf8'), cert: fs.readFileSync(cert, 'utf8') },
-    );
+    site = await startClientSite(clientDocument(CLIENT_NAME), { key: fs.readFileSync(key, 'utf8'), cert: fs.readFileSync(cert, 'utf8') });
     browser = await launchBrowser();
     // The redirect lands on the test's own https site, whose certificate Chromium does not know.
     context = await browser.newContext({ ignoreHTTPSErrors: true });

@@ -14,7 +14,7 @@ import {
 } from '@modelcontextprotocol/client';
 import type { Browser, BrowserContext } from 'playwright-core';
 import { launchBrowser } from './helpers/browser.js';
-import { consent as consentOn, startClientSite, type ClientSite } from './helpers/oauthSite.js';
+import { clientDocument, consent as consentOn, startClientSite, type ClientSite } from './helpers/oauthSite.js';
 import { startTestServer, type TestServer } from './helpers/server.js';
 import { OAuthClients } from '../src/platform/oauth/clients.js';
 import { MetadataDocuments } from '../src/platform/oauth/metadataDocuments.js';
@@ -84,14 +84,7 @@ const CLIENT_NAME = 'Test <b>Client</b> & "Co"';
 beforeAll(async () => {
   server = await startTestServer();
   browser = await launchBrowser();
-  site = await startClientSite(({ documentUrl, callback }) => ({
-    client_id: documentUrl,
-    client_name: CLIENT_NAME,
-    redirect_uris: [callback],
-    grant_types: ['authorization_code', 'refresh_token'],
-    response_types: ['code'],
-    token_endpoint_auth_method: 'none',
-  }));
+  site = await startClientSite(clientDocument(CLIENT_NAME));
 }, 120_000);
 
 afterAll(async () => {

@@ -387,8 +387,8 @@ export class DataEngine {
   }
 
   /**
-   * Changes the schema in one transaction: `change` edits a copy of the class (`StoredClass`) and
-   * says which storage steps it needs (schemaChanges.ts); the class is saved after them.
+   * Runs a schema change (schemaChanges.ts: create, update or drop a class) in one transaction,
+   * handing it only the storage steps a schema change takes; a rejection takes every step back.
    */
   changeSchema<T>(change: (tx: SchemaTransaction) => Promise<T>): Promise<T> {
     return this.storage.transaction((tx) =>

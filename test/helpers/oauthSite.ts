@@ -20,6 +20,21 @@ export interface ClientSite {
   close(): Promise<void>;
 }
 
+/**
+ * A public client's metadata document naming `clientName` (Client ID Metadata Documents): its
+ * `client_id` is the document's own URL and its redirect URI the site's callback.
+ */
+export const clientDocument =
+  (clientName: string) =>
+  ({ documentUrl, callback }: { documentUrl: string; callback: string }) => ({
+    client_id: documentUrl,
+    client_name: clientName,
+    redirect_uris: [callback],
+    grant_types: ['authorization_code', 'refresh_token'],
+    response_types: ['code'],
+    token_endpoint_auth_method: 'none',
+  });
+
 export async function startClientSite(
   document: (site: { documentUrl: string; callback: string }) => unknown,
   tls?: { key: string; cert: string },

@@ -92,9 +92,13 @@ export class SqliteStore implements SchemaLookup {
   }
 
 
+  /** Whether the open transaction changed the schema or a table (what `rollback` must reload). */
+  private schemaChanged = false;
+
   /** Statements naming a table must be prepared again after the table changes. */
   private forgetStatements(): void {
     this.statements.clear();
+    this.schemaChanged = true;
   }
 
   /**
@@ -120,6 +124,7 @@ export class SqliteStore implements SchemaLookup {
 
   begin(): void {
     this.txn.begin.run();
+    this.schemaChanged = false;
   }
 
   commit(): void {
@@ -127,13 +132,18 @@ export class SqliteStore implements SchemaLookup {
     this.wal.wrote();
   }
 
-  /** Rolls back (when SQLite has not already, as after a full disk) and reloads the schema cache, which the transaction may have changed. */
+  /**
+   * Rolls back (when SQLite has not already, as after a full disk) and, when the transaction changed
+   * the schema, reloads the schema cache and forgets the statements prepared since.
+   */
   rollback(): void {
     if (this.db.inTransaction) this.txn.rollback.run();
+    if (!this.schemaChanged) return;
     this.classes = new Map(this.readSchema().map((cls) => [cls.className, deepFreeze(cls)]));
     this.merged.clear();
     this.forgetStatements();
     this.getStatements.clear();
+    this.schemaChanged = false;
   }
 
   durable(alone = false): Promise<void> {
@@ -205,6 +215,7 @@ export class SqliteStore implements SchemaLookup {
         }
       }
       this.classes.set(className, deepFreeze(structuredClone(cls)));
+      this.schemaChanged = true;
       this.merged.delete(className);
     });
   }
