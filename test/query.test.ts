@@ -3,7 +3,9 @@ import { Query } from 'mingo';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ParseError } from '../src/data/errors.js';
 import { compileOrder, compileWhere, nearSphereOrder, type CompileOptions } from '../src/data/query/compile.js';
-import { geoDistance, pointInPolygon, registerQueryFunctions } from '../src/data/query/functions.js';
+import { geoDistance, pointInPolygon } from '../src/data/query/functions.js';
+import { registerQueryFunctions } from '../src/data/storage/sqlite/functions.js';
+import { sqliteDialect } from '../src/data/storage/sqlite/dialect.js';
 import { translatePattern } from '../src/data/query/pattern.js';
 import type { FieldType, SchemaLookup } from '../src/data/types.js';
 
@@ -43,7 +45,7 @@ const SCHEMA: Record<string, Record<string, FieldType>> = {
   Owner: { name: { type: 'String' }, age: { type: 'Number' }, city: { type: 'String' }, boss: { type: 'Pointer', targetClass: 'Owner' } },
 };
 const schema: SchemaLookup = { fields: (c) => SCHEMA[c] };
-const options: CompileOptions = { schema };
+const options: CompileOptions = { dialect: sqliteDialect, schema };
 
 // `mixed` is not in the schema and holds values of every scalar type.
 const T_ROWS: Row[] = [
@@ -274,7 +276,7 @@ describe('exact SQL (style.md, example 6)', () => {
   const score = `json_extract(t.data, '$."score"')`;
   const scoreType = `json_type(t.data, '$."score"')`;
   it.each([
-    [{}, '1', []],
+    [{}, 'TRUE', []],
     [{ score: 5 }, `${score} = ? AND ${scoreType} IN ('integer','real')`, [5]],
     [{ score: { $gte: 1, $lt: 10 } }, `${score} >= ? AND ${scoreType} IN ('integer','real') AND ${score} < ? AND ${scoreType} IN ('integer','real')`, [1, 10]],
     [{ name: { $ne: 'x' } }, `(json_extract(t.data, '$."name"') = ? AND json_type(t.data, '$."name"') = 'text') IS NOT TRUE`, ['x']],
@@ -296,7 +298,7 @@ describe('exact SQL (style.md, example 6)', () => {
       params: ['r01'],
     });
     const readable = (_c: string, alias: string) => ({ sql: `${alias}.acl IS NULL`, params: [] });
-    expect(compileWhere('T', 't', { owner: { $inQuery: { className: 'Owner', where: { age: 35 } } } }, { schema, readable })).toEqual({
+    expect(compileWhere('T', 't', { owner: { $inQuery: { className: 'Owner', where: { age: 35 } } } }, { ...options, readable })).toEqual({
       sql:
         `json_extract(t.data, '$."owner"."className"') = ? AND json_extract(t.data, '$."owner"."objectId"') IN (SELECT sq1."objectId" FROM "cls_Owner" AS sq1 ` +
         `WHERE json_extract(sq1.data, '$."age"') = ? AND json_type(sq1.data, '$."age"') IN ('integer','real') AND sq1.acl IS NULL)`,
@@ -337,8 +339,8 @@ describe('operators mingo lacks (hand-computed)', () => {
   it('$inQuery / $notInQuery, restricted by readable', () => {
     const older = { className: 'Owner', where: { age: { $gt: 30 } } };
     expect(run({ owner: { $inQuery: older } })).toEqual(['r01', 'r03', 'r05', 'r06']);
-    expect(run({ owner: { $inQuery: older } }, { schema, readable })).toEqual(['r01', 'r03']);
-    expect(run({ owner: { $notInQuery: older } }, { schema, readable })).toEqual(ALL.filter((id) => !['r01', 'r03'].includes(id)));
+    expect(run({ owner: { $inQuery: older } }, { ...options, readable })).toEqual(['r01', 'r03']);
+    expect(run({ owner: { $notInQuery: older } }, { ...options, readable })).toEqual(ALL.filter((id) => !['r01', 'r03'].includes(id)));
     expect(run({ likes: { $inQuery: { className: 'Owner', where: { city: 'London' } } } })).toEqual(['r01', 'r02']);
     expect(run({ owner: { $inQuery: { className: 'Owner', where: { $relatedTo: { object: ptr('r01', 'T'), key: 'likes' } } } } })).toEqual([
       'r01',
@@ -353,7 +355,7 @@ describe('operators mingo lacks (hand-computed)', () => {
     expect(run({ name: { $dontSelect: names } })).toEqual(ALL.filter((id) => !['r01', 'r02', 'r03', 'r12', 'r14'].includes(id)));
     const ages = { query: { className: 'Owner', where: {} }, key: 'age' };
     expect(run({ score: { $select: ages } })).toEqual(['r12', 'r14', 'r15']); // 35, 28, "41"; "35" does not equal 35
-    expect(run({ score: { $select: ages } }, { schema, readable })).toEqual(['r12', 'r14', 'r15']);
+    expect(run({ score: { $select: ages } }, { ...options, readable })).toEqual(['r12', 'r14', 'r15']);
     const bosses = { query: { className: 'Owner', where: { name: 'alice' } }, key: 'boss' };
     expect(run({ owner: { $select: bosses } })).toEqual(['r02', 'r13']);
     expect(run({ objectId: { $select: { query: { className: 'Owner', where: {} }, key: 'objectId' } } })).toEqual([]);

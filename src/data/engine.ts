@@ -289,7 +289,7 @@ export class DataEngine {
     const principals = auth.master ? undefined : auth.principals;
     const access = this.queryAccess(auth);
     // Storage answers nothing for a class without a table; the where and order are checked all the same.
-    if (!this.schema.has(className)) checkQuery(className, params.where, params.order, { schema: this.schema, access });
+    if (!this.schema.has(className)) checkQuery(className, params.where, params.order, { dialect: this.storage.dialect, schema: this.schema, access });
     const rows =
       params.limit === 0
         ? []

@@ -1,12 +1,13 @@
 /**
- * Compiles a Parse REST `where` (Parse's Mongo-like query language, REST guide "Queries") into SQLite
- * SQL over the layout of storage/sqlite/layout.ts, with every value bound (style.md, examples 6-8).
+ * Compiles a Parse REST `where` (Parse's Mongo-like query language, REST guide "Queries") into the SQL
+ * of the adapter's dialect (dialect.ts: SQLite's or PostgreSQL's), with every value bound (style.md,
+ * examples 6-8). Keys, operators and values are checked here once, with Parse's error codes.
  *
  * The walk here validates the shape and dispatches each operator to one small function
  * (operators.ts, geo.ts, subquery.ts). Semantics are Mongo's, as Parse Server's reference backend
  * answers them: type-exact comparisons, array fields matched element-wise (also through a dotted key,
  * `sender.group`, while `items.1.value` picks an element by index), `$ne`/`$nin`/`$notInQuery`/
- * `$dontSelect`/`$nor` matching missing fields. The SQL needs the functions of functions.ts.
+ * `$dontSelect`/`$nor` matching missing fields.
  */
 import type { QueryAccess } from '../auth/context.js';
 import { ParseCode, ParseError } from '../errors.js';
@@ -14,15 +15,15 @@ import type { SchemaLookup } from '../types.js';
 import { distanceTo, GEO_OPERATORS } from './geo.js';
 import { COMPARISON_OPERATORS, $eq, type FieldOperator } from './operators.js';
 import { $dontSelect, $inQuery, $notInQuery, $select, relatedTo } from './subquery.js';
+import type { Dialect, SqlFragment } from './dialect.js';
 import { TRUE, and, fieldRef, invalidKey, invalidQuery, isPlainObject, not, or, scalarTarget, type Ctx, type FieldRef } from './sql.js';
 import { parseGeoPoint } from './values.js';
 
-export interface SqlFragment {
-  sql: string;
-  params: unknown[];
-}
+export type { SqlFragment } from './dialect.js';
 
 export interface CompileOptions {
+  /** The SQL of the database the query runs on. */
+  dialect: Dialect;
   /** Fields of any class (for `$inQuery`/`$select` into other classes too). */
   schema: SchemaLookup;
   /** Restricts rows of another class in a sub-query to those the caller may read; omitted for the master key. */
@@ -163,9 +164,10 @@ export function compileOrder(className: string, alias: string, order: string, op
     if (key === '') throw invalidKey(item);
     options.access?.checkField(className, key, 'sort');
     const field = fieldRef(options, className, alias, key);
-    const target = scalarTarget(field);
+    const target = scalarTarget(options.dialect, field);
     const sub = field.type === 'Date' ? ['iso'] : field.type === 'Pointer' ? ['objectId'] : field.type === 'File' ? ['name'] : [];
-    terms.push(`${target.kind === 'column' ? target.at() : target.at(sub)} ${descending ? 'DESC' : 'ASC'}`);
+    const textual = sub.length > 0 || field.type === 'String';
+    terms.push(options.dialect.orderTerm(options.dialect.sortKey(target, sub, textual), descending));
   }
   return terms.join(', ');
 }
@@ -200,7 +202,7 @@ export function nearSphereOrder(className: string, alias: string, where: unknown
   for (const [key, point] of nearSphereFields(where)) {
     const field = fieldRef(options, className, alias, key);
     if (field.path.length === 1 && field.type !== undefined && field.type !== 'GeoPoint') continue;
-    return distanceTo(scalarTarget(field), parseGeoPoint(point));
+    return distanceTo(options.dialect, scalarTarget(options.dialect, field), parseGeoPoint(point));
   }
   return undefined;
 }

@@ -1,12 +1,9 @@
 /**
- * The deterministic SQL functions the compiled queries call (names in `FN`, sql.ts). Register them on
- * every connection that runs compiled SQL.
+ * Query semantics in JavaScript that a database may lack: Parse's `$regex` (cached RegExps),
+ * great-circle distances and point-in-polygon. The SQLite adapter registers them as SQL functions
+ * (storage/sqlite/functions.ts); aggregation's `$geoNear` uses them directly.
  */
-import type BetterSqlite3 from 'better-sqlite3';
-import { FN } from './sql.js';
-import { textMatches, toRegExp } from './pattern.js';
-
-type Database = BetterSqlite3.Database;
+import { toRegExp } from './pattern.js';
 
 /** Radius of the earth Parse uses to turn kilometres and miles into radians. */
 export const EARTH_RADIUS_KM = 6371;
@@ -49,9 +46,10 @@ export function geoDistance(lat1: number, lng1: number, lat2: number, lng2: numb
   return 2 * Math.asin(Math.min(1, Math.sqrt(a)));
 }
 
-type Ring = [number, number][];
+export type Ring = [number, number][];
 
-const ringFor = memo((json): Ring | null => {
+/** The corners of a polygon given as JSON text (`[[lat, lng], ...]`, three at least), or null; cached. */
+export const ringFor = memo((json): Ring | null => {
   let parsed: unknown;
   try {
     parsed = JSON.parse(json);
@@ -78,29 +76,4 @@ export function pointInPolygon(lat: number, lng: number, ring: Ring): boolean {
     if (yi > lat !== yj > lat && lng < ((xj - xi) * (lat - yi)) / (yj - yi) + xi) inside = !inside;
   }
   return inside;
-}
-
-/**
- * Registers on a better-sqlite3 connection:
- * - `parse_regexp(pattern, options, value)`: 1 when the string `value` matches (compiled RegExps cached);
- * - `parse_text(value, term, caseSensitive, diacriticSensitive)`: 1 when `value` holds every term word;
- * - `parse_geo_distance(lat1, lng1, lat2, lng2)`: radians, NULL unless all four are numbers;
- * - `parse_geo_in_polygon(lat, lng, ringJson)`: 1 when inside or on the edge, NULL for a bad ring.
- */
-export function registerQueryFunctions(db: Database): void {
-  const deterministic = { deterministic: true } as const;
-  db.function(FN.regexp, deterministic, (pattern: unknown, options: unknown, value: unknown) =>
-    typeof pattern === 'string' && typeof options === 'string' && regexpMatches(pattern, options, value) ? 1 : 0,
-  );
-  db.function(FN.text, deterministic, (value: unknown, term: unknown, caseSensitive: unknown, diacriticSensitive: unknown) =>
-    typeof term === 'string' && textMatches(value, term, caseSensitive === 1, diacriticSensitive === 1) ? 1 : 0,
-  );
-  db.function(FN.distance, deterministic, (lat1: unknown, lng1: unknown, lat2: unknown, lng2: unknown) =>
-    isNumber(lat1) && isNumber(lng1) && isNumber(lat2) && isNumber(lng2) ? geoDistance(lat1, lng1, lat2, lng2) : null,
-  );
-  db.function(FN.inPolygon, deterministic, (lat: unknown, lng: unknown, ring: unknown) => {
-    const corners = typeof ring === 'string' ? ringFor(ring) : null;
-    if (!corners || !isNumber(lat) || !isNumber(lng)) return null;
-    return pointInPolygon(lat, lng, corners) ? 1 : 0;
-  });
 }

@@ -6,10 +6,10 @@
  * radius 6371 km, 3958.8 mi); polygons are planar in degrees, edges included. A malformed geo value
  * answers 107, as Parse Server codes them ("bad $geoWithin value; ..."); a misplaced operator 102.
  */
-import type { SqlFragment } from './compile.js';
+import type { Dialect, SqlFragment, Target } from './dialect.js';
 import { EARTH_RADIUS_KM, EARTH_RADIUS_MILES } from './functions.js';
 import type { FieldOperator } from './operators.js';
-import { FALSE, FN, TRUE, and, anyOf, frag, invalidJson, invalidQuery, isPlainObject, type Target } from './sql.js';
+import { FALSE, TRUE, and, anyOf, frag, invalidJson, invalidQuery, isPlainObject } from './sql.js';
 import { parseGeoPoint, type GeoPoint } from './values.js';
 
 /** A GeoPoint of a geo operator; 107 when malformed or out of range. */
@@ -25,11 +25,10 @@ const MAX_DISTANCE: Record<string, number> = {
 const isNumber = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v);
 
 /** A target that holds a GeoPoint (other values, and relations, never match). */
-const isGeoPoint = (t: Target): SqlFragment => (t.kind === 'data' || t.kind === 'element' ? frag(`${t.at(['__type'])} = 'GeoPoint'`) : FALSE);
+const isGeoPoint = (t: Target): SqlFragment => (t.kind === 'data' || t.kind === 'element' ? frag(`${t.textAt(['__type'])} = 'GeoPoint'`) : FALSE);
 
 /** SQL distance in radians from the GeoPoint at `t` to `p`. */
-export const distanceTo = (t: Target, p: GeoPoint): SqlFragment =>
-  frag(`${FN.distance}(${t.at(['latitude'])}, ${t.at(['longitude'])}, ?, ?)`, p.latitude, p.longitude);
+export const distanceTo = (d: Dialect, t: Target, p: GeoPoint): SqlFragment => d.distance(t, p);
 
 /** The radius of a `$nearSphere` in radians, or undefined; throws 102 for two radii or a bad one. */
 function maxDistance(ops: Readonly<Record<string, unknown>>): number | undefined {
@@ -47,7 +46,7 @@ export const $nearSphere: FieldOperator = (ctx, field, value, ops) => {
   const max = maxDistance(ops);
   return anyOf(ctx, field, (t) => {
     if (max === undefined) return isGeoPoint(t);
-    const d = distanceTo(t, point);
+    const d = distanceTo(ctx.options.dialect, t, point);
     return and([isGeoPoint(t), frag(`${d.sql} <= ?`, ...d.params, max)]);
   });
 };
@@ -73,8 +72,8 @@ export const $within: FieldOperator = (ctx, field, value) => {
   const [sw, ne] = box.map(geoPoint) as [GeoPoint, GeoPoint];
   if (sw.latitude > ne.latitude) throw invalidJson('bad $within value; the southwest corner of $box must be south of the northeast corner');
   return anyOf(ctx, field, (t) => {
-    const lat = t.at(['latitude']);
-    const lng = t.at(['longitude']);
+    const lat = t.numberAt(['latitude']);
+    const lng = t.numberAt(['longitude']);
     const lngTest =
       sw.longitude <= ne.longitude
         ? frag(`${lng} BETWEEN ? AND ?`, sw.longitude, ne.longitude)
@@ -115,8 +114,8 @@ function pointOrPair(value: unknown): GeoPoint {
 export const $geoWithin: FieldOperator = (ctx, field, value) => {
   const [key, shape] = onlyKey(value, '$geoWithin', ['$polygon', '$centerSphere']);
   if (key === '$polygon') {
-    const ring = JSON.stringify(polygonCorners(shape));
-    return anyOf(ctx, field, (t) => and([isGeoPoint(t), frag(`${FN.inPolygon}(${t.at(['latitude'])}, ${t.at(['longitude'])}, ?)`, ring)]));
+    const ring = polygonCorners(shape);
+    return anyOf(ctx, field, (t) => and([isGeoPoint(t), ctx.options.dialect.pointInPolygon(t, ring)]));
   }
   if (!Array.isArray(shape) || shape.length !== 2 || !isNumber(shape[1]) || shape[1] < 0) {
     throw invalidJson('bad $geoWithin value; $centerSphere needs [center, radius in radians ≥ 0]');
@@ -124,7 +123,7 @@ export const $geoWithin: FieldOperator = (ctx, field, value) => {
   const center = pointOrPair(shape[0]);
   const radius = shape[1];
   return anyOf(ctx, field, (t) => {
-    const d = distanceTo(t, center);
+    const d = distanceTo(ctx.options.dialect, t, center);
     return and([isGeoPoint(t), frag(`${d.sql} <= ?`, ...d.params, radius)]);
   });
 };
@@ -135,7 +134,7 @@ export const $geoIntersects: FieldOperator = (ctx, field, value) => {
   const p = geoPoint(point);
   return anyOf(ctx, field, (t) => {
     if (t.kind !== 'data' && t.kind !== 'element') return FALSE;
-    return and([frag(`${t.at(['__type'])} = 'Polygon'`), frag(`${FN.inPolygon}(?, ?, ${t.at(['coordinates'])})`, p.latitude, p.longitude)]);
+    return and([frag(`${t.textAt(['__type'])} = 'Polygon'`), ctx.options.dialect.polygonHolds(t, p)]);
   });
 };
 

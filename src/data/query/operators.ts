@@ -3,29 +3,11 @@
  * `$eq $ne $lt $lte $gt $gte $in $nin $exists $all $containedBy $regex $options $text`.
  * Semantics are Mongo's (Parse Server's reference backend), checked against mingo in test/query.test.ts.
  */
-import type { SqlFragment } from './compile.js';
+import type { SqlFragment, Target } from './dialect.js';
 import { REGEX_OPTIONS, toRegExp } from './pattern.js';
 import { isRelativeTime, relativeDate } from './relativeTime.js';
-import {
-  FALSE,
-  FN,
-  TRUE,
-  and,
-  anyOf,
-  elementTarget,
-  frag,
-  invalidJson,
-  invalidQuery,
-  isColumn,
-  isPlainObject,
-  not,
-  throughArray,
-  type Ctx,
-  type FieldRef,
-  type Target,
-} from './sql.js';
+import { FALSE, TRUE, and, anyOf, frag, invalidJson, invalidQuery, isColumn, isPlainObject, not, throughArray, type Ctx, type FieldRef } from './sql.js';
 import { compares, equals, needsWhole, oneOf, parseLiteral, parseRangeLiteral, type Literal } from './values.js';
-import { fieldTypeExpr, jsonPath } from '../storage/sqlite/layout.js';
 
 /** One operator of a field's operator object; `ops` is that whole object (for `$options`, `$maxDistance`...). */
 export type FieldOperator = (ctx: Ctx, field: FieldRef, value: unknown, ops: Readonly<Record<string, unknown>>) => SqlFragment;
@@ -52,7 +34,7 @@ function refuseRelativeTime(value: unknown): void {
 export const $eq: FieldOperator = (ctx, field, value) => {
   refuseRelativeTime(value);
   const lit = literalFor(field, value);
-  return anyOf(ctx, field, (t) => equals(t, lit), needsWhole([lit]));
+  return anyOf(ctx, field, (t) => equals(ctx.options.dialect, t, lit), needsWhole([lit]));
 };
 
 /** `$ne`: the negation of `$eq`; a missing field matches. */
@@ -68,7 +50,7 @@ const range =
   (op: '<' | '<=' | '>' | '>=', name: string): FieldOperator =>
   (ctx, field, value) => {
     const lit = isRelativeTime(value) ? relativeLiteral(field, value) : parseRangeLiteral(value, name);
-    return anyOf(ctx, field, (t) => compares(t, op, lit));
+    return anyOf(ctx, field, (t) => compares(ctx.options.dialect, t, op, lit));
   };
 
 export const $lt = range('<', '$lt');
@@ -79,7 +61,7 @@ export const $gte = range('>=', '$gte');
 /** `$in`: equal to one of the values (on an Array field: contains one of them). */
 export const $in: FieldOperator = (ctx, field, value) => {
   const lits = listOf(value, '$in').map((v) => literalFor(field, v));
-  return anyOf(ctx, field, (t) => oneOf(t, lits), needsWhole(lits));
+  return anyOf(ctx, field, (t) => oneOf(ctx.options.dialect, t, lits), needsWhole(lits));
 };
 
 /** `$nin`: the negation of `$in`; a missing field matches. */
@@ -101,7 +83,7 @@ export const $exists: FieldOperator = (ctx, field, raw) => {
     const some = anyOf(ctx, field, (t) => frag(`${t.typeAt()} IS NOT NULL`));
     return value ? some : not(some);
   }
-  return frag(`${fieldTypeExpr(field.alias, field.path)} ${value ? 'IS NOT NULL' : 'IS NULL'}`);
+  return frag(`${ctx.options.dialect.dataTarget(field.alias, field.path).typeAt()} ${value ? 'IS NOT NULL' : 'IS NULL'}`);
 };
 
 /** A `$regex` (with its `$options`) checked now, so that a bad pattern answers 102 rather than failing in SQL. */
@@ -144,25 +126,21 @@ export function exactLiteral(pattern: string): string | undefined {
 
 const ASCII = /^[\x00-\x7f]*$/;
 
-const matchesRegex = (t: Target, [pattern, flags]: [string, string]): SqlFragment => {
+const matchesRegex = (ctx: Ctx, t: Target, [pattern, flags]: [string, string]): SqlFragment => {
   if (t.kind === 'relation') return FALSE;
   // A case-insensitive exact match of ASCII text (how the users service checks that a username or
   // email is free) as `lower(field) = ?`, so an index on lower(field) serves it instead of a regex
   // over every row. Same answers: without the u flag, the i flag folds only ASCII letters onto ASCII
-  // letters, and SQLite's lower() folds exactly those.
+  // letters, and so does each dialect's lowerEquals.
   const literal = flags === 'i' ? exactLiteral(pattern) : undefined;
-  if (literal !== undefined && ASCII.test(literal)) {
-    const equal = frag(`lower(${t.at()}) = ?`, literal.toLowerCase());
-    return t.kind === 'column' ? equal : and([frag(`${t.typeAt()} = 'text'`), equal]);
-  }
-  const call = frag(`${FN.regexp}(?, ?, ${t.at()})`, pattern, flags);
-  return t.kind === 'column' ? call : and([frag(`${t.typeAt()} = 'text'`), call]);
+  if (literal !== undefined && ASCII.test(literal)) return ctx.options.dialect.lowerEquals(t, literal.toLowerCase());
+  return ctx.options.dialect.regex(t, pattern, flags);
 };
 
 /** `$regex` + `$options`: a string matching the pattern (on an Array field: any string element). */
 export const $regex: FieldOperator = (ctx, field, value, ops) => {
   const args = regexArgs(value, ops.$options);
-  return anyOf(ctx, field, (t) => matchesRegex(t, args));
+  return anyOf(ctx, field, (t) => matchesRegex(ctx, t, args));
 };
 
 /** `$options` is read by `$regex` and is an error on its own. */
@@ -179,10 +157,10 @@ function allElement(ctx: Ctx, field: FieldRef, value: unknown): SqlFragment {
   if (isPlainObject(value) && Object.keys(value).some((k) => k.startsWith('$'))) {
     if (!('$regex' in value) || Object.keys(value).some((k) => k !== '$regex' && k !== '$options')) return FALSE;
     const args = regexArgs(value.$regex, value.$options);
-    return anyOf(ctx, field, (t) => matchesRegex(t, args));
+    return anyOf(ctx, field, (t) => matchesRegex(ctx, t, args));
   }
   const lit = literalFor(field, value);
-  return anyOf(ctx, field, (t) => equals(t, lit), needsWhole([lit]));
+  return anyOf(ctx, field, (t) => equals(ctx.options.dialect, t, lit), needsWhole([lit]));
 }
 
 /** `$all`: the array holds every value; an empty list matches nothing (Mongo). */
@@ -197,12 +175,12 @@ export const $containedBy: FieldOperator = (ctx, field, value) => {
   if (!Array.isArray(value)) throw invalidJson('bad $containedBy: should be an array');
   const lits: Literal[] = value.map(parseLiteral);
   if (isColumn(field) || field.type === 'Relation') return FALSE;
+  const d = ctx.options.dialect;
   const each = ctx.alias('je');
-  const path = jsonPath(field.path);
-  const outside = not(oneOf(elementTarget(each), lits));
+  const outside = not(oneOf(d, d.elementTarget(each), lits));
   return and([
-    frag(`${fieldTypeExpr(field.alias, field.path)} = 'array'`),
-    frag(`NOT EXISTS (SELECT 1 FROM json_each(${field.alias}.data, ${path}) AS ${each} WHERE ${outside.sql})`, ...outside.params),
+    frag(d.typeIs(d.dataTarget(field.alias, field.path).typeAt(), ['array'])),
+    frag(`NOT EXISTS (SELECT 1 FROM ${d.elements(field.alias, field.path, each)} WHERE ${outside.sql})`, ...outside.params),
   ]);
 };
 
@@ -223,11 +201,7 @@ export const $text: FieldOperator = (ctx, field, value) => {
   if (typeof $caseSensitive !== 'boolean' || typeof $diacriticSensitive !== 'boolean' || typeof $language !== 'string') {
     throw invalidJson('bad $text: $caseSensitive and $diacriticSensitive should be booleans, $language a string');
   }
-  return anyOf(ctx, field, (t) => {
-    if (t.kind === 'relation') return FALSE;
-    const call = frag(`${FN.text}(${t.at()}, ?, ?, ?)`, $term, $caseSensitive ? 1 : 0, $diacriticSensitive ? 1 : 0);
-    return t.kind === 'column' ? call : and([frag(`${t.typeAt()} = 'text'`), call]);
-  });
+  return anyOf(ctx, field, (t) => (t.kind === 'relation' ? FALSE : ctx.options.dialect.textSearch(t, $term, $caseSensitive, $diacriticSensitive)));
 };
 
 export const COMPARISON_OPERATORS = { $eq, $ne, $lt, $lte, $gt, $gte, $in, $nin, $exists, $all, $containedBy, $regex, $options, $text };

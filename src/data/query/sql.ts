@@ -9,19 +9,13 @@
  */
 import { ParseCode, ParseError } from '../errors.js';
 import { CLASS_NAME, DEFAULT_FIELDS, FIELD_NAME, SYSTEM_CLASSES, type FieldTypeName } from '../types.js';
-import { COLUMN_FIELDS, fieldExpr, fieldTypeExpr, jsonPath, quoteIdent, relationTable } from '../storage/sqlite/layout.js';
-import type { CompileOptions, SqlFragment } from './compile.js';
+import type { CompileOptions } from './compile.js';
+import { COLUMN_FIELDS, type Dialect, type SqlFragment, type Target } from './dialect.js';
 
-/** Names of the SQL functions `registerQueryFunctions` installs. */
-export const FN = {
-  regexp: 'parse_regexp',
-  text: 'parse_text',
-  distance: 'parse_geo_distance',
-  inPolygon: 'parse_geo_in_polygon',
-} as const;
+export type { Target } from './dialect.js';
 
-export const TRUE: SqlFragment = { sql: '1', params: [] };
-export const FALSE: SqlFragment = { sql: '0', params: [] };
+export const TRUE: SqlFragment = { sql: 'TRUE', params: [] };
+export const FALSE: SqlFragment = { sql: 'FALSE', params: [] };
 
 export const frag = (sql: string, ...params: unknown[]): SqlFragment => ({ sql, params });
 
@@ -54,55 +48,6 @@ export function not(part: SqlFragment): SqlFragment {
   if (part.sql === FALSE.sql) return TRUE;
   return { sql: `(${part.sql}) IS NOT TRUE`, params: part.params };
 }
-
-/**
- * Where a predicate reads its value: `at(sub)` is the SQL of the value at a sub-path (e.g. `['iso']` of a
- * Date), `typeAt(sub)` the SQL of its `json_type`.
- */
-export interface Target {
-  readonly kind: 'data' | 'column' | 'element' | 'relation';
-  at(sub?: readonly string[]): string;
-  typeAt(sub?: readonly string[]): string;
-  /** Column targets: the column name. */
-  readonly column?: string;
-  /** Relation targets: the class every related object belongs to. */
-  readonly className?: string;
-}
-
-export const dataTarget = (alias: string, path: readonly string[]): Target => ({
-  kind: 'data',
-  at: (sub = []) => fieldExpr(alias, [...path, ...sub]),
-  typeAt: (sub = []) => fieldTypeExpr(alias, [...path, ...sub]),
-});
-
-export const columnTarget = (alias: string, column: string): Target => ({
-  kind: 'column',
-  column,
-  at: (sub = []) => (sub.length ? 'NULL' : fieldExpr(alias, [column])),
-  typeAt: (sub = []) => (sub.length ? 'NULL' : `'text'`),
-});
-
-/**
- * An element of `json_each(...) AS <each>`, or with `base` the value at that path inside it (the
- * `group` of `sender.group` when `sender` is an array of objects); sub-paths are read only from
- * object elements.
- */
-export const elementTarget = (each: string, base: readonly string[] = []): Target => {
-  const obj = `CASE WHEN ${each}.type = 'object' THEN ${each}.value END`;
-  return {
-    kind: 'element',
-    at: (sub = []) => (base.length + sub.length ? `json_extract(${obj}, ${jsonPath([...base, ...sub])})` : `${each}.value`),
-    typeAt: (sub = []) => (base.length + sub.length ? `json_type(${obj}, ${jsonPath([...base, ...sub])})` : `${each}.type`),
-  };
-};
-
-/** A row `<join>` of a relation table: a pointer to an object of `className` whose objectId is `relatedId`. */
-export const relationTarget = (join: string, className: string | undefined): Target => ({
-  kind: 'relation',
-  className,
-  at: (sub = []) => (sub.length === 1 && sub[0] === 'objectId' ? `${join}."relatedId"` : 'NULL'),
-  typeAt: (sub = []) => (sub.length === 1 && sub[0] === 'objectId' ? `'text'` : 'NULL'),
-});
 
 /** A field named in a `where`, with what the schema says about it. */
 export interface FieldRef {
@@ -164,8 +109,8 @@ export const throughArray = (field: FieldRef): boolean => field.path.length > 1 
 export const isColumn = (field: FieldRef) => field.path.length === 1 && COLUMN_FIELDS.has(field.path[0]!);
 
 /** The target of the field's value itself (no array or relation quantifier). */
-export const scalarTarget = (field: FieldRef): Target =>
-  isColumn(field) ? columnTarget(field.alias, field.path[0]!) : dataTarget(field.alias, field.path);
+export const scalarTarget = (dialect: Dialect, field: FieldRef): Target =>
+  isColumn(field) ? dialect.columnTarget(field.alias, field.path[0]!) : dialect.dataTarget(field.alias, field.path);
 
 /**
  * Applies `pred` with Mongo's array rule: on an Array field it holds when it holds for any element
@@ -175,33 +120,31 @@ export const scalarTarget = (field: FieldRef): Target =>
  * the value itself.
  */
 export function anyOf(ctx: Ctx, field: FieldRef, pred: (t: Target) => SqlFragment, whole = false): SqlFragment {
+  const d = ctx.options.dialect;
   if (throughArray(field)) {
     const each = ctx.alias('je');
     const root = field.path.slice(0, 1);
-    const inner = pred(elementTarget(each, field.path.slice(1)));
+    const inner = pred(d.elementTarget(each, field.path.slice(1)));
     const some =
-      inner.sql === FALSE.sql
-        ? FALSE
-        : frag(`EXISTS (SELECT 1 FROM json_each(${field.alias}.data, ${jsonPath(root)}) AS ${each} WHERE ${inner.sql})`, ...inner.params);
+      inner.sql === FALSE.sql ? FALSE : frag(`EXISTS (SELECT 1 FROM ${d.elements(field.alias, root, each)} WHERE ${inner.sql})`, ...inner.params);
     if (!whole) return some;
     // Only a missing (or null) array is read as a whole: a path through an array reads nothing.
-    return or([and([frag(`${fieldTypeExpr(field.alias, root)} IS NOT 'array'`), pred(dataTarget(field.alias, field.path))]), some]);
+    const notArray = frag(`(${d.typeIs(d.dataTarget(field.alias, root).typeAt(), ['array'])}) IS NOT TRUE`);
+    return or([and([notArray, pred(d.dataTarget(field.alias, field.path))]), some]);
   }
   if (field.type === 'Relation' && field.path.length === 1) {
     const join = ctx.alias('rl');
-    const inner = pred(relationTarget(join, field.targetClass));
+    const inner = pred(d.relationTarget(join, field.targetClass));
     if (inner.sql === FALSE.sql) return FALSE;
-    const table = relationTable(field.className, field.path[0]!);
-    return frag(`${field.alias}.${quoteIdent('objectId')} IN (SELECT ${join}."owningId" FROM ${table} AS ${join} WHERE ${inner.sql})`, ...inner.params);
+    const table = d.relationTable(field.className, field.path[0]!);
+    return frag(`${field.alias}."objectId" IN (SELECT ${join}."owningId" FROM ${table} AS ${join} WHERE ${inner.sql})`, ...inner.params);
   }
   if (field.type === 'Array' && field.path.length === 1) {
     const each = ctx.alias('je');
-    const inner = pred(elementTarget(each));
+    const inner = pred(d.elementTarget(each));
     const some =
-      inner.sql === FALSE.sql
-        ? FALSE
-        : frag(`EXISTS (SELECT 1 FROM json_each(${field.alias}.data, ${jsonPath(field.path)}) AS ${each} WHERE ${inner.sql})`, ...inner.params);
-    return whole ? or([pred(dataTarget(field.alias, field.path)), some]) : some;
+      inner.sql === FALSE.sql ? FALSE : frag(`EXISTS (SELECT 1 FROM ${d.elements(field.alias, field.path, each)} WHERE ${inner.sql})`, ...inner.params);
+    return whole ? or([pred(d.dataTarget(field.alias, field.path)), some]) : some;
   }
-  return pred(scalarTarget(field));
+  return pred(scalarTarget(d, field));
 }

@@ -5,12 +5,11 @@
  * `options.readable` (ACLs) and `options.access` (CLP and protected fields, as Parse Server 9 runs a
  * sub-query as a query of the caller's own), so a caller never learns about rows it may not read.
  */
-import type { SqlFragment } from './compile.js';
+import { COLUMN_FIELDS, type SqlFragment, type Target } from './dialect.js';
 import type { FieldOperator } from './operators.js';
-import { FALSE, TRUE, and, anyOf, elementTarget, frag, invalidQuery, isClassName, isPlainObject, keyPath, not, or, type Ctx, type Target } from './sql.js';
+import { FALSE, TRUE, and, anyOf, frag, invalidQuery, isClassName, isPlainObject, keyPath, not, or, type Ctx } from './sql.js';
 import { parseLiteral } from './values.js';
 import { DEFAULT_FIELDS, type FieldTypeName } from '../types.js';
-import { COLUMN_FIELDS, classTable, fieldExpr, fieldTypeExpr, jsonPath, relationTable } from '../storage/sqlite/layout.js';
 
 /**
  * The class a sub-query reads: `className`, or with `redirectClassNameForKey` naming one of its
@@ -54,15 +53,15 @@ function subQuerySource(
 ): { alias: string; sql: string; params: unknown[] } {
   const alias = ctx.alias('sq');
   const cond = and([ctx.where(className, alias, where), ctx.options.readable?.(className, alias) ?? TRUE, extra(alias)]);
-  return { alias, sql: `FROM ${classTable(className)} AS ${alias}${join(alias)} WHERE ${cond.sql}`, params: cond.params };
+  return { alias, sql: `FROM ${ctx.options.dialect.classTable(className)} AS ${alias}${join(alias)} WHERE ${cond.sql}`, params: cond.params };
 }
 
 /** A pointer at `t` to one of the rows of the sub-query. */
 function pointsInto(ctx: Ctx, t: Target, className: string, where: unknown): SqlFragment {
   if (t.kind === 'column' || (t.kind === 'relation' && t.className !== undefined && t.className !== className)) return FALSE;
   const src = subQuerySource(ctx, className, where);
-  const inSub = frag(`${t.at(['objectId'])} IN (SELECT ${src.alias}."objectId" ${src.sql})`, ...src.params);
-  return t.kind === 'relation' ? inSub : and([frag(`${t.at(['className'])} = ?`, className), inSub]);
+  const inSub = frag(`${t.textAt(['objectId'])} IN (SELECT ${src.alias}."objectId" ${src.sql})`, ...src.params);
+  return t.kind === 'relation' ? inSub : and([frag(`${t.textAt(['className'])} = ?`, className), inSub]);
 }
 
 /** `$inQuery: {className, where}`: the pointer points to an object the sub-query finds. */
@@ -74,25 +73,24 @@ export const $inQuery: FieldOperator = (ctx, field, value) => {
 /** `$notInQuery`: the negation of `$inQuery`; a missing pointer matches. */
 export const $notInQuery: FieldOperator = (ctx, field, value, ops) => not($inQuery(ctx, field, value, ops));
 
-const typeClass = (typeSql: string) => `CASE ${typeSql} WHEN 'real' THEN 'integer' ELSE ${typeSql} END`;
-
 /**
  * A value at `t` equal to an element of the Array `key` of a row the sub-query finds (Parse Server
  * flattens the selected arrays into one `$in` list): pointer elements by objectId, other objects never,
  * anything else by value and JSON type.
  */
 function selectedFromArray(ctx: Ctx, t: Target, key: string[], className: string, where: unknown): SqlFragment {
-  /** `FROM <rows>, json_each(<key>) AS je WHERE ... AND <elements>`, and the element's alias. */
-  const elements = (condition: (each: string) => string) => {
+  const d = ctx.options.dialect;
+  /** `FROM <rows>, <elements of key> AS je WHERE ... AND <elements>`, and the element's alias. */
+  const elements = (condition: (element: Target) => string) => {
     const each = ctx.alias('je');
-    const src = subQuerySource(ctx, className, where, () => frag(condition(each)), (alias) => `, json_each(${alias}.data, ${jsonPath(key)}) AS ${each}`);
-    return { each, ...src };
+    const src = subQuerySource(ctx, className, where, () => frag(condition(d.elementTarget(each))), (alias) => `, ${d.elements(alias, key, each)}`);
+    return { element: d.elementTarget(each), ...src };
   };
-  const p = elements((each) => `${each}.type = 'object' AND ${elementTarget(each).at(['__type'])} = 'Pointer'`);
-  const pointers = frag(`${t.at(['objectId'])} IN (SELECT ${elementTarget(p.each).at(['objectId'])} ${p.sql})`, ...p.params);
+  const p = elements((e) => `${d.typeIs(e.typeAt(), ['object'])} AND ${e.textAt(['__type'])} = 'Pointer'`);
+  const pointers = frag(`${t.textAt(['objectId'])} IN (SELECT ${p.element.textAt(['objectId'])} ${p.sql})`, ...p.params);
   if (t.kind === 'relation') return pointers;
-  const v = elements((each) => `${each}.type NOT IN ('object', 'array')`);
-  const scalars = frag(`(${t.at()}, ${typeClass(t.typeAt())}) IN (SELECT ${v.each}.value, ${typeClass(`${v.each}.type`)} ${v.sql})`, ...v.params);
+  const v = elements((e) => `(${d.typeIs(e.typeAt(), ['object', 'array'])}) IS NOT TRUE`);
+  const scalars = frag(`(${d.scalarKey(t)}) IN (SELECT ${d.scalarKey(v.element)} ${v.sql})`, ...v.params);
   return or([pointers, scalars]);
 }
 
@@ -100,6 +98,8 @@ function selectedFromArray(ctx: Ctx, t: Target, key: string[], className: string
 const objectIdOf = (t: Target): Target => ({
   kind: 'data',
   at: (sub = []) => t.at(['objectId', ...sub]),
+  textAt: (sub = []) => t.textAt(['objectId', ...sub]),
+  numberAt: (sub = []) => t.numberAt(['objectId', ...sub]),
   typeAt: (sub = []) => t.typeAt(['objectId', ...sub]),
 });
 
@@ -114,12 +114,13 @@ function selectedBy(ctx: Ctx, t: Target, keyType: FieldTypeName | undefined, key
   const typed = keyType === 'Pointer' || keyType === 'File' || keyType === 'Date' || isColumn;
   const subOf = (column: boolean) =>
     keyType === 'Pointer' ? ['objectId'] : keyType === 'File' ? ['name'] : keyType === 'Date' && !column ? ['iso'] : [];
-  const keyExpr = (alias: string) => fieldExpr(alias, [...key, ...subOf(isColumn)]);
-  const src = subQuerySource(ctx, className, where, (alias) => frag(`${keyExpr(alias)} IS NOT NULL`));
+  const d = ctx.options.dialect;
+  const keyTarget = (alias: string) => (isColumn ? d.columnTarget(alias, key[0]!) : d.dataTarget(alias, key));
+  const keyText = (alias: string) => keyTarget(alias).textAt(subOf(isColumn));
+  const src = subQuerySource(ctx, className, where, (alias) => frag(`${keyText(alias)} IS NOT NULL`));
   const from = src.sql;
-  if (typed) return frag(`${t.at(subOf(t.kind === 'column'))} IN (SELECT ${keyExpr(src.alias)} ${from})`, ...src.params);
-  const keyTypeSql = typeClass(fieldTypeExpr(src.alias, key));
-  return frag(`(${t.at()}, ${typeClass(t.typeAt())}) IN (SELECT ${keyExpr(src.alias)}, ${keyTypeSql} ${from})`, ...src.params);
+  if (typed) return frag(`${t.textAt(subOf(t.kind === 'column'))} IN (SELECT ${keyText(src.alias)} ${from})`, ...src.params);
+  return frag(`(${d.scalarKey(t)}) IN (SELECT ${d.scalarKey(keyTarget(src.alias))} ${from})`, ...src.params);
 }
 
 /**
@@ -162,10 +163,10 @@ export function relatedTo(ctx: Ctx, className: string, alias: string, value: unk
   if (relation?.type !== 'Relation' || (relation.targetClass !== undefined && relation.targetClass !== className)) return FALSE;
   if (ctx.options.access?.mayGet(owner.className) === false) return FALSE;
   const join = ctx.alias('rl');
-  const table = relationTable(owner.className, value.key);
+  const table = ctx.options.dialect.relationTable(owner.className, value.key);
   const related = frag(`${alias}."objectId" IN (SELECT ${join}."relatedId" FROM ${table} AS ${join} WHERE ${join}."owningId" = ?)`, owner.objectId);
   const ownerAlias = ctx.alias('ow');
   const readable = ctx.options.readable?.(owner.className, ownerAlias);
   if (!readable) return related;
-  return and([related, frag(`EXISTS (SELECT 1 FROM ${classTable(owner.className)} AS ${ownerAlias} WHERE ${ownerAlias}."objectId" = ? AND ${readable.sql})`, owner.objectId, ...readable.params)]);
+  return and([related, frag(`EXISTS (SELECT 1 FROM ${ctx.options.dialect.classTable(owner.className)} AS ${ownerAlias} WHERE ${ownerAlias}."objectId" = ? AND ${readable.sql})`, owner.objectId, ...readable.params)]);
 }

@@ -1,12 +1,11 @@
 /**
- * Query values in Parse's JSON form and the type-exact comparisons on them. SQLite orders every number
- * before every text and json_extract answers 1/0 for booleans and JSON text for arrays and objects, so
- * each comparison is guarded by `json_type` (style.md, example 7): `$lt: "5"` never matches 4, `$gt: 2`
- * never matches "4" or an array, `true` never matches 1.
+ * Query values in Parse's JSON form and the type-exact comparisons on them: the dialect gives each
+ * literal an operand with a type guard (style.md, example 7), so that `$lt: "5"` never matches 4,
+ * `$gt: 2` never matches "4" or an array, `true` never matches 1.
  */
-import type { SqlFragment } from './compile.js';
+import type { Dialect, Operand, SqlFragment, Target } from './dialect.js';
 import type { ParseError } from '../errors.js';
-import { FALSE, TRUE, and, frag, invalidQuery, isPlainObject, or, type Target } from './sql.js';
+import { FALSE, TRUE, and, frag, invalidQuery, isPlainObject, or } from './sql.js';
 
 export type Literal =
   | { kind: 'number'; value: number }
@@ -103,18 +102,11 @@ export function parseRangeLiteral(value: unknown, op: string): Literal {
   return lit;
 }
 
-/** What a literal is compared with: the SQL expression, its type guard and the bound value. */
-interface Operand {
-  expr: string;
-  guard?: SqlFragment;
-  param: unknown;
-  placeholder: string;
-  /** Literals with the same group compare against the same expression and guard (for `IN`). */
-  group: string;
-}
-
-/** Columns hold text: objectId compares with strings, createdAt/updatedAt with Dates (or ISO strings). */
-function columnOperand(t: Target, lit: Literal): Operand {
+/**
+ * The operand of a column target: columns hold text in every adapter, objectId compared with strings,
+ * createdAt/updatedAt with Dates (or ISO strings). Throws 102 for another literal.
+ */
+export function columnOperand(t: Target, lit: Literal): Operand {
   const expr = t.at();
   if (t.column === 'objectId') {
     if (lit.kind !== 'string') throw invalidQuery('objectId must be compared with a string');
@@ -125,68 +117,23 @@ function columnOperand(t: Target, lit: Literal): Operand {
   throw invalidQuery(`${t.column} must be compared with a Date`);
 }
 
-/** The operand of a non-null literal on a target, or undefined when the target can never hold it. */
-function operand(t: Target, lit: Exclude<Literal, { kind: 'null' }>): Operand | undefined {
-  if (t.kind === 'column') return columnOperand(t, lit);
-  if (t.kind === 'relation') {
-    if (lit.kind !== 'pointer' || (t.className !== undefined && lit.className !== undefined && t.className !== lit.className)) return undefined;
-    return { expr: t.at(['objectId']), param: lit.objectId, placeholder: '?', group: 'pointer' };
-  }
-  const typed = (sub: string[], types: string, param: unknown, group: string): Operand => ({
-    expr: t.at(sub),
-    guard: frag(`${t.typeAt(sub)} ${types}`),
-    param,
-    placeholder: '?',
-    group,
-  });
-  switch (lit.kind) {
-    case 'number':
-      return typed([], `IN ('integer','real')`, lit.value, 'number');
-    case 'string':
-      return typed([], `= 'text'`, lit.value, 'string');
-    case 'boolean':
-      return typed([], lit.value ? `= 'true'` : `= 'false'`, lit.value ? 1 : 0, String(lit.value));
-    case 'date':
-      return typed(['iso'], `= 'text'`, lit.iso, 'date');
-    case 'file':
-      return typed(['name'], `= 'text'`, lit.name, 'file');
-    case 'pointer':
-      return {
-        expr: t.at(['objectId']),
-        guard: lit.className === undefined ? frag(`${t.at(['__type'])} = 'Pointer'`) : frag(`${t.at(['className'])} = ?`, lit.className),
-        param: lit.objectId,
-        placeholder: '?',
-        group: lit.className === undefined ? 'pointer' : `pointer:${lit.className}`,
-      };
-    case 'json':
-      return { ...typed([], `IN ('object','array')`, lit.json, 'json'), placeholder: 'json(?)' };
-  }
-}
-
-/** `{"f": null}` matches a missing field or a JSON null (Mongo); columns and relations are never null. */
-function isNull(t: Target): SqlFragment {
-  if (t.kind === 'element') return frag(`${t.typeAt()} = 'null'`);
-  if (t.kind === 'data') return frag(`${t.at()} IS NULL`);
-  return FALSE;
-}
-
 /** Equality with a literal on one target. */
-export function equals(t: Target, lit: Literal): SqlFragment {
-  if (lit.kind === 'null') return isNull(t);
-  const o = operand(t, lit);
+export function equals(d: Dialect, t: Target, lit: Literal): SqlFragment {
+  if (lit.kind === 'null') return d.isNull(t);
+  const o = d.operand(t, lit);
   return o ? and([frag(`${o.expr} = ${o.placeholder}`, o.param), o.guard ?? TRUE]) : FALSE;
 }
 
 /** Membership in a list of literals, one `IN (...)` per kind of literal so that indexes still apply. */
-export function oneOf(t: Target, lits: readonly Literal[]): SqlFragment {
+export function oneOf(d: Dialect, t: Target, lits: readonly Literal[]): SqlFragment {
   const groups = new Map<string, Operand[]>();
   const nulls: SqlFragment[] = [];
   for (const lit of lits) {
     if (lit.kind === 'null') {
-      nulls.splice(0, 1, isNull(t));
+      nulls.splice(0, 1, d.isNull(t));
       continue;
     }
-    const o = operand(t, lit);
+    const o = d.operand(t, lit);
     if (!o) continue;
     const list = groups.get(o.group) ?? [];
     if (!list.some((x) => x.param === o.param)) list.push(o);
@@ -205,10 +152,10 @@ export function oneOf(t: Target, lits: readonly Literal[]): SqlFragment {
 }
 
 /** An ordered comparison (`<`, `<=`, `>`, `>=`) with a number, string or Date of the same type. */
-export function compares(t: Target, op: '<' | '<=' | '>' | '>=', lit: Literal): SqlFragment {
+export function compares(d: Dialect, t: Target, op: '<' | '<=' | '>' | '>=', lit: Literal): SqlFragment {
   if (lit.kind === 'null') return FALSE;
-  const o = operand(t, lit);
-  return o ? and([frag(`${o.expr} ${op} ${o.placeholder}`, o.param), o.guard ?? TRUE]) : FALSE;
+  const o = d.operand(t, lit);
+  return o ? and([frag(d.compare(o, op), o.param), o.guard ?? TRUE]) : FALSE;
 }
 
 /** Whether a whole-value comparison is needed on an array field (null and array/object literals). */

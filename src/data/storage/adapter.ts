@@ -1,6 +1,7 @@
 import type { QueryAccess } from '../auth/context.js';
 import type { GroupPlan } from '../aggregate/groupPlan.js';
 import type { FieldType } from '../types.js';
+import type { Dialect } from '../query/dialect.js';
 
 /** Class-level permissions as `/schemas` carries them (Parse docs, "Class Level Permissions"). */
 export type ClassLevelPermissions = Partial<
@@ -111,6 +112,8 @@ export interface StorageTransaction extends StorageReads {
  * `saveClass`/`dropClass` in a transaction, and a rolled-back transaction leaves it as it was.
  */
 export interface StorageAdapter extends StorageReads {
+  /** The SQL its queries compile to (query/dialect.ts); the engine checks queries of tableless classes with it. */
+  readonly dialect: Dialect;
   /**
    * Runs `fn` with a transaction: everything it writes is committed when its promise resolves, or
    * nothing is when it rejects. Transactions may take turns: inside `fn`, use `tx` (or a

@@ -13,6 +13,9 @@ export class JoinedStorage implements StorageAdapter {
     private readonly tx: StorageTransaction,
   ) {}
 
+  get dialect() {
+    return this.base.dialect;
+  }
   transaction<T>(fn: (tx: StorageTransaction) => Promise<T>): Promise<T> {
     return fn(this.tx);
   }

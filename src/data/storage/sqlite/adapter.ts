@@ -1,6 +1,7 @@
 import type { GroupPlan } from '../../aggregate/groupPlan.js';
 import type { FieldType } from '../../types.js';
 import type { ConfigEntry, FindOptions, StorageAdapter, StorageTransaction, StoredClass, StoredRow } from '../adapter.js';
+import { sqliteDialect } from './dialect.js';
 import { SqliteStore } from './store.js';
 
 /**
@@ -85,6 +86,7 @@ class SqliteTransaction implements StorageTransaction {
  * transaction they may see its writes before it commits (docs/parse-differences.md).
  */
 export class SqliteAdapter implements StorageAdapter {
+  readonly dialect = sqliteDialect;
   private readonly store: SqliteStore;
   private busy = false;
   private readonly waiting: Array<() => void> = [];

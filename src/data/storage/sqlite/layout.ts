@@ -1,3 +1,5 @@
+import { COLUMN_FIELDS } from '../../query/dialect.js';
+
 /**
  * How the SQLite storage adapter lays out one Backend App's `data.db`. Every name that goes into SQL
  * text comes from a class or field name that passed `CLASS_NAME`/`FIELD_NAME` (or is a known system
@@ -23,8 +25,7 @@ export const classTable = (className: string): string => quoteIdent(`cls_${class
 
 export const relationTable = (ownerClass: string, field: string): string => quoteIdent(`_Join:${field}:${ownerClass}`);
 
-/** Columns that hold a field directly instead of inside `data`. */
-export const COLUMN_FIELDS = new Set(['objectId', 'createdAt', 'updatedAt']);
+export { COLUMN_FIELDS } from '../../query/dialect.js';
 
 /**
  * The JSON path literal of a field path inside `data`, e.g. `$."address"."city"`; an all-digit part

@@ -1,6 +1,7 @@
 import Database from 'better-sqlite3';
 import { compileOrder, compileWhere, nearSphereOrder, type CompileOptions, type SqlFragment } from '../../query/compile.js';
-import { registerQueryFunctions } from '../../query/functions.js';
+import { registerQueryFunctions } from './functions.js';
+import { sqliteDialect } from './dialect.js';
 import type { FieldType, SchemaLookup } from '../../types.js';
 import { DEFAULT_FIELDS } from '../../types.js';
 import { openDatabase } from '../../../shared/sqlite.js';
@@ -318,7 +319,7 @@ export class SqliteStore implements SchemaLookup {
   }
 
   private compileOptions({ principals, access }: Pick<FindOptions, 'principals' | 'access'>): CompileOptions {
-    return { schema: this, readable: (_cls, alias) => this.readable(alias, principals), access };
+    return { dialect: sqliteDialect, schema: this, readable: (_cls, alias) => this.readable(alias, principals), access };
   }
 
   private whereClause(className: string, options: Pick<FindOptions, 'where' | 'principals' | 'access'>): SqlFragment {

@@ -1,0 +1,113 @@
+/**
+ * What the query compiler asks of a database's SQL (issue 16, "one query language, two dialects").
+ * The compiler (compile.ts and its operators) parses and validates a Parse `where`/`order` once, with
+ * Parse's error codes, and decides the Mongo semantics (array quantifiers, missing fields, type-exact
+ * comparisons); every piece of SQL text that depends on how a database stores JSON comes from here:
+ * SQLite's JSON1 functions (storage/sqlite/dialect.ts) or PostgreSQL's JSONB operators
+ * (storage/postgres/dialect.ts). Values are always bound: a dialect writes `?` where a value goes and
+ * its adapter numbers them if its driver wants `$1`.
+ */
+import type { GeoPoint, Literal } from './values.js';
+
+export interface SqlFragment {
+  sql: string;
+  params: unknown[];
+}
+
+/** A JSON value's kind, as both dialects can test it. */
+export type JsonKind = 'object' | 'array' | 'string' | 'number' | 'boolean' | 'null';
+
+/**
+ * Where a predicate reads its value: a field inside an object's JSON `data`, a column (objectId,
+ * createdAt, updatedAt: text), an element of a JSON array, or a row of a relation table.
+ */
+export interface Target {
+  readonly kind: 'data' | 'column' | 'element' | 'relation';
+  /** The value at a sub-path (e.g. `['iso']` of a Date) in the dialect's native JSON form. */
+  at(sub?: readonly string[]): string;
+  /** The value at a sub-path as SQL text when it is a JSON string (NULL or anything when it is not). */
+  textAt(sub?: readonly string[]): string;
+  /** The value at a sub-path as an SQL number when it is a JSON number, else NULL. */
+  numberAt(sub?: readonly string[]): string;
+  /** The JSON kind at a sub-path, as `Dialect.typeIs` tests it; NULL when nothing is there. */
+  typeAt(sub?: readonly string[]): string;
+  /** Column targets: the column name. */
+  readonly column?: string;
+  /** Relation targets: the class every related object belongs to. */
+  readonly className?: string;
+}
+
+/** What a literal is compared with: the SQL expression, its type guard and the bound value. */
+export interface Operand {
+  expr: string;
+  guard?: SqlFragment;
+  param: unknown;
+  /** The SQL standing for the bound value: `?`, or `?` with a conversion (`json(?)`, `?::jsonb`). */
+  placeholder: string;
+  /** Literals with the same group compare against the same expression and guard (for `IN`). */
+  group: string;
+}
+
+/**
+ * One database's SQL for the compiler. Implementations hold the names of the adapter's tables (a
+ * PostgreSQL adapter qualifies them with the app's schema).
+ */
+export interface Dialect {
+  /** The quoted table of a class's objects. */
+  classTable(className: string): string;
+  /** The quoted table of a Relation field's pairs (`owningId`, `relatedId`). */
+  relationTable(ownerClass: string, field: string): string;
+
+  /** A field path inside `data` of the row `alias`. */
+  dataTarget(alias: string, path: readonly string[]): Target;
+  /** A column of the row `alias`. */
+  columnTarget(alias: string, column: string): Target;
+  /**
+   * The element `each` of an array (from `elements`), or with `base` the value at that path inside it
+   * (the `group` of `sender.group` when `sender` is an array of objects).
+   */
+  elementTarget(each: string, base?: readonly string[]): Target;
+  /** The relation table row `join`: a pointer to an object of `className`. */
+  relationTarget(join: string, className: string | undefined): Target;
+  /**
+   * A FROM item naming `each` the elements of the JSON array at `path` in `data` of the row `alias`
+   * (no rows when the value there is no array).
+   */
+  elements(alias: string, path: readonly string[], each: string): string;
+
+  /** SQL that is true when the kind expression `typeSql` (Target.typeAt) is one of `kinds`. */
+  typeIs(typeSql: string, kinds: readonly JsonKind[]): string;
+  /** The operand comparing `t` with a non-null literal, or undefined when `t` can never hold it. */
+  operand(t: Target, lit: Exclude<Literal, { kind: 'null' }>): Operand | undefined;
+  /** Mongo's `{"f": null}` on `t`: missing or a JSON null (columns and relations never are). */
+  isNull(t: Target): SqlFragment;
+  /** An ordered comparison SQL of an operand (`<`, `<=`, `>`, `>=`). */
+  compare(o: Operand, op: '<' | '<=' | '>' | '>='): string;
+
+  /** A string at `t` equal to the ASCII `lowered` once its ASCII letters are lowered. */
+  lowerEquals(t: Target, lowered: string): SqlFragment;
+  /** A string at `t` matching Parse's `$regex` with `$options` (checked valid by the caller). */
+  regex(t: Target, pattern: string, flags: string): SqlFragment;
+  /** A string at `t` holding every word of a `$text` `$term` (pattern.ts's rules). */
+  textSearch(t: Target, term: string, caseSensitive: boolean, diacriticSensitive: boolean): SqlFragment;
+  /** The great-circle distance in radians from the GeoPoint at `t` to `p` (NULL for no GeoPoint). */
+  distance(t: Target, p: GeoPoint): SqlFragment;
+  /** The GeoPoint at `t` inside (or on an edge of) the polygon of `[latitude, longitude]` corners. */
+  pointInPolygon(t: Target, ring: readonly (readonly [number, number])[]): SqlFragment;
+  /** The Polygon at `t` (its `coordinates`) holding `p`, edges included. */
+  polygonHolds(t: Target, p: GeoPoint): SqlFragment;
+
+  /**
+   * A key equal for two values exactly when they are the same JSON scalar (so "1" never equals 1), for
+   * `$select` to compare a value with the selected key's values: a list of expressions, written
+   * `(<key>) IN (SELECT <key> ...)`.
+   */
+  scalarKey(t: Target): string;
+  /** An ORDER BY term for `t` (a Date's iso, a Pointer's objectId...), missing values first ascending. */
+  orderTerm(expr: string, descending: boolean): string;
+  /** The expression `orderTerm` sorts a target by: strings as text, anything else in native order. */
+  sortKey(t: Target, sub: readonly string[], textual: boolean): string;
+}
+
+/** Fields every adapter keeps in columns of their own rather than inside `data`. */
+export const COLUMN_FIELDS: ReadonlySet<string> = new Set(['objectId', 'createdAt', 'updatedAt']);

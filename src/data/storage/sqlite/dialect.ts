@@ -1,0 +1,151 @@
+/**
+ * The query compiler's SQL for SQLite (query/dialect.ts): JSON1's `json_extract`/`json_type`/
+ * `json_each` over the layout of layout.ts, and the functions of query/functions.ts for what SQLite
+ * lacks (regular expressions, `$text`, geo). `json_extract` answers a SQL number, text, 1/0 for
+ * booleans and JSON text for arrays and objects, so every comparison is guarded by `json_type`.
+ */
+import type { Dialect, JsonKind, Operand, SqlFragment, Target } from '../../query/dialect.js';
+import { FN } from './functions.js';
+import { parseTextSearch } from '../../query/pattern.js';
+import { FALSE, and, frag } from '../../query/sql.js';
+import { columnOperand, type GeoPoint, type Literal } from '../../query/values.js';
+import { classTable, fieldExpr, fieldTypeExpr, jsonPath, relationTable } from './layout.js';
+
+/** `json_type` names of each JSON kind. */
+const KIND_NAMES: Readonly<Record<JsonKind, readonly string[]>> = {
+  object: ['object'],
+  array: ['array'],
+  string: ['text'],
+  number: ['integer', 'real'],
+  boolean: ['true', 'false'],
+  null: ['null'],
+};
+
+const target = (kind: Target['kind'], at: (sub: readonly string[]) => string, typeAt: (sub: readonly string[]) => string, extra: Partial<Target> = {}): Target => ({
+  kind,
+  at: (sub = []) => at(sub),
+  textAt: (sub = []) => at(sub),
+  numberAt: (sub = []) => at(sub),
+  typeAt: (sub = []) => typeAt(sub),
+  ...extra,
+});
+
+const typeClass = (typeSql: string) => `CASE ${typeSql} WHEN 'real' THEN 'integer' ELSE ${typeSql} END`;
+
+export const sqliteDialect: Dialect = {
+  classTable,
+  relationTable,
+
+  dataTarget: (alias, path) =>
+    target(
+      'data',
+      (sub) => fieldExpr(alias, [...path, ...sub]),
+      (sub) => fieldTypeExpr(alias, [...path, ...sub]),
+    ),
+
+  columnTarget: (alias, column) =>
+    target(
+      'column',
+      (sub) => (sub.length ? 'NULL' : fieldExpr(alias, [column])),
+      (sub) => (sub.length ? 'NULL' : `'text'`),
+      { column },
+    ),
+
+  elementTarget: (each, base = []) => {
+    const obj = `CASE WHEN ${each}.type = 'object' THEN ${each}.value END`;
+    return target(
+      'element',
+      (sub) => (base.length + sub.length ? `json_extract(${obj}, ${jsonPath([...base, ...sub])})` : `${each}.value`),
+      (sub) => (base.length + sub.length ? `json_type(${obj}, ${jsonPath([...base, ...sub])})` : `${each}.type`),
+    );
+  },
+
+  relationTarget: (join, className) =>
+    target(
+      'relation',
+      (sub) => (sub.length === 1 && sub[0] === 'objectId' ? `${join}."relatedId"` : 'NULL'),
+      (sub) => (sub.length === 1 && sub[0] === 'objectId' ? `'text'` : 'NULL'),
+      { className },
+    ),
+
+  elements: (alias, path, each) => `json_each(${alias}.data, ${jsonPath(path)}) AS ${each}`,
+
+  typeIs: (typeSql, kinds) => {
+    const names = kinds.flatMap((k) => KIND_NAMES[k]);
+    return names.length === 1 ? `${typeSql} = '${names[0]}'` : `${typeSql} IN (${names.map((n) => `'${n}'`).join(',')})`;
+  },
+
+  operand(t: Target, lit: Exclude<Literal, { kind: 'null' }>): Operand | undefined {
+    if (t.kind === 'column') return columnOperand(t, lit);
+    if (t.kind === 'relation') {
+      if (lit.kind !== 'pointer' || (t.className !== undefined && lit.className !== undefined && t.className !== lit.className)) return undefined;
+      return { expr: t.at(['objectId']), param: lit.objectId, placeholder: '?', group: 'pointer' };
+    }
+    const typed = (sub: string[], types: string, param: unknown, group: string): Operand => ({
+      expr: t.at(sub),
+      guard: frag(`${t.typeAt(sub)} ${types}`),
+      param,
+      placeholder: '?',
+      group,
+    });
+    switch (lit.kind) {
+      case 'number':
+        return typed([], `IN ('integer','real')`, lit.value, 'number');
+      case 'string':
+        return typed([], `= 'text'`, lit.value, 'string');
+      case 'boolean':
+        return typed([], lit.value ? `= 'true'` : `= 'false'`, lit.value ? 1 : 0, String(lit.value));
+      case 'date':
+        return typed(['iso'], `= 'text'`, lit.iso, 'date');
+      case 'file':
+        return typed(['name'], `= 'text'`, lit.name, 'file');
+      case 'pointer':
+        return {
+          expr: t.at(['objectId']),
+          guard: lit.className === undefined ? frag(`${t.at(['__type'])} = 'Pointer'`) : frag(`${t.at(['className'])} = ?`, lit.className),
+          param: lit.objectId,
+          placeholder: '?',
+          group: lit.className === undefined ? 'pointer' : `pointer:${lit.className}`,
+        };
+      case 'json':
+        return { ...typed([], `IN ('object','array')`, lit.json, 'json'), placeholder: 'json(?)' };
+    }
+  },
+
+  isNull(t: Target): SqlFragment {
+    if (t.kind === 'element') return frag(`${t.typeAt()} = 'null'`);
+    if (t.kind === 'data') return frag(`${t.at()} IS NULL`);
+    return FALSE;
+  },
+
+  compare: (o, op) => `${o.expr} ${op} ${o.placeholder}`,
+
+  // SQLite's lower() folds exactly the ASCII letters, as the i flag does without the u flag.
+  lowerEquals: (t, lowered) => guardText(t, frag(`lower(${t.at()}) = ?`, lowered)),
+
+  regex: (t, pattern, flags) => guardText(t, frag(`${FN.regexp}(?, ?, ${t.at()})`, pattern, flags)),
+
+  textSearch: (t, term, caseSensitive, diacriticSensitive) => {
+    const search = parseTextSearch(term);
+    if (search.words.length === 0 && search.phrases.length === 0) return FALSE;
+    return guardText(t, frag(`${FN.text}(${t.at()}, ?, ?, ?)`, term, caseSensitive ? 1 : 0, diacriticSensitive ? 1 : 0));
+  },
+
+  distance: (t: Target, p: GeoPoint) => frag(`${FN.distance}(${t.at(['latitude'])}, ${t.at(['longitude'])}, ?, ?)`, p.latitude, p.longitude),
+
+  pointInPolygon: (t, ring) => frag(`${FN.inPolygon}(${t.at(['latitude'])}, ${t.at(['longitude'])}, ?)`, JSON.stringify(ring)),
+
+  polygonHolds: (t, p) => frag(`${FN.inPolygon}(?, ?, ${t.at(['coordinates'])})`, p.latitude, p.longitude),
+
+  scalarKey: (t) => `${t.at()}, ${typeClass(t.typeAt())}`,
+
+  orderTerm: (expr, descending) => `${expr} ${descending ? 'DESC' : 'ASC'}`,
+
+  sortKey: (t, sub) => (t.kind === 'column' ? t.at() : t.at(sub)),
+};
+
+/** `test` on a string at `t` (a column always holds text). */
+function guardText(t: Target, test: SqlFragment): SqlFragment {
+  if (t.kind === 'relation') return FALSE;
+  return t.kind === 'column' ? test : and([frag(`${t.typeAt()} = 'text'`), test]);
+}
