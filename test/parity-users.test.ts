@@ -234,7 +234,7 @@ describe('anonymous users (item 3)', () => {
       const { user } = await signUp(local, { authData: { anonymous: { id } } }, PUBLIC);
       expect((await logInWithAuthData(local, { authData: { anonymous: { id } } }, PUBLIC))?.objectId).toBe(user.objectId);
       await storage.close();
-      const { sql, params } = compileWhere('_User', 't', { 'authData.anonymous.id': id }, { schema: { fields: () => ({ authData: { type: 'Object' } }) } });
+      const { sql, params } = compileWhere('_User', 't', { 'authData.anonymous.id': id }, { dialect: storage.dialect, schema: { fields: () => ({ authData: { type: 'Object' } }) } });
       const db = new Database(file, { readonly: true });
       try {
         const plan = db.prepare(`EXPLAIN QUERY PLAN SELECT objectId FROM "cls__User" AS t WHERE ${sql}`).all(...params) as Array<{ detail: string }>;
