@@ -48,6 +48,16 @@ export const SETTINGS = {
     schema: z.string().min(1, 'must not be empty').transform((p) => path.resolve(p)),
     meaning: 'state folder: `platform.db`, `apps/<appId>/`, `git/`',
   }),
+  databaseUrl: setting({
+    variable: 'BACKYARD_DATABASE_URL',
+    flag: '--database-url',
+    defaultText: 'none: SQLite files under the home',
+    schema: z
+      .url({ protocol: /^postgres(ql)?$/, message: 'must be a postgres:// URL, such as postgres://backyard@db.example:5432/backyard' })
+      .optional(),
+    meaning:
+      "PostgreSQL for every Backend App's data (a schema `app_<appId>` each); the platform's own state stays in `platform.db`",
+  }),
   host: setting({
     variable: 'BACKYARD_HOST',
     flag: '--host',

@@ -2,7 +2,7 @@ import path from 'node:path';
 import { homePaths } from '../config.js';
 import { DataEngine } from './engine.js';
 import type { CloudRuntime } from './cloud/types.js';
-import { SqliteAdapter } from './storage/sqlite/adapter.js';
+import type { StorageProvider } from './storage/provider.js';
 import { DEFAULT_SETTINGS, type ServerSettings } from './settings.js';
 
 /** The keys of a Backend App, as the platform keeps them (spec, Interface B, "Authentication"). */
@@ -33,8 +33,8 @@ export interface AppDirectory {
 export const SETTINGS_RECHECK_MS = 1000;
 
 /**
- * The open data engines of all Backend Apps, one SQLite file each (`apps/<appId>/data.db`), opened on
- * first use and kept open.
+ * The open data engines of all Backend Apps, opened on first use and kept open, each on the storage
+ * of `storage`: a SQLite file (`apps/<appId>/data.db`) or a schema of the PostgreSQL database.
  */
 export class DataApps {
   private readonly engines = new Map<string, DataEngine>();
@@ -46,6 +46,7 @@ export class DataApps {
     private readonly dataApiUrl: () => string,
     /** The apps' cloud code, which the data API calls for functions, jobs and triggers. */
     readonly cloud: CloudRuntime,
+    private readonly storage: StorageProvider,
   ) {}
 
   private readonly keyCache = new Map<string, AppKeys>();
@@ -84,7 +85,7 @@ export class DataApps {
     const folder = homePaths(this.home).app(applicationId);
     const engine = new DataEngine(
       applicationId,
-      new SqliteAdapter(path.join(folder, 'data.db')),
+      this.storage.open(applicationId, folder),
       (name) => `${this.dataApiUrl()}/files/${encodeURIComponent(applicationId)}/${encodeURIComponent(name)}`,
       () => this.settings(applicationId),
     );
@@ -105,8 +106,19 @@ export class DataApps {
     this.settingsCache.delete(applicationId);
   }
 
-  closeAll(): void {
-    for (const engine of this.engines.values()) void engine.close();
+  /** Closes one app's storage and removes its data (an app being deleted; its folder is the platform's). */
+  async remove(applicationId: string): Promise<void> {
+    const engine = this.engines.get(applicationId);
+    this.close(applicationId);
+    await engine?.close();
+    await this.storage.drop(applicationId);
+  }
+
+  /** Closes every engine and what they share (PostgreSQL's pool). */
+  async closeAll(): Promise<void> {
+    const engines = [...this.engines.values()];
     this.engines.clear();
+    await Promise.all(engines.map((engine) => engine.close().catch(() => undefined)));
+    await this.storage.close();
   }
 }

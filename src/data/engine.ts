@@ -408,6 +408,11 @@ export class DataEngine {
     return this.storage.durable(alone);
   }
 
+  /** While the storage is still opening: resolves once it is open (call nothing else before). */
+  get opened(): Promise<void> | undefined {
+    return this.storage.opened;
+  }
+
   close(): Promise<void> {
     return this.storage.close();
   }

@@ -37,6 +37,7 @@ export class DataApiService {
     const engine = this.apps.engine(applicationId);
     const keys = this.apps.keys(applicationId);
     if (!engine || !keys) throw new Error(`no data engine for ${applicationId}`);
+    await engine.opened;
     const prepared = calls.map((c, i) => {
       if (/^[a-z][a-z0-9+.-]*:/i.test(c.url) || c.url.startsWith('//')) {
         throw new BadCallError(`requests[${i}].url must be a path relative to the data API root, such as /classes/ToDo, not an absolute URL.`);

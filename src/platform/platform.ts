@@ -16,6 +16,7 @@ import { DataApiService } from '../data/service.js';
 import { WorkerCloudRuntime } from '../data/cloud/runtime.js';
 import { TEMPLATE_MAIN_JS, TEMPLATE_REGISTRY } from './backendapps/cloudCode/template.js';
 import { jobMessage } from '../data/cloud/jobs.js';
+import { postgresStorage, sqliteStorage } from '../data/storage/provider.js';
 import { dockerClient } from './devenvs/engine.js';
 import { AccountNetworks } from './devenvs/networks.js';
 import { DevEnvService, devEnvSettings } from './devenvs/service.js';
@@ -50,7 +51,7 @@ export function openPlatform(config: Config, log: Logger): Platform {
     // A deleted app's workers stop and its data.db closes before its folder goes.
     async (appId) => {
       await cloud.forget(appId);
-      dataApps.close(appId);
+      await dataApps.remove(appId);
     },
     (appId) => dataApps.forgetSettings(appId),
   );
@@ -71,7 +72,8 @@ export function openPlatform(config: Config, log: Logger): Platform {
     log,
     onJobMessage: (appId, jobId, message) => jobMessage(dataApps, appId, jobId, message, log),
   });
-  const dataApps = new DataApps(config.home, backendApps, () => urls.dataApi, cloud);
+  const storage = config.databaseUrl ? postgresStorage(config.databaseUrl, (err) => log.error({ err }, 'PostgreSQL connection failed')) : sqliteStorage;
+  const dataApps = new DataApps(config.home, backendApps, () => urls.dataApi, cloud, storage);
   const accounts = new AccountService(db);
   const repoHost = new RepoHostService({ db, root: homePaths(config.home).git, accounts, urls, log, github: config.github });
   // One engine client, and one keeper of the accounts' networks for both kinds of containers (issue 18).
@@ -101,7 +103,7 @@ export function openPlatform(config: Config, log: Logger): Platform {
       void cloud.close();
       services.devenvs.close();
       services.webApps.close();
-      dataApps.closeAll();
+      void dataApps.closeAll();
       if (db.open) db.close();
     },
   };

@@ -19,6 +19,13 @@ export interface TestServer {
   close(): Promise<void>;
 }
 
+/**
+ * `BACKYARD_DATABASE_URL` of the PostgreSQL the suite runs on (vitest.postgres.config.ts starts one
+ * and names it in BACKYARD_TEST_DATABASE_URL), or nothing for SQLite.
+ */
+export const postgresEnv = (): NodeJS.ProcessEnv =>
+  process.env.BACKYARD_TEST_DATABASE_URL ? { BACKYARD_DATABASE_URL: process.env.BACKYARD_TEST_DATABASE_URL } : {};
+
 /** A fresh temporary home. Removed by `removeHome`. */
 export const makeHome = (): string => fs.mkdtempSync(path.join(os.tmpdir(), 'backyard-test-'));
 export const removeHome = (home: string) => fs.rmSync(home, { recursive: true, force: true });
@@ -29,7 +36,7 @@ export const removeHome = (home: string) => fs.rmSync(home, { recursive: true, f
  */
 export async function startTestServer(env: NodeJS.ProcessEnv = {}): Promise<TestServer> {
   const home = makeHome();
-  const config = loadConfig({ home, port: 0, host: '127.0.0.1' }, { BACKYARD_LOG_LEVEL: 'silent', ...env });
+  const config = loadConfig({ home, port: 0, host: '127.0.0.1' }, { BACKYARD_LOG_LEVEL: 'silent', ...postgresEnv(), ...env });
   const platform = openPlatform(config, createLogger(config.logLevel));
   const alice = platform.services.accounts.create('alice').token;
   const bob = platform.services.accounts.create('bob').token;

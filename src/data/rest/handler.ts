@@ -200,6 +200,8 @@ export function createDataHandler(options: DataHandlerOptions): DataHandler {
     const keys = credentials.applicationId ? apps.keys(credentials.applicationId) : undefined;
     const engine = keys && apps.engine(keys.applicationId);
     if (!keys || !engine) throw unauthorized();
+    const opened = engine.opened;
+    if (opened) return opened.then(() => answerCall(req, path, query, httpMethod, isFilePost, buffer));
 
     let body: unknown = json;
     // Only the JS SDK's bodies carry these; a REST body is used as it came.

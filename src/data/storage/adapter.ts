@@ -115,6 +115,11 @@ export interface StorageAdapter extends StorageReads {
   /** The SQL its queries compile to (query/dialect.ts); the engine checks queries of tableless classes with it. */
   readonly dialect: Dialect;
   /**
+   * While the adapter is still opening (a network database loading the schema): resolves once it
+   * is open; await it before any other call. Undefined once open (and always for SQLite).
+   */
+  readonly opened?: Promise<void>;
+  /**
    * Runs `fn` with a transaction: everything it writes is committed when its promise resolves, or
    * nothing is when it rejects. Transactions may take turns: inside `fn`, use `tx` (or a
    * JoinedStorage over it, joined.ts), never a new transaction of the same adapter.

@@ -16,6 +16,9 @@ export class JoinedStorage implements StorageAdapter {
   get dialect() {
     return this.base.dialect;
   }
+  get opened() {
+    return this.base.opened;
+  }
   transaction<T>(fn: (tx: StorageTransaction) => Promise<T>): Promise<T> {
     return fn(this.tx);
   }

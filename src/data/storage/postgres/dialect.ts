@@ -1,0 +1,184 @@
+/**
+ * The query compiler's SQL for PostgreSQL (query/dialect.ts, issue 16): JSONB operators over the
+ * layout of layout.ts. A field's value is the jsonb at its path, so equality is type-exact by itself
+ * (`'1'::jsonb <> '"1"'::jsonb`) and numbers order numerically; strings, Dates (their `iso`), Files
+ * and Pointers compare as text `COLLATE "C"`, byte by byte as Mongo does, whatever the database's
+ * collation. Indexes are built over these same expressions (adapter.ts, `indexExpression`).
+ * Regular expressions become PostgreSQL's (regex.ts); `$text`, distances and polygons are plain SQL.
+ */
+import type { Dialect, JsonKind, Operand, SqlFragment, Target } from '../../query/dialect.js';
+import { foldText, parseTextSearch } from '../../query/pattern.js';
+import { FALSE, and, frag } from '../../query/sql.js';
+import { columnOperand, type GeoPoint, type Literal } from '../../query/values.js';
+import { bytewise, pathLiteral, quoteIdent } from './layout.js';
+import { postgresRegex } from './regex.js';
+
+/** A target over a jsonb expression (`base`), reading sub-paths with `#>`/`#>>`. */
+function jsonTarget(kind: 'data' | 'element', base: string, path: readonly string[]): Target {
+  const at = (sub: readonly string[] = []) => {
+    const full = [...path, ...sub];
+    return full.length ? `(${base} #> ${pathLiteral(full)})` : base;
+  };
+  const textAt = (sub: readonly string[] = []) => {
+    const full = [...path, ...sub];
+    return full.length ? `(${base} #>> ${pathLiteral(full)})` : `(${base} #>> '{}')`;
+  };
+  return {
+    kind,
+    at,
+    textAt,
+    numberAt: (sub = []) => `(CASE WHEN jsonb_typeof(${at(sub)}) = 'number' THEN ${at(sub)}::float8 END)`,
+    typeAt: (sub = []) => `jsonb_typeof(${at(sub)})`,
+  };
+}
+
+/** A text column (objectId, createdAt, updatedAt, a relation's relatedId). */
+function textTarget(kind: 'column' | 'relation', expr: (sub: readonly string[]) => string, extra: Partial<Target>): Target {
+  return {
+    kind,
+    at: (sub = []) => expr(sub),
+    textAt: (sub = []) => expr(sub),
+    numberAt: () => 'NULL',
+    typeAt: (sub = []) => (expr(sub) === 'NULL' ? 'NULL' : `'string'`),
+    ...extra,
+  };
+}
+
+/** Combining marks of the scripts people write most, dropped for a diacritic-insensitive `$text`. */
+const COMBINING_MARKS = '[\\u0300-\\u036f\\u1ab0-\\u1aff\\u1dc0-\\u1dff\\u20d0-\\u20ff\\ufe20-\\ufe2f]';
+
+/** SQL of a string folded as pattern.ts's `foldText` folds it. */
+function foldSql(text: string, caseSensitive: boolean, diacriticSensitive: boolean): string {
+  const plain = diacriticSensitive ? text : `regexp_replace(normalize(${text}, NFD), '${COMBINING_MARKS}', '', 'g')`;
+  return caseSensitive ? plain : `lower(${plain})`;
+}
+
+/** Letters and digits of any script, as `$text` splits words (pattern.ts, WORD). */
+const NOT_WORD = '[^[:alnum:]]';
+
+/** The Dialect of the tables of one app's schema. */
+export function postgresDialect(schema: string): Dialect {
+  const qualified = (table: string) => `${quoteIdent(schema)}.${quoteIdent(table)}`;
+  return {
+    classTable: (className) => qualified(`cls_${className}`),
+    relationTable: (ownerClass, field) => qualified(`_Join:${field}:${ownerClass}`),
+
+    dataTarget: (alias, path) => jsonTarget('data', `${alias}.data`, path),
+    columnTarget: (alias, column) => textTarget('column', (sub) => (sub.length ? 'NULL' : `${alias}.${quoteIdent(column)}`), { column }),
+    elementTarget: (each, base = []) => jsonTarget('element', `${each}.value`, base),
+    relationTarget: (join, className) =>
+      textTarget('relation', (sub) => (sub.length === 1 && sub[0] === 'objectId' ? `${join}."relatedId"` : 'NULL'), { className }),
+
+    elements: (alias, path, each) => {
+      const array = `(${alias}.data #> ${pathLiteral(path)})`;
+      return `jsonb_array_elements(CASE WHEN jsonb_typeof(${array}) = 'array' THEN ${array} END) AS ${each}(value)`;
+    },
+
+    typeIs: (typeSql, kinds: readonly JsonKind[]) => (kinds.length === 1 ? `${typeSql} = '${kinds[0]}'` : `${typeSql} IN (${kinds.map((k) => `'${k}'`).join(',')})`),
+
+    operand(t: Target, lit: Exclude<Literal, { kind: 'null' }>): Operand | undefined {
+      if (t.kind === 'column') return columnOperand(t, lit);
+      if (t.kind === 'relation') {
+        if (lit.kind !== 'pointer' || (t.className !== undefined && lit.className !== undefined && t.className !== lit.className)) return undefined;
+        return { expr: t.textAt(['objectId']), param: lit.objectId, placeholder: '?', group: 'pointer' };
+      }
+      const text = (sub: string[], param: string, group: string): Operand => ({
+        expr: bytewise(t.textAt(sub)),
+        guard: frag(`${t.typeAt(sub)} = 'string'`),
+        param,
+        placeholder: '?',
+        group,
+      });
+      const json = (kinds: string, param: unknown, group: string): Operand => ({
+        expr: t.at(),
+        guard: frag(`${t.typeAt()} ${kinds}`),
+        param: JSON.stringify(param),
+        placeholder: '?::jsonb',
+        group,
+      });
+      switch (lit.kind) {
+        case 'number':
+          return json(`= 'number'`, lit.value, 'number');
+        case 'string':
+          return text([], lit.value, 'string');
+        case 'boolean':
+          return json(`= 'boolean'`, lit.value, String(lit.value));
+        case 'date':
+          return text(['iso'], lit.iso, 'date');
+        case 'file':
+          return text(['name'], lit.name, 'file');
+        case 'pointer':
+          return {
+            expr: t.textAt(['objectId']),
+            guard: lit.className === undefined ? frag(`${t.textAt(['__type'])} = 'Pointer'`) : frag(`${t.textAt(['className'])} = ?`, lit.className),
+            param: lit.objectId,
+            placeholder: '?',
+            group: lit.className === undefined ? 'pointer' : `pointer:${lit.className}`,
+          };
+        case 'json':
+          return { ...json(`IN ('object','array')`, undefined, 'json'), param: lit.json };
+      }
+    },
+
+    isNull(t: Target): SqlFragment {
+      if (t.kind === 'element') return frag(`${t.typeAt()} = 'null'`);
+      if (t.kind === 'data') return frag(`coalesce(${t.typeAt()}, 'null') = 'null'`);
+      return FALSE;
+    },
+
+    compare: (o, op) => `${o.expr} ${op} ${o.placeholder}`,
+
+    // Under COLLATE "C", lower() folds only ASCII letters, as the i flag does without the u flag.
+    lowerEquals: (t, lowered) => guardText(t, frag(`lower(${bytewise(t.textAt())}) = ?`, lowered)),
+
+    regex: (t, pattern, flags) => guardText(t, frag(`${t.textAt()} ~ ?`, postgresRegex(pattern, flags))),
+
+    textSearch: (t, term, caseSensitive, diacriticSensitive) => {
+      const search = parseTextSearch(foldText(term, caseSensitive, diacriticSensitive));
+      if (search.words.length === 0 && search.phrases.length === 0) return FALSE;
+      const folded = foldSql(t.textAt(), caseSensitive, diacriticSensitive);
+      const word = (w: string) => frag(`${folded} ~ ?`, `(^|${NOT_WORD})${w}(${NOT_WORD}|$)`);
+      const parts = [
+        ...search.words.map(word),
+        ...search.excluded.map((w) => {
+          const f = word(w);
+          return frag(`(${f.sql}) IS NOT TRUE`, ...f.params);
+        }),
+        ...search.phrases.map((p) => frag(`strpos(${folded}, ?) > 0`, p)),
+      ];
+      return guardText(t, and(parts));
+    },
+
+    distance: (t: Target, p: GeoPoint) => {
+      const lat = t.numberAt(['latitude']);
+      const lng = t.numberAt(['longitude']);
+      return frag(
+        `(2 * asin(least(1, sqrt(power(sin(radians(?::float8 - ${lat}) / 2), 2) + cos(radians(${lat})) * cos(radians(?::float8)) * power(sin(radians(?::float8 - ${lng}) / 2), 2)))))`,
+        p.latitude,
+        p.latitude,
+        p.longitude,
+      );
+    },
+
+    pointInPolygon: (t, ring) =>
+      frag(`?::polygon @> point(${t.numberAt(['longitude'])}, ${t.numberAt(['latitude'])})`, ring.map(([lat, lng]) => `(${lng},${lat})`).join(',')),
+
+    polygonHolds: (t, p) => {
+      const coords = t.at(['coordinates']);
+      const corners = `(SELECT string_agg(format('(%s,%s)', c.value->>1, c.value->>0), ',' ORDER BY c.n) FROM jsonb_array_elements(CASE WHEN jsonb_typeof(${coords}) = 'array' THEN ${coords} END) WITH ORDINALITY AS c(value, n))`;
+      return frag(`(${corners})::polygon @> point(?::float8, ?::float8)`, p.longitude, p.latitude);
+    },
+
+    scalarKey: (t) => (t.kind === 'column' || t.kind === 'relation' ? `to_jsonb(${t.at()})` : t.at()),
+
+    orderTerm: (expr, descending) => `${expr} ${descending ? 'DESC NULLS LAST' : 'ASC NULLS FIRST'}`,
+
+    sortKey: (t, sub, textual) => (t.kind === 'column' ? t.at() : textual ? bytewise(t.textAt(sub)) : t.at(sub)),
+  };
+}
+
+/** `test` on a string at `t` (a column always holds text). */
+function guardText(t: Target, test: SqlFragment): SqlFragment {
+  if (t.kind === 'relation') return FALSE;
+  return t.kind === 'column' ? test : and([frag(`${t.typeAt()} = 'string'`), test]);
+}

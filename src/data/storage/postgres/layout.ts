@@ -1,0 +1,38 @@
+/**
+ * How the PostgreSQL storage adapter lays out Backend Apps (issue 16): one schema per app,
+ * `"app_<applicationId>"`, in the database of `BACKYARD_DATABASE_URL`. A schema rather than a
+ * database per app: one connection pool serves every app (a database per app needs a pool per app
+ * in every process), apps are created and dropped inside transactions (`CREATE SCHEMA`, `DROP
+ * SCHEMA ... CASCADE`), and a Citus or YugabyteDB cluster takes schemas as they are.
+ *
+ * - `"cls_<ClassName>"`: `"objectId" text COLLATE "C" PRIMARY KEY, "createdAt" text COLLATE "C",
+ *   "updatedAt" text COLLATE "C"` (ISO 8601 with milliseconds: text order is time order),
+ *   `data jsonb` (every other field in Parse's JSON form, as in SQLite's layout.ts) and `acl jsonb`
+ *   (NULL: public read and write);
+ * - `"_Join:<field>:<OwnerClass>"`: `"owningId", "relatedId"`, primary key over both;
+ * - `"_SCHEMA"` (className, schema jsonb) and `"_CONFIG"` (key, value jsonb, "masterKeyOnly").
+ *
+ * Names come from class and field names that passed `CLASS_NAME`/`FIELD_NAME` (letters, digits,
+ * `_`), then are double-quoted; every value is bound.
+ */
+import { COLUMN_FIELDS } from '../../query/dialect.js';
+
+/** Double-quotes an SQL identifier. */
+export const quoteIdent = (name: string): string => `"${name.replace(/"/g, '""')}"`;
+
+/** The schema of an app (application ids are letters and digits). */
+export const appSchema = (applicationId: string): string => `app_${applicationId}`;
+
+/** A `text[]` literal of a field path for `#>`/`#>>` (`{"address","city"}`); parts are names or indexes. */
+export const pathLiteral = (path: readonly string[]): string => `'{${path.join(',')}}'`;
+
+/** The jsonb at a path of `data` of the row `alias` (`alias` '' for an index expression). */
+export const jsonAt = (alias: string, path: readonly string[]): string => `(${alias ? `${alias}.` : ''}data #> ${pathLiteral(path)})`;
+
+/** The text at a path of `data` (a JSON string's contents, a number's digits...). */
+export const textAt = (alias: string, path: readonly string[]): string => `(${alias ? `${alias}.` : ''}data #>> ${pathLiteral(path)})`;
+
+/** A string sorted and compared byte by byte, as Mongo and SQLite do, whatever the database's collation. */
+export const bytewise = (text: string): string => `(${text} COLLATE "C")`;
+
+export const isColumnPath = (path: readonly string[]): boolean => path.length === 1 && COLUMN_FIELDS.has(path[0]!);

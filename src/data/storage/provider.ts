@@ -1,0 +1,48 @@
+import path from 'node:path';
+import type { StorageAdapter } from './adapter.js';
+import { PostgresAdapter } from './postgres/adapter.js';
+import { PostgresDatabase } from './postgres/database.js';
+import { appSchema } from './postgres/layout.js';
+import { SqliteAdapter } from './sqlite/adapter.js';
+
+/**
+ * Where Backend Apps keep their data (issue 16): SQLite files under the home, the embedded default,
+ * or one PostgreSQL database (`BACKYARD_DATABASE_URL`) with a schema per app.
+ */
+export interface StorageProvider {
+  /** `sqlite` or `postgres`, for logs and the README's wording. */
+  readonly kind: 'sqlite' | 'postgres';
+  /**
+   * The storage of an app whose folder is `folder` (`apps/<appId>/`). A PostgreSQL adapter may still
+   * be opening: await its `opened` before the first call.
+   */
+  open(applicationId: string, folder: string): StorageAdapter;
+  /** Removes an app's data after its adapter closed (SQLite: nothing, the platform removes the folder). */
+  drop(applicationId: string): Promise<void>;
+  /** Closes what the adapters share (PostgreSQL's pool). */
+  close(): Promise<void>;
+}
+
+/** SQLite: `apps/<appId>/data.db`, one connection per app held by this process. */
+export const sqliteStorage: StorageProvider = {
+  kind: 'sqlite',
+  open: (_applicationId, folder) => new SqliteAdapter(path.join(folder, 'data.db')),
+  drop: async () => undefined,
+  close: async () => undefined,
+};
+
+/**
+ * PostgreSQL at `url`: every app's adapter on one pool, in the schema `app_<appId>`.
+ * @param onError where errors of idle connections are reported.
+ */
+export function postgresStorage(url: string, onError: (error: Error) => void): StorageProvider {
+  const db = new PostgresDatabase(url, onError);
+  return {
+    kind: 'postgres',
+    open: (applicationId) => new PostgresAdapter(db, appSchema(applicationId)),
+    drop: async (applicationId) => {
+      await db.run(`DROP SCHEMA IF EXISTS "${appSchema(applicationId)}" CASCADE`);
+    },
+    close: () => db.close(),
+  };
+}
