@@ -86,8 +86,9 @@ program
   .action(
     run(async (opts: { port?: string; host?: string }) => {
       const config = settings({ port: opts.port, host: opts.host });
-      // One server per home (issue 14): a second one would fight over the apps' databases and server.json.
-      const running = await findRunningServer(config.home);
+      // One server per home (issue 14): a second one would fight over the apps' databases. With the
+      // apps on PostgreSQL, several serve the same home and database (issue 16).
+      const running = config.databaseUrl ? undefined : await findRunningServer(config.home);
       if (running) {
         throw new Error(
           `A Backyard is already serving ${config.home} at ${running.url} (pid ${running.pid}). Use that one (backyard mcp forwards to it), stop it first, or give this one another BACKYARD_HOME.`,

@@ -50,7 +50,6 @@ export const SETTINGS = {
   }),
   databaseUrl: setting({
     variable: 'BACKYARD_DATABASE_URL',
-    flag: '--database-url',
     defaultText: 'none: SQLite files under the home',
     schema: z
       .url({ protocol: /^postgres(ql)?$/, message: 'must be a postgres:// URL, such as postgres://backyard@db.example:5432/backyard' })

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { homePaths, type Config } from '../config.js';
 import type { Logger } from '../log.js';
@@ -42,6 +43,17 @@ export interface Platform {
 export function openPlatform(config: Config, log: Logger): Platform {
   const db = openDatabase(homePaths(config.home).platformDb, platformMigrations);
   const urls = new PublicUrls(config.publicUrl, config.hostingDomain);
+  const storage = config.databaseUrl ? postgresStorage(config.databaseUrl, (err) => log.error({ err }, 'PostgreSQL connection failed')) : sqliteStorage;
+  // Several processes on one PostgreSQL (issue 16): what one changes outside the database, the others hear of.
+  const processId = randomUUID();
+  const announce = async (topic: string, appId: string) => {
+    await storage.broadcast?.publish(topic, `${processId} ${appId}`).catch((err: unknown) => log.warn({ err, topic, app: appId }, 'could not tell the other processes'));
+  };
+  const heard = (topic: string, fn: (appId: string) => Promise<void>) =>
+    storage.broadcast?.subscribe(topic, (payload) => {
+      const [from, appId] = payload.split(' ');
+      if (from !== processId && appId) fn(appId).catch((err: unknown) => log.warn({ err, topic, app: appId }, 'could not follow another process'));
+    });
   // A new app's folder gets its starting cloud code tree (issue 4, item 1).
   const backendApps = new BackendAppService(
     db,
@@ -52,10 +64,22 @@ export function openPlatform(config: Config, log: Logger): Platform {
     async (appId) => {
       await cloud.forget(appId);
       await dataApps.remove(appId);
+      await announce('app_deleted', appId);
     },
     (appId) => dataApps.forgetSettings(appId),
   );
-  const cloudCode = new CloudCodeService({ home: config.home, apps: backendApps, urls, reload: (appId) => cloud.reload(appId) });
+  const cloudCode = new CloudCodeService({
+    home: config.home,
+    apps: backendApps,
+    urls,
+    reload: async (appId) => {
+      try {
+        await cloud.reload(appId);
+      } finally {
+        await announce('cloud_deployed', appId);
+      }
+    },
+  });
   const dataRouter = createDataRouter(log, () => new URL(urls.dataApi).pathname);
   const cloud = new WorkerCloudRuntime({
     home: config.home,
@@ -72,8 +96,15 @@ export function openPlatform(config: Config, log: Logger): Platform {
     log,
     onJobMessage: (appId, jobId, message) => jobMessage(dataApps, appId, jobId, message, log),
   });
-  const storage = config.databaseUrl ? postgresStorage(config.databaseUrl, (err) => log.error({ err }, 'PostgreSQL connection failed')) : sqliteStorage;
   const dataApps = new DataApps(config.home, backendApps, () => urls.dataApi, cloud, storage);
+  // Another process deployed cloud code: a live worker here loads it; deleted an app: forget it here.
+  void heard('cloud_deployed', async (appId) => {
+    if (cloud.liveWorkers(appId) > 0) await cloud.reload(appId);
+  })?.catch((err: unknown) => log.error({ err }, 'could not listen to the other processes'));
+  void heard('app_deleted', async (appId) => {
+    await cloud.forget(appId);
+    dataApps.close(appId);
+  })?.catch((err: unknown) => log.error({ err }, 'could not listen to the other processes'));
   const accounts = new AccountService(db);
   const repoHost = new RepoHostService({ db, root: homePaths(config.home).git, accounts, urls, log, github: config.github });
   // One engine client, and one keeper of the accounts' networks for both kinds of containers (issue 18).

@@ -21,6 +21,19 @@ export interface StorageProvider {
   drop(applicationId: string): Promise<void>;
   /** Closes what the adapters share (PostgreSQL's pool). */
   close(): Promise<void>;
+  /**
+   * Tells the other Backyard processes on the same database about an app (PostgreSQL's
+   * LISTEN/NOTIFY); undefined when no other process can share the data (SQLite).
+   */
+  readonly broadcast?: Broadcast;
+}
+
+/** Announcements between the processes that serve the same apps (issue 16, "several processes"). */
+export interface Broadcast {
+  /** Announces `payload` on `topic` (letters and `_`) to every process, this one included. */
+  publish(topic: string, payload: string): Promise<void>;
+  /** Calls `fn` for every announcement on `topic`. Resolves once listening. */
+  subscribe(topic: string, fn: (payload: string) => void): Promise<void>;
 }
 
 /** SQLite: `apps/<appId>/data.db`, one connection per app held by this process. */
@@ -44,5 +57,9 @@ export function postgresStorage(url: string, onError: (error: Error) => void): S
       await db.run(`DROP SCHEMA IF EXISTS "${appSchema(applicationId)}" CASCADE`);
     },
     close: () => db.close(),
+    broadcast: {
+      publish: (topic, payload) => db.publish(`backyard_${topic}`, payload),
+      subscribe: (topic, fn) => db.subscribe(`backyard_${topic}`, fn),
+    },
   };
 }

@@ -340,7 +340,9 @@ export class PostgresAdapter implements StorageAdapter, SchemaLookup {
   private classes = new Map<string, StoredClass>();
   private merged = new Map<string, Readonly<Record<string, FieldType>>>();
   private readonly reads: PostgresReads;
-  private readonly onSchemaChange = () => void this.reloadSchema().catch(() => undefined);
+  private readonly onSchemaChange = (payload: string) => {
+    if (payload === this.schema) void this.reloadSchema().catch(() => undefined);
+  };
   /** Resolves once the schema exists and its cache is loaded; undefined after. */
   opened: Promise<void> | undefined;
 
@@ -373,7 +375,7 @@ export class PostgresAdapter implements StorageAdapter, SchemaLookup {
         `CREATE TABLE IF NOT EXISTS ${this.qualified('_CONFIG')} (key text COLLATE "C" PRIMARY KEY, value jsonb NOT NULL, "masterKeyOnly" boolean NOT NULL DEFAULT false)`,
       );
     });
-    await this.db.subscribe(SCHEMA_CHANNEL, this.schema, this.onSchemaChange);
+    await this.db.subscribe(SCHEMA_CHANNEL, this.onSchemaChange);
     await this.reloadSchema();
   }
 
@@ -456,7 +458,7 @@ export class PostgresAdapter implements StorageAdapter, SchemaLookup {
 
   /** Stops listening for this app's schema changes; the shared pool stays open (database.ts closes it). */
   async close(): Promise<void> {
-    this.db.unsubscribe(SCHEMA_CHANNEL, this.schema, this.onSchemaChange);
+    this.db.unsubscribe(SCHEMA_CHANNEL, this.onSchemaChange);
   }
 
   /** Drops the app's schema with everything in it (the app is being deleted). */

@@ -15,14 +15,17 @@ export function numbered(sql: string): string {
 /** Something that runs SQL with `?` placeholders: the pool, or one client inside a transaction. */
 export type Run = (sql: string, params?: readonly unknown[]) => Promise<pg.QueryResult>;
 
+/** Channel names are ours (letters and `_`); quoted all the same. */
+const quoteChannel = (channel: string) => `"${channel.replace(/"/g, '""')}"`;
+
 /** The channel schema changes are announced on; the payload is the app's schema name. */
 export const SCHEMA_CHANNEL = 'backyard_schema';
 
 export class PostgresDatabase {
   readonly pool: pg.Pool;
   private listener: pg.Client | undefined;
-  private listening: Promise<void> | undefined;
-  private readonly subscribers = new Map<string, Set<() => void>>();
+  private listening: Promise<pg.Client> | undefined;
+  private readonly subscribers = new Map<string, Set<(payload: string) => void>>();
 
   /**
    * @param url a `postgres://` connection string (config.ts checks its form).
@@ -62,31 +65,42 @@ export class PostgresDatabase {
   }
 
   /**
-   * Calls `fn` whenever a process announces `payload` on `channel` (NOTIFY, delivered after the
-   * announcing transaction commits). Resolves once this process listens.
+   * Calls `fn` with the payload of every announcement on `channel` (NOTIFY, delivered once the
+   * announcing transaction commits; this process's own announcements too). Resolves once this
+   * process listens on the channel.
    */
-  async subscribe(channel: string, payload: string, fn: () => void): Promise<void> {
-    const key = `${channel}\n${payload}`;
-    let set = this.subscribers.get(key);
-    if (!set) this.subscribers.set(key, (set = new Set()));
+  async subscribe(channel: string, fn: (payload: string) => void): Promise<void> {
+    let set = this.subscribers.get(channel);
+    if (!set) this.subscribers.set(channel, (set = new Set()));
     set.add(fn);
-    await this.listen();
+    const client = await this.listen();
+    if (!this.channels.has(channel)) {
+      this.channels.add(channel);
+      await client.query(`LISTEN ${quoteChannel(channel)}`);
+    }
   }
 
-  unsubscribe(channel: string, payload: string, fn: () => void): void {
-    this.subscribers.get(`${channel}\n${payload}`)?.delete(fn);
+  unsubscribe(channel: string, fn: (payload: string) => void): void {
+    this.subscribers.get(channel)?.delete(fn);
   }
 
-  private listen(): Promise<void> {
+  /** Announces `payload` on `channel` to every process (`pg_notify`, outside any transaction). */
+  async publish(channel: string, payload: string): Promise<void> {
+    await this.run('SELECT pg_notify(?, ?)', [channel, payload]);
+  }
+
+  private readonly channels = new Set<string>();
+
+  private listen(): Promise<pg.Client> {
     this.listening ??= (async () => {
       const client = new pg.Client({ connectionString: this.url });
       client.on('error', this.onError);
       client.on('notification', (message) => {
-        for (const fn of this.subscribers.get(`${message.channel}\n${message.payload ?? ''}`) ?? []) fn();
+        for (const fn of this.subscribers.get(message.channel) ?? []) fn(message.payload ?? '');
       });
       await client.connect();
-      await client.query(`LISTEN ${SCHEMA_CHANNEL}`);
       this.listener = client;
+      return client;
     })();
     return this.listening;
   }
