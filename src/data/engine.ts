@@ -251,6 +251,8 @@ export class DataEngine {
    * @throws ParseError 101 when it does not exist or the caller may not read it.
    */
   async get(className: string, objectId: string, auth: Auth, rawParams: Record<string, unknown> = {}): Promise<Record<string, unknown>> {
+    const known = this.known(className);
+    if (known instanceof Promise) await known;
     this.enforceRoleSecurity('get', className, auth);
     const params = parseFindParams(rawParams);
     this.checkClassCreation(className, auth);
@@ -281,6 +283,8 @@ export class DataEngine {
         this.enforceRoleSecurity('find', className, auth);
       }
     }
+    const known = this.known(className);
+    if (known instanceof Promise) await known;
     this.checkClassCreation(className, auth);
     params.where = this.scopeWhere(className, params.where, auth);
     const countOnly = params.count && params.limit === 0;
@@ -327,24 +331,42 @@ export class DataEngine {
     return this.storage.transaction((tx) => fn(new DataEngine(this.appId, new JoinedStorage(this.storage, tx), this.fileUrl, this.settings)));
   }
 
+  /**
+   * Whether the class exists. With a storage other processes share, a class this process does not
+   * know is looked for there first (StorageAdapter.catchUp), so that a class another process just
+   * made (a first sign-up's `_Session`) is not answered as missing.
+   */
+  private known(className: string): boolean | Promise<boolean> {
+    if (this.schema.has(className) || !this.storage.catchUp) return this.schema.has(className);
+    return this.storage.catchUp().then(() => this.schema.has(className));
+  }
+
+  /** `read()` when the class exists, else `none`, without a promise turn when that is known at once. */
+  private ifKnown<T>(className: string, read: () => Promise<T>, none: T): Promise<T> {
+    const known = this.known(className);
+    if (known === true) return read();
+    if (known === false) return Promise.resolve(none);
+    return known.then((yes) => (yes ? read() : none));
+  }
+
   /** Rows of a class by a query, without ACL checks (Parse's master view); none for an unknown class. */
   rows(className: string, options: FindOptions): Promise<StoredRow[]> {
-    return this.schema.has(className) ? this.storage.find(className, options) : Promise.resolve([]);
+    return this.ifKnown(className, () => this.storage.find(className, options), []);
   }
 
   /** One row by objectId, without ACL checks; undefined for an unknown class or object. */
   row(className: string, objectId: string): Promise<StoredRow | undefined> {
-    return this.schema.has(className) ? this.storage.get(className, objectId) : Promise.resolve(undefined);
+    return this.ifKnown(className, () => this.storage.get(className, objectId), undefined);
   }
 
   /** How many rows of a class match `where`, without ACL checks. */
   countRows(className: string, where: Record<string, unknown> = {}): Promise<number> {
-    return this.schema.has(className) ? this.storage.count(className, { where }) : Promise.resolve(0);
+    return this.ifKnown(className, () => this.storage.count(className, { where }), 0);
   }
 
   /** A `$group` the storage answers itself (aggregate/groupPlan.ts), without ACL checks; none for an unknown class. */
   groupRows(className: string, where: unknown, plan: GroupPlan): Promise<Array<Record<string, unknown>>> {
-    return this.schema.has(className) ? this.storage.group(className, where, plan) : Promise.resolve([]);
+    return this.ifKnown(className, () => this.storage.group(className, where, plan), []);
   }
 
   /** owningIds of `ownerClass` whose `field` relation holds one of `relatedIds` (role inheritance). */

@@ -120,6 +120,12 @@ export interface StorageAdapter extends StorageReads {
    */
   readonly opened?: Promise<void>;
   /**
+   * For a storage other processes share: brings the schema cache up to date with their changes
+   * (which it otherwise learns within one notification's delay). Called when a class is not in the
+   * cache, before answering that it does not exist. Undefined when no other process writes.
+   */
+  catchUp?(): Promise<void>;
+  /**
    * Runs `fn` with a transaction: everything it writes is committed when its promise resolves, or
    * nothing is when it rejects. Transactions may take turns: inside `fn`, use `tx` (or a
    * JoinedStorage over it, joined.ts), never a new transaction of the same adapter.

@@ -19,6 +19,8 @@ export class JoinedStorage implements StorageAdapter {
   get opened() {
     return this.base.opened;
   }
+  // A transaction's cache was brought up to date when it began (and nobody else changes it meanwhile).
+  readonly catchUp = undefined;
   transaction<T>(fn: (tx: StorageTransaction) => Promise<T>): Promise<T> {
     return fn(this.tx);
   }

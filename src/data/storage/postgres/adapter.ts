@@ -70,7 +70,19 @@ class PostgresReads implements StorageReads {
   constructor(
     protected readonly owner: PostgresAdapter,
     protected readonly run: Run,
+    /** A transaction's reads: its cache was brought up to date when it began. */
+    private readonly current = false,
   ) {}
+
+  /**
+   * Whether the class is unknown, after making sure the cache is not merely behind another
+   * process's change (one small query, only when the cache does not know the class).
+   */
+  protected async missing(className: string): Promise<boolean> {
+    if (this.owner.getClass(className)) return false;
+    if (!this.current) await this.owner.catchUp(this.run);
+    return !this.owner.getClass(className);
+  }
 
   protected get dialect(): Dialect {
     return this.owner.dialect;
@@ -98,7 +110,7 @@ class PostgresReads implements StorageReads {
   }
 
   async get(className: string, objectId: string): Promise<StoredRow | undefined> {
-    if (!this.owner.getClass(className)) return undefined;
+    if (await this.missing(className)) return undefined;
     const result = await this.run(`SELECT ${ROW_COLUMNS} FROM ${this.table(className)} AS t WHERE t."objectId" = ?`, [objectId]);
     const row = result.rows[0] as RowRecord | undefined;
     return row && toRow(row);
@@ -108,7 +120,7 @@ class PostgresReads implements StorageReads {
     const where = this.whereClause(className, options);
     const compileOptions = this.compileOptions(options);
     let orderSql = options.order ? compileOrder(className, 't', options.order, compileOptions) : '';
-    if (!this.owner.getClass(className)) return [];
+    if (await this.missing(className)) return [];
     const params = [...where.params];
     if (!orderSql) {
       const near = nearSphereOrder(className, 't', options.where ?? {}, compileOptions);
@@ -124,7 +136,7 @@ class PostgresReads implements StorageReads {
 
   async count(className: string, options: Pick<FindOptions, 'where' | 'principals' | 'access'>): Promise<number> {
     const where = this.whereClause(className, options);
-    if (!this.owner.getClass(className)) return 0;
+    if (await this.missing(className)) return 0;
     const result = await this.run(`SELECT count(*)::int AS n FROM ${this.table(className)} AS t WHERE ${where.sql}`, where.params);
     return (result.rows[0] as { n: number }).n;
   }
@@ -151,7 +163,7 @@ class PostgresReads implements StorageReads {
   /** StorageReads.group in SQL: GROUP BY the key's text, aggregates over numeric values only (exact sums). */
   async group(className: string, where: unknown, plan: GroupPlan): Promise<Array<Record<string, unknown>>> {
     const compiled = this.whereClause(className, { where });
-    if (!this.owner.getClass(className)) return [];
+    if (await this.missing(className)) return [];
     const numeric = (field: string) => `(CASE WHEN jsonb_typeof(${jsonAt('t', [field])}) = 'number' THEN (${jsonAt('t', [field])})::numeric END)`;
     const columns = plan.outputs.map((o) => {
       switch (o.op) {
@@ -181,10 +193,14 @@ class PostgresTransaction extends PostgresReads implements StorageTransaction {
   schemaChanged = false;
 
   constructor(owner: PostgresAdapter, run: Run) {
-    super(owner, (sql, params) => {
-      if (this.ended) return Promise.reject(new Error('This storage transaction has ended'));
-      return run(sql, params);
-    });
+    super(
+      owner,
+      (sql, params) => {
+        if (this.ended) return Promise.reject(new Error('This storage transaction has ended'));
+        return run(sql, params);
+      },
+      true,
+    );
   }
 
   private async exec(sql: string, params: readonly unknown[] = []): Promise<number> {
@@ -374,16 +390,36 @@ export class PostgresAdapter implements StorageAdapter, SchemaLookup {
       await run(
         `CREATE TABLE IF NOT EXISTS ${this.qualified('_CONFIG')} (key text COLLATE "C" PRIMARY KEY, value jsonb NOT NULL, "masterKeyOnly" boolean NOT NULL DEFAULT false)`,
       );
+      await run(`CREATE TABLE IF NOT EXISTS ${this.qualified('_SCHEMA_VERSION')} (one boolean PRIMARY KEY DEFAULT true CHECK (one), v bigint NOT NULL)`);
+      await run(`INSERT INTO ${this.qualified('_SCHEMA_VERSION')} (v) VALUES (0) ON CONFLICT DO NOTHING`);
     });
     await this.db.subscribe(SCHEMA_CHANNEL, this.onSchemaChange);
     await this.reloadSchema();
   }
 
+  /** The `_SCHEMA_VERSION` the cache was read at: every commit that changes the schema increments it. */
+  private version = -1;
+
   private async reloadSchema(run: Run = this.db.run): Promise<void> {
+    const version = await this.readVersion(run);
     const result = await run(`SELECT "className", schema FROM ${this.qualified('_SCHEMA')} ORDER BY "className"`);
     const rows = result.rows as Array<{ className: string; schema: Omit<StoredClass, 'className'> }>;
     this.classes = new Map(rows.map((r) => [r.className, deepFreeze({ className: r.className, ...r.schema })]));
     this.merged.clear();
+    this.version = version;
+  }
+
+  private async readVersion(run: Run): Promise<number> {
+    return Number((await run(`SELECT v FROM ${this.qualified('_SCHEMA_VERSION')}`)).rows[0]?.v ?? 0);
+  }
+
+  /**
+   * Reloads the cache when another process changed the schema since it was read and its
+   * announcement has not arrived yet (PostgresReads.missing, a transaction's start).
+   */
+  async catchUp(run: Run = this.db.run): Promise<void> {
+    if (this.opened) await this.opened;
+    if ((await this.readVersion(run)) !== this.version) await this.reloadSchema(run);
   }
 
   /** Puts a class's new entry in the cache (a transaction's saveClass). */
@@ -401,13 +437,21 @@ export class PostgresAdapter implements StorageAdapter, SchemaLookup {
     if (this.opened) await this.opened;
     let tx: PostgresTransaction | undefined;
     let before: Map<string, StoredClass> | undefined;
+    let versionBefore = -1;
     try {
       return await this.db.transaction(async (run) => {
-        await run('SELECT pg_advisory_xact_lock(hashtext(?))', [this.schema]);
+        const locked = await run(`SELECT pg_advisory_xact_lock(hashtext(?)), (SELECT v FROM ${this.qualified('_SCHEMA_VERSION')}) AS v`, [this.schema]);
+        // Holding the lock, nobody changes the schema: bring the cache up to date before fn reads it.
+        if (Number(locked.rows[0]?.v) !== this.version) await this.reloadSchema(run);
         before = new Map(this.classes);
+        versionBefore = this.version;
         tx = new PostgresTransaction(this, guarded(run));
         const result = await fn(tx);
-        if (tx.schemaChanged) await run('SELECT pg_notify(?, ?)', [SCHEMA_CHANNEL, this.schema]);
+        if (tx.schemaChanged) {
+          const bumped = await run(`UPDATE ${this.qualified('_SCHEMA_VERSION')} SET v = v + 1 RETURNING v`);
+          await run('SELECT pg_notify(?, ?)', [SCHEMA_CHANNEL, this.schema]);
+          this.version = Number(bumped.rows[0]?.v);
+        }
         tx.ended = true;
         return result;
       });
@@ -415,6 +459,7 @@ export class PostgresAdapter implements StorageAdapter, SchemaLookup {
       if (tx) tx.ended = true;
       if (tx?.schemaChanged && before) {
         this.classes = before;
+        this.version = versionBefore;
         this.merged.clear();
       }
       throw error;

@@ -1,0 +1,126 @@
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CLI, stdioEnv } from './helpers/mcpClients.js';
+import { startRoundRobin, type RoundRobin } from './helpers/roundRobin.js';
+import { ServeProcess, freePort } from './helpers/serveProcess.js';
+import { makeHome, removeHome } from './helpers/server.js';
+import { onPostgres } from './helpers/storage.js';
+
+const exec = promisify(execFile);
+
+/**
+ * Several Processes, one truth (issue 16): two `backyard serve` processes on one PostgreSQL and one
+ * shared home, behind a round-robin proxy. What is made through one is seen through the other.
+ */
+describe.skipIf(!onPostgres)('two backyard serve processes on one PostgreSQL', () => {
+  let home: string;
+  let token: string;
+  let a: ServeProcess;
+  let b: ServeProcess;
+  let proxy: RoundRobin;
+  let app: { appId: string; restKey: string };
+  const env = () => stdioEnv(home, { BACKYARD_DATABASE_URL: process.env.BACKYARD_TEST_DATABASE_URL!, BACKYARD_LOG_LEVEL: 'warn' });
+
+  /** A data API call through `base` (a process or the proxy) with the REST key. */
+  const data = async (base: string, method: string, path: string, options: { body?: unknown; sessionToken?: string } = {}) => {
+    const headers: Record<string, string> = { 'X-Parse-Application-Id': app.appId, 'X-Parse-REST-API-Key': app.restKey, 'content-type': 'application/json' };
+    if (options.sessionToken) headers['X-Parse-Session-Token'] = options.sessionToken;
+    const response = await fetch(`${base}/data${path}`, { method, headers, body: options.body === undefined ? undefined : JSON.stringify(options.body) });
+    return { status: response.status, body: (await response.json()) as any };
+  };
+  /** A management API call through `base`. */
+  const manage = async (base: string, method: string, path: string, body?: unknown) => {
+    const response = await fetch(`${base}/v1${path}`, {
+      method,
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    return { status: response.status, body: (await response.json()) as any };
+  };
+  const master = (base: string, requests: unknown[]) => manage(base, 'POST', `/backend-apps/${app.appId}/call-backend-api`, { requests });
+
+  beforeAll(async () => {
+    home = makeHome();
+    token = (await exec(process.execPath, [CLI, 'account', 'create', 'alice'], { env: env() })).stdout.trim();
+    a = new ServeProcess(await freePort(), token, env);
+    b = new ServeProcess(await freePort(), token, env);
+    await a.start();
+    await b.start();
+    proxy = await startRoundRobin([a.url, b.url]);
+    const created = await manage(a.url, 'POST', '/backend-apps', { appName: 'shared' });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    app = { appId: created.body.appId, restKey: created.body.restKey };
+  }, 120_000);
+  afterAll(async () => {
+    await proxy?.close();
+    for (const p of [a, b]) if (p?.running) await p.stop('SIGTERM');
+    if (home) removeHome(home);
+  });
+
+  it('an object written through one process is read through the other at once, and queried', async () => {
+    const created = await data(a.url, 'POST', '/classes/Note', { body: { text: 'from a', n: 1 } });
+    expect(created.status).toBe(201);
+    expect((await data(b.url, 'GET', `/classes/Note/${created.body.objectId}`)).body).toMatchObject({ text: 'from a', n: 1 });
+    const updated = await data(b.url, 'PUT', `/classes/Note/${created.body.objectId}`, { body: { n: { __op: 'Increment', amount: 2 } } });
+    expect(updated.body).toMatchObject({ n: 3 });
+    const found = await data(a.url, 'GET', `/classes/Note?${new URLSearchParams({ where: JSON.stringify({ n: { $gte: 3 } }) })}`);
+    expect(found.body.results.map((r: { objectId: string }) => r.objectId)).toEqual([created.body.objectId]);
+  });
+
+  it('a session made through one is honoured by the other, and a logout through the other ends it for both', async () => {
+    const signedUp = await data(a.url, 'POST', '/users', { body: { username: 'ada', password: 'secret-1' } });
+    expect(signedUp.status).toBe(201);
+    const sessionToken = signedUp.body.sessionToken as string;
+    expect((await data(b.url, 'GET', '/users/me', { sessionToken })).body).toMatchObject({ username: 'ada' });
+    expect((await data(b.url, 'POST', '/logout', { sessionToken, body: {} })).status).toBe(200);
+    expect(await data(a.url, 'GET', '/users/me', { sessionToken })).toMatchObject({ status: 400, body: { code: 209 } });
+  });
+
+  it('keeps usernames unique when both processes sign up the same name at once', async () => {
+    const tries = await Promise.all(
+      Array.from({ length: 6 }, (_, i) => data(i % 2 ? a.url : b.url, 'POST', '/users', { body: { username: 'twin', password: `pw-${i}` } })),
+    );
+    expect(tries.filter((t) => t.status === 201)).toHaveLength(1);
+    expect(tries.filter((t) => t.status !== 201).every((t) => t.body.code === 202)).toBe(true);
+  });
+
+  it('a schema change through one process binds the other', async () => {
+    const made = await master(a.url, [{ method: 'POST', url: '/schemas/Typed', body: { className: 'Typed', fields: { size: { type: 'Number' } } } }]);
+    expect(made.body.responses[0]).toMatchObject({ code: 200 });
+    // The other process learns of it by NOTIFY, delivered after the commit: poll, do not sleep.
+    await expect
+      .poll(async () => (await data(b.url, 'POST', '/classes/Typed', { body: { size: 'large' } })).body.code, { timeout: 10_000, interval: 50 })
+      .toBe(111);
+    expect((await data(b.url, 'POST', '/classes/Typed', { body: { size: 3 } })).status).toBe(201);
+  });
+
+  it('cloud code deployed through one process runs in the other, which reloads its worker', async () => {
+    const deploy = (version: string) =>
+      manage(a.url, 'POST', `/backend-apps/${app.appId}/cloud-code`, {
+        changes: [{ path: 'cloud/main.js', operation: 'write', writeMode: 'overwrite', data: `Parse.Cloud.define('version', () => '${version}');\n` }],
+      });
+    expect((await deploy('v1')).status).toBe(200);
+    expect((await data(b.url, 'POST', '/functions/version', { body: {} })).body).toEqual({ result: 'v1' });
+    expect((await deploy('v2')).status).toBe(200);
+    await expect.poll(async () => (await data(b.url, 'POST', '/functions/version', { body: {} })).body.result, { timeout: 20_000, interval: 100 }).toBe('v2');
+  });
+
+  it('behind the proxy, killing one process loses no acknowledged write and the other keeps serving', async () => {
+    const acknowledged: string[] = [];
+    for (let i = 0; i < 10; i++) {
+      const created = await data(proxy.url, 'POST', '/classes/Ledger', { body: { i } });
+      expect(created.status).toBe(201);
+      acknowledged.push(created.body.objectId);
+    }
+    expect(new Set(proxy.answeredBy)).toEqual(new Set([a.url, b.url]));
+    await a.stop('SIGKILL');
+    for (let i = 10; i < 20; i++) {
+      const created = await data(proxy.url, 'POST', '/classes/Ledger', { body: { i } });
+      expect(created.status).toBe(201);
+      acknowledged.push(created.body.objectId);
+    }
+    const all = await data(proxy.url, 'GET', '/classes/Ledger?limit=100');
+    expect(all.body.results.map((r: { objectId: string }) => r.objectId).sort()).toEqual([...acknowledged].sort());
+  });
+});
