@@ -7,6 +7,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { postgresBin, startParseServer, type ParseServerPeer } from './parseServer.js';
+import { startPostgres, type Postgres } from './postgres.js';
 
 /**
  * The data API under load (issue 3): Backyard (`backyard serve`, a child process) and, in the same
@@ -25,6 +26,11 @@ const OBJECTS = Number(process.env.BENCH_OBJECTS ?? 100_000);
  */
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const ROUND_SECONDS = Number(process.env.BENCH_ROUND_SECONDS ?? 2);
+/**
+ * `postgres`: Backyard keeps the app on PostgreSQL (BACKYARD_DATABASE_URL, issue 16), on the same
+ * cluster as the peer (fsync on), each in a database of its own; otherwise SQLite.
+ */
+const DATABASE = process.env.BENCH_DATABASE === 'postgres' ? 'postgres' : 'sqlite';
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
@@ -130,13 +136,13 @@ interface PeerTarget {
  * writes an object without an ACL.
  * @returns undefined, having said why, when BENCH_PEER=none or PostgreSQL is not installed.
  */
-async function startPeer(): Promise<PeerTarget | undefined> {
+async function startPeer(cluster: Postgres | undefined): Promise<PeerTarget | undefined> {
   if (process.env.BENCH_PEER === 'none') return undefined;
   if (!postgresBin()) {
     console.log('peer skipped: PostgreSQL is not installed (apt-get install postgresql postgresql-postgis; .ci/run does)');
     return undefined;
   }
-  const server = await startParseServer({ durable: true });
+  const server = await startParseServer({ durable: true, postgres: cluster });
   const headers = { 'x-parse-application-id': server.keys.appId, 'x-parse-rest-api-key': server.keys.restKey, 'content-type': 'application/json' };
   const made = await fetch(`${server.url}/schemas/Item`, {
     method: 'POST',
@@ -158,9 +164,15 @@ const createHashPrefix = (n: string) => createHash('md5').update(n).digest('hex'
 
 export async function dataApiBench(): Promise<void> {
   const home = fs.mkdtempSync(path.join(os.tmpdir(), 'backyard-bench-data-'));
-  const env = { ...process.env, BACKYARD_HOME: home, BACKYARD_LOG_LEVEL: 'warn' };
   const children: ChildProcess[] = [];
   let peer: PeerTarget | undefined;
+  let cluster: Postgres | undefined;
+  if (DATABASE === 'postgres') {
+    if (!postgresBin()) throw new Error('BENCH_DATABASE=postgres needs PostgreSQL: apt-get install postgresql postgresql-postgis');
+    cluster = await startPostgres({ durable: true, database: 'backyard' });
+    console.log(`Backyard keeps the app on PostgreSQL (fsync on) at ${cluster.url}`);
+  }
+  const env = { ...process.env, BACKYARD_HOME: home, BACKYARD_LOG_LEVEL: 'warn', ...(cluster ? { BACKYARD_DATABASE_URL: cluster.url } : {}) };
   try {
     const token = execFileSync(process.execPath, [CLI, 'account', 'create', 'bench'], { env }).toString().trim();
     const port = await freePort();
@@ -204,7 +216,9 @@ export async function dataApiBench(): Promise<void> {
       if (!res.ok) throw new Error(`seeding failed: ${await res.text()}`);
     }
     console.log(`seeded ${OBJECTS} objects in ${((Date.now() - started) / 1000).toFixed(1)} s`);
-    peer = await startPeer();
+    // As the peer's table is analyzed after its seeding, so that both planners know the row counts.
+    cluster?.sql('ANALYZE');
+    peer = await startPeer(cluster);
     const one = (await (await fetch(`${data}/classes/Item?limit=1`, { headers })).json()) as { results: Array<{ objectId: string }> };
     const id = one.results[0]!.objectId;
     const q = (where: unknown, extra: Record<string, string> = {}) => `${data}/classes/Item?${new URLSearchParams({ where: JSON.stringify(where), ...extra })}`;
@@ -280,6 +294,7 @@ export async function dataApiBench(): Promise<void> {
     await peer?.server.close();
     for (const child of children) child.kill('SIGTERM');
     await new Promise((r) => setTimeout(r, 300));
+    cluster?.stop();
     fs.rmSync(home, { recursive: true, force: true });
   }
 }

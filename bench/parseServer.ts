@@ -2,7 +2,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { packageRoot } from '../src/packageRoot.js';
-import { freePort, startPostgres } from './postgres.js';
+import os from 'node:os';
+import { freePort, startPostgres, type Postgres } from './postgres.js';
 
 export { postgresBin } from './postgres.js';
 
@@ -40,8 +41,12 @@ async function waitFor(check: () => Promise<boolean>, what: string, ms: number, 
  *   write must (the oracle turns it off: it checks answers, not speed).
  * @throws Error when PostgreSQL is not installed (naming the packages), or when either does not start.
  */
-export async function startParseServer(options: { durable?: boolean } = {}): Promise<ParseServerPeer> {
-  const pg = await startPostgres({ durable: options.durable, database: 'parse', postgis: true });
+export async function startParseServer(options: { durable?: boolean; postgres?: Postgres } = {}): Promise<ParseServerPeer> {
+  // On a cluster given (shared with Backyard on PostgreSQL, bench/data-api.ts), in a database of its own.
+  const shared = options.postgres;
+  const pg = shared
+    ? { ...shared.createDatabase('parse', { postgis: true }), dir: fs.mkdtempSync(path.join(os.tmpdir(), 'backyard-parse-')), stop: () => undefined }
+    : await startPostgres({ durable: options.durable, database: 'parse', postgis: true });
   const dir = pg.dir;
   const port = await freePort();
   const url = `http://127.0.0.1:${port}/parse`;
@@ -75,6 +80,7 @@ export async function startParseServer(options: { durable?: boolean } = {}): Pro
       await exited;
     }
     pg.stop();
+    if (shared) fs.rmSync(dir, { recursive: true, force: true });
   };
   try {
     await waitFor(async () => (await fetch(`${url}/health`)).ok, 'Parse Server', 90_000, child, () => log);

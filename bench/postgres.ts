@@ -16,6 +16,8 @@ export interface Postgres {
   dir: string;
   /** Runs SQL on the database with psql; throws with psql's error. */
   sql(statement: string): void;
+  /** Creates another database in the cluster (with PostGIS when asked): its URL and a psql runner. */
+  createDatabase(name: string, options?: { postgis?: boolean }): { url: string; sql(statement: string): void };
   /** Stops the cluster at once and removes its folder. */
   stop(): void;
 }
@@ -83,5 +85,10 @@ export async function startPostgres(options: { durable?: boolean; database?: str
     stop();
     throw error;
   }
-  return { url: `postgres://postgres@127.0.0.1:${port}/${database}`, dir, sql: (statement) => psql(database, statement), stop };
+  const createDatabase = (name: string, more: { postgis?: boolean } = {}) => {
+    pgRun(bin, 'createdb', ['-h', '127.0.0.1', '-p', String(port), '-U', 'postgres', name]);
+    if (more.postgis) psql(name, 'CREATE EXTENSION postgis');
+    return { url: `postgres://postgres@127.0.0.1:${port}/${name}`, sql: (statement: string) => psql(name, statement) };
+  };
+  return { url: `postgres://postgres@127.0.0.1:${port}/${database}`, dir, sql: (statement) => psql(database, statement), stop, createDatabase };
 }
