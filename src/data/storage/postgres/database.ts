@@ -1,10 +1,5 @@
 import pg from 'pg';
 
-/**
- * The PostgreSQL database of `BACKYARD_DATABASE_URL` (issue 16), through node-postgres: one pool for
- * every app's adapter, and one connection that LISTENs, so that a change another Backyard process
- * commits (a schema change) reaches this one's caches.
- */
 
 /** Rewrites the compiler's `?` placeholders as PostgreSQL's `$1, $2, ...` (no SQL text we write holds a literal `?`). */
 export function numbered(sql: string): string {
@@ -21,6 +16,11 @@ const quoteChannel = (channel: string) => `"${channel.replace(/"/g, '""')}"`;
 /** The channel schema changes are announced on; the payload is the app's schema name. */
 export const SCHEMA_CHANNEL = 'backyard_schema';
 
+/**
+ * The PostgreSQL database of `BACKYARD_DATABASE_URL` (issue 16), through node-postgres: one pool for
+ * every app's adapter, and one connection that LISTENs, so that a change another Backyard process
+ * commits (a schema change) reaches this one's caches.
+ */
 export class PostgresDatabase {
   readonly pool: pg.Pool;
   private listener: pg.Client | undefined;
