@@ -70,8 +70,6 @@ class PostgresReads implements StorageReads {
   constructor(
     protected readonly owner: PostgresAdapter,
     protected readonly run: Run,
-    /** A transaction's reads: its cache was brought up to date when it began. */
-    private readonly current = false,
   ) {}
 
   /**
@@ -80,7 +78,7 @@ class PostgresReads implements StorageReads {
    */
   protected async missing(className: string): Promise<boolean> {
     if (this.owner.getClass(className)) return false;
-    if (!this.current) await this.owner.catchUp(this.run);
+    await this.owner.catchUp(this.run);
     return !this.owner.getClass(className);
   }
 
@@ -186,21 +184,51 @@ class PostgresReads implements StorageReads {
   }
 }
 
-/** A transaction of one app's schema, on one connection that holds the app's write lock. */
+/**
+ * A transaction of one app's schema, on one connection. It takes the app's write lock before its
+ * first statement other than an insert (a read, an update, a schema change...), so that a
+ * read-modify-write sees every write committed before it, while transactions that only insert
+ * objects (creates) run side by side and share PostgreSQL's group commit.
+ */
 class PostgresTransaction extends PostgresReads implements StorageTransaction {
   ended = false;
   /** Whether it changed the schema (what a rollback restores, and what a commit announces). */
   schemaChanged = false;
+  /** The cache and its version when the lock was taken, restored by a rollback. */
+  before: { classes: Map<string, StoredClass>; version: number } | undefined;
+  private locking: Promise<void> | undefined;
+  /** Runs a statement without taking the lock (an insert). */
+  private readonly runUnlocked: Run;
 
   constructor(owner: PostgresAdapter, run: Run) {
+    const live: Run = (sql, params) => {
+      if (this.ended) return Promise.reject(new Error('This storage transaction has ended'));
+      return run(sql, params);
+    };
     super(
       owner,
-      (sql, params) => {
-        if (this.ended) return Promise.reject(new Error('This storage transaction has ended'));
-        return run(sql, params);
+      async (sql, params) => {
+        await this.lock(live);
+        return live(sql, params);
       },
-      true,
     );
+    this.runUnlocked = live;
+  }
+
+  /** Under the lock the cache is current: a class it does not know does not exist. */
+  protected override async missing(className: string): Promise<boolean> {
+    await this.lock(this.runUnlocked);
+    return !this.owner.getClass(className);
+  }
+
+  /** Takes the app's lock once, bringing the schema cache up to date while holding it. */
+  private lock(run: Run): Promise<void> {
+    this.locking ??= (async () => {
+      const locked = await run(`SELECT pg_advisory_xact_lock(hashtext(?)), (SELECT v FROM ${this.owner.qualified('_SCHEMA_VERSION')}) AS v`, [this.owner.schema]);
+      await this.owner.followVersion(Number(locked.rows[0]?.v), run);
+      this.before = this.owner.snapshot();
+    })();
+    return this.locking;
   }
 
   private async exec(sql: string, params: readonly unknown[] = []): Promise<number> {
@@ -258,7 +286,8 @@ class PostgresTransaction extends PostgresReads implements StorageTransaction {
     const fields = this.owner.fields(className) ?? DEFAULT_FIELDS;
     const columns = Object.entries(keys).map(([field, dir]) => {
       const path = field.split('.');
-      return `${indexExpression(path, path.length === 1 ? fields[field]?.type : undefined)}${dir === -1 ? ' DESC' : ''}`;
+      // Missing values sort first ascending (dialect.ts, orderTerm): so the index reads in either direction.
+      return `${indexExpression(path, path.length === 1 ? fields[field]?.type : undefined)}${dir === -1 ? ' DESC NULLS LAST' : ' NULLS FIRST'}`;
     });
     await this.exec(`CREATE INDEX IF NOT EXISTS ${this.indexName(className, name)} ON ${this.table(className)} (${columns.join(', ')})`);
   }
@@ -273,7 +302,7 @@ class PostgresTransaction extends PostgresReads implements StorageTransaction {
   }
 
   async insert(className: string, row: StoredRow): Promise<void> {
-    await this.exec(`INSERT INTO ${this.table(className)} ("objectId", "createdAt", "updatedAt", data, acl) VALUES (?, ?, ?, ?::jsonb, ?::jsonb)`, [
+    await this.runUnlocked(`INSERT INTO ${this.table(className)} ("objectId", "createdAt", "updatedAt", data, acl) VALUES (?, ?, ?, ?::jsonb, ?::jsonb)`, [
       row.objectId,
       row.createdAt,
       row.updatedAt,
@@ -433,18 +462,20 @@ export class PostgresAdapter implements StorageAdapter, SchemaLookup {
     this.merged.delete(className);
   }
 
+  /** Reloads the cache unless it was read at `version` (a transaction holding the lock). */
+  async followVersion(version: number, run: Run): Promise<void> {
+    if (version !== this.version) await this.reloadSchema(run);
+  }
+
+  snapshot(): { classes: Map<string, StoredClass>; version: number } {
+    return { classes: new Map(this.classes), version: this.version };
+  }
+
   async transaction<T>(fn: (tx: StorageTransaction) => Promise<T>): Promise<T> {
     if (this.opened) await this.opened;
     let tx: PostgresTransaction | undefined;
-    let before: Map<string, StoredClass> | undefined;
-    let versionBefore = -1;
     try {
       return await this.db.transaction(async (run) => {
-        const locked = await run(`SELECT pg_advisory_xact_lock(hashtext(?)), (SELECT v FROM ${this.qualified('_SCHEMA_VERSION')}) AS v`, [this.schema]);
-        // Holding the lock, nobody changes the schema: bring the cache up to date before fn reads it.
-        if (Number(locked.rows[0]?.v) !== this.version) await this.reloadSchema(run);
-        before = new Map(this.classes);
-        versionBefore = this.version;
         tx = new PostgresTransaction(this, guarded(run));
         const result = await fn(tx);
         if (tx.schemaChanged) {
@@ -457,9 +488,9 @@ export class PostgresAdapter implements StorageAdapter, SchemaLookup {
       });
     } catch (error) {
       if (tx) tx.ended = true;
-      if (tx?.schemaChanged && before) {
-        this.classes = before;
-        this.version = versionBefore;
+      if (tx?.schemaChanged && tx.before) {
+        this.classes = tx.before.classes;
+        this.version = tx.before.version;
         this.merged.clear();
       }
       throw error;

@@ -10,6 +10,9 @@ export function numbered(sql: string): string {
 /** Something that runs SQL with `?` placeholders: the pool, or one client inside a transaction. */
 export type Run = (sql: string, params?: readonly unknown[]) => Promise<pg.QueryResult>;
 
+/** Query shapes prepared by name; more (a `$in` of every length...) run unnamed. */
+const MAX_PREPARED = 2000;
+
 /** Channel names are ours (letters and `_`); quoted all the same. */
 const quoteChannel = (channel: string) => `"${channel.replace(/"/g, '""')}"`;
 
@@ -40,8 +43,25 @@ export class PostgresDatabase {
     this.pool.on('error', onError);
   }
 
+  /** Statement text → the name it is prepared under on each connection (node-postgres prepares a named statement once per connection). */
+  private readonly names = new Map<string, string>();
+
+  /**
+   * The query of a statement: reads and writes of rows are named, so that each connection parses
+   * and plans a query shape once rather than per call (at most MAX_PREPARED shapes; DDL never).
+   */
+  private config(sql: string, params: readonly unknown[]): pg.QueryConfig {
+    const text = numbered(sql);
+    let name = this.names.get(text);
+    if (name === undefined && this.names.size < MAX_PREPARED && /^(SELECT|INSERT|UPDATE|DELETE) /.test(text)) {
+      name = `backyard_${this.names.size}`;
+      this.names.set(text, name);
+    }
+    return name === undefined ? { text, values: params as unknown[] } : { name, text, values: params as unknown[] };
+  }
+
   /** Runs one statement on a pooled connection. */
-  run: Run = (sql, params = []) => this.pool.query(numbered(sql), params as unknown[]);
+  run: Run = (sql, params = []) => this.pool.query(this.config(sql, params));
 
   /**
    * Runs `fn` on one connection inside BEGIN ... COMMIT (ROLLBACK when it throws).
@@ -49,7 +69,7 @@ export class PostgresDatabase {
    */
   async transaction<T>(fn: (run: Run) => Promise<T>): Promise<T> {
     const client = await this.pool.connect();
-    const run: Run = (sql, params = []) => client.query(numbered(sql), params as unknown[]);
+    const run: Run = (sql, params = []) => client.query(this.config(sql, params));
     let broken: Error | undefined;
     try {
       await client.query('BEGIN');
@@ -73,10 +93,15 @@ export class PostgresDatabase {
     let set = this.subscribers.get(channel);
     if (!set) this.subscribers.set(channel, (set = new Set()));
     set.add(fn);
-    const client = await this.listen();
-    if (!this.channels.has(channel)) {
-      this.channels.add(channel);
-      await client.query(`LISTEN ${quoteChannel(channel)}`);
+    try {
+      const client = await this.listen();
+      if (!this.channels.has(channel)) {
+        this.channels.add(channel);
+        await client.query(`LISTEN ${quoteChannel(channel)}`);
+      }
+    } catch (error) {
+      // Closed while connecting (a command that opened the platform and is done): nothing to hear.
+      if (!this.closed) throw error;
     }
   }
 
@@ -105,7 +130,10 @@ export class PostgresDatabase {
     return this.listening;
   }
 
+  private closed = false;
+
   async close(): Promise<void> {
+    this.closed = true;
     await this.listening?.catch(() => undefined);
     await this.listener?.end().catch(() => undefined);
     await this.pool.end();
