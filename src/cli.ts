@@ -97,6 +97,12 @@ program
       const log = createLogger(config.logLevel);
       const platform = openPlatform(config, log);
       platform.services.accounts.ensure(config.account);
+      try {
+        await platform.checkStorage();
+      } catch (error) {
+        platform.close();
+        throw error;
+      }
       let server: Awaited<ReturnType<typeof startBackyard>>;
       try {
         server = await startBackyard(platform, { port: config.port, host: config.host });

@@ -5,7 +5,7 @@ import { CLI, stdioEnv } from './helpers/mcpClients.js';
 import { startRoundRobin, type RoundRobin } from './helpers/roundRobin.js';
 import { ServeProcess, freePort } from './helpers/serveProcess.js';
 import { makeHome, removeHome } from './helpers/server.js';
-import { onPostgres } from './helpers/storage.js';
+import { onPostgres, pgQuery } from './helpers/storage.js';
 
 const exec = promisify(execFile);
 
@@ -93,6 +93,20 @@ describe.skipIf(!onPostgres)('two backyard serve processes on one PostgreSQL', (
       .poll(async () => (await data(b.url, 'POST', '/classes/Typed', { body: { size: 'large' } })).body.code, { timeout: 10_000, interval: 50 })
       .toBe(111);
     expect((await data(b.url, 'POST', '/classes/Typed', { body: { size: 3 } })).status).toBe(201);
+  });
+
+  it('a schema change whose announcement has not arrived yet is still kept: a clashing type is refused, the new field stays', async () => {
+    expect((await data(b.url, 'POST', '/classes/Known', { body: { a: 1 } })).status).toBe(201);
+    // Both processes stop hearing announcements (for RELISTEN_MS, a second) while A changes the class.
+    const ended = await pgQuery(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE 'LISTEN %' AND pid <> pg_backend_pid()`);
+    expect(ended.length).toBeGreaterThanOrEqual(2);
+    const added = await master(a.url, [{ method: 'PUT', url: '/schemas/Known', body: { className: 'Known', fields: { size: { type: 'Number' } } } }]);
+    expect(added.body.responses[0]).toMatchObject({ code: 200 });
+    expect((await data(b.url, 'POST', '/classes/Known', { body: { size: 'large' } })).body).toMatchObject({ code: 111, error: 'schema mismatch for Known.size; expected Number but got String' });
+    expect((await data(b.url, 'POST', '/classes/Known', { body: { color: 'red' } })).status).toBe(201);
+    // A missed B's announcement too: it reloads once it listens again (within RELISTEN_MS).
+    const fields = async () => (await master(a.url, [{ method: 'GET', url: '/schemas/Known' }])).body.responses[0].body.fields;
+    await expect.poll(fields, { timeout: 10_000, interval: 100 }).toMatchObject({ a: { type: 'Number' }, size: { type: 'Number' }, color: { type: 'String' } });
   });
 
   it('cloud code deployed through one process runs in the other, which reloads its worker', async () => {

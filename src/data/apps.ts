@@ -106,6 +106,11 @@ export class DataApps {
     this.settingsCache.delete(applicationId);
   }
 
+  /** The application ids of the apps whose engines are open. */
+  openApps(): string[] {
+    return [...this.engines.keys()];
+  }
+
   /** Closes one app's storage and removes its data (an app being deleted; its folder is the platform's). */
   async remove(applicationId: string): Promise<void> {
     const engine = this.engines.get(applicationId);

@@ -83,6 +83,19 @@ export class ParseError extends Error {
 
 export const parseError = (code: number, message: string) => new ParseError(code, message);
 
+/** Socket errors of a database connection. */
+const SOCKET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT', 'EHOSTUNREACH', 'EPIPE']);
+
+/**
+ * Whether a failure means PostgreSQL cannot be reached (rather than refused a statement): a socket
+ * error, SQLSTATE class 08 (connection exception), 57P01-57P03 (shutting down, starting up) or 53300
+ * (too many connections), or node-postgres's "Connection terminated".
+ */
+function isUnreachableDatabase(code: unknown, message: string): boolean {
+  if (typeof code === 'string' && (SOCKET_CODES.has(code) || code.startsWith('08') || ['57P01', '57P02', '57P03', '53300'].includes(code))) return true;
+  return /^Connection terminated/.test(message);
+}
+
 /**
  * A failure of the app's database that the caller can act on, as a Parse error: SQLite's "database
  * is locked" (SQLITE_BUSY/SQLITE_LOCKED) means another process holds the app's `data.db`, which the
@@ -99,6 +112,9 @@ export function asParseError(error: unknown): ParseError | undefined {
       "The app's database is held by another process (another Backyard serving the same home?). Serve each home from one process, then try again.",
       503,
     );
+  }
+  if (error instanceof Error && isUnreachableDatabase(code, error.message)) {
+    return new ParseError(ParseCode.INTERNAL_SERVER_ERROR, `The app's database (PostgreSQL) cannot be reached right now (${error.message}); try again later.`, 503);
   }
   return undefined;
 }

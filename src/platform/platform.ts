@@ -17,7 +17,7 @@ import { DataApiService } from '../data/service.js';
 import { WorkerCloudRuntime } from '../data/cloud/runtime.js';
 import { TEMPLATE_MAIN_JS, TEMPLATE_REGISTRY } from './backendapps/cloudCode/template.js';
 import { jobMessage } from '../data/cloud/jobs.js';
-import { postgresStorage, sqliteStorage } from '../data/storage/provider.js';
+import { EVERYTHING, postgresStorage, sqliteStorage } from '../data/storage/provider.js';
 import { dockerClient } from './devenvs/engine.js';
 import { AccountNetworks } from './devenvs/networks.js';
 import { DevEnvService, devEnvSettings } from './devenvs/service.js';
@@ -34,6 +34,11 @@ export interface Platform {
   dataRouter: DataRouter;
   /** Closes the databases. Call once, after the front ends have stopped. */
   close(): void;
+  /**
+   * Checks that the database of the apps' data answers (PostgreSQL; SQLite always does).
+   * @throws Error saying which database and what failed.
+   */
+  checkStorage(): Promise<void>;
 }
 
 /**
@@ -49,9 +54,10 @@ export function openPlatform(config: Config, log: Logger): Platform {
   const announce = async (topic: string, appId: string) => {
     await storage.broadcast?.publish(topic, `${processId} ${appId}`).catch((err: unknown) => log.warn({ err, topic, app: appId }, 'could not tell the other processes'));
   };
+  /** Calls `fn` with the appId of another process's announcement, or with EVERYTHING after some may have been missed. */
   const heard = (topic: string, fn: (appId: string) => Promise<void>) =>
     storage.broadcast?.subscribe(topic, (payload) => {
-      const [from, appId] = payload.split(' ');
+      const [from, appId] = payload === EVERYTHING ? [undefined, EVERYTHING] : payload.split(' ');
       if (from !== processId && appId) fn(appId).catch((err: unknown) => log.warn({ err, topic, app: appId }, 'could not follow another process'));
     });
   // A new app's folder gets its starting cloud code tree (issue 4, item 1).
@@ -99,11 +105,13 @@ export function openPlatform(config: Config, log: Logger): Platform {
   const dataApps = new DataApps(config.home, backendApps, () => urls.dataApi, cloud, storage);
   // Another process deployed cloud code: a live worker here loads it; deleted an app: forget it here.
   void heard('cloud_deployed', async (appId) => {
-    if (cloud.liveWorkers(appId) > 0) await cloud.reload(appId);
+    for (const app of appId === EVERYTHING ? cloud.appsWithWorkers() : [appId]) if (cloud.liveWorkers(app) > 0) await cloud.reload(app);
   })?.catch((err: unknown) => log.error({ err }, 'could not listen to the other processes'));
   void heard('app_deleted', async (appId) => {
-    await cloud.forget(appId);
-    dataApps.close(appId);
+    for (const app of appId === EVERYTHING ? dataApps.openApps().filter((id) => !backendApps.keys(id)) : [appId]) {
+      await cloud.forget(app);
+      dataApps.close(app);
+    }
   })?.catch((err: unknown) => log.error({ err }, 'could not listen to the other processes'));
   const accounts = new AccountService(db);
   const repoHost = new RepoHostService({ db, root: homePaths(config.home).git, accounts, urls, log, github: config.github });
@@ -130,6 +138,7 @@ export function openPlatform(config: Config, log: Logger): Platform {
     db,
     services,
     dataRouter,
+    checkStorage: () => storage.check(),
     close: () => {
       void cloud.close();
       services.devenvs.close();

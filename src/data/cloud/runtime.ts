@@ -289,6 +289,11 @@ export class WorkerCloudRuntime implements CloudRuntime {
     return started && !started.exited ? started : primary;
   }
 
+  /** The apps with a worker process running now. */
+  appsWithWorkers(): string[] {
+    return [...new Set([...this.workers.keys(), ...this.spares.keys()])].filter((appId) => this.liveWorkers(appId) > 0);
+  }
+
   /** How many worker processes the app has running now (0 before its first call and once idle). */
   liveWorkers(appId: string): number {
     return [this.workers.get(appId), ...(this.spares.get(appId) ?? [])].filter((w) => w && !w.exited).length;

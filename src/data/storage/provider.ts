@@ -2,6 +2,8 @@ import path from 'node:path';
 import type { StorageAdapter } from './adapter.js';
 import { PostgresAdapter } from './postgres/adapter.js';
 import { PostgresDatabase } from './postgres/database.js';
+
+export { EVERYTHING } from './postgres/database.js';
 import { appSchema } from './postgres/layout.js';
 import { SqliteAdapter } from './sqlite/adapter.js';
 
@@ -21,6 +23,11 @@ export interface StorageProvider {
   drop(applicationId: string): Promise<void>;
   /** Closes what the adapters share (PostgreSQL's pool). */
   close(): Promise<void>;
+  /**
+   * Checks that the database answers (`backyard serve` does before it listens).
+   * @throws Error naming the database (without its password) and what failed.
+   */
+  check(): Promise<void>;
   /**
    * Tells the other Backyard processes on the same database about an app (PostgreSQL's
    * LISTEN/NOTIFY); undefined when no other process can share the data (SQLite).
@@ -42,6 +49,7 @@ export const sqliteStorage: StorageProvider = {
   open: (_applicationId, folder) => new SqliteAdapter(path.join(folder, 'data.db')),
   drop: async () => undefined,
   close: async () => undefined,
+  check: async () => undefined,
 };
 
 /**
@@ -57,6 +65,15 @@ export function postgresStorage(url: string, onError: (error: Error) => void): S
       await db.run(`DROP SCHEMA IF EXISTS "${appSchema(applicationId)}" CASCADE`);
     },
     close: () => db.close(),
+    check: async () => {
+      try {
+        await db.run('SELECT 1');
+      } catch (error) {
+        const shown = new URL(url);
+        shown.password = '';
+        throw new Error(`PostgreSQL at ${shown.toString()} cannot be reached (${(error as Error).message}). Start it, or fix BACKYARD_DATABASE_URL.`);
+      }
+    },
     broadcast: {
       publish: (topic, payload) => db.publish(`backyard_${topic}`, payload),
       subscribe: (topic, fn) => db.subscribe(`backyard_${topic}`, fn),

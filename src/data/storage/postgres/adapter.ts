@@ -3,8 +3,9 @@ import { ParseCode, ParseError } from '../../errors.js';
 import { compileOrder, compileWhere, nearSphereOrder, type CompileOptions } from '../../query/compile.js';
 import type { Dialect, SqlFragment } from '../../query/dialect.js';
 import { DEFAULT_FIELDS, type FieldType, type SchemaLookup } from '../../types.js';
+import { describeType } from '../../values.js';
 import type { ConfigEntry, FindOptions, StorageAdapter, StorageReads, StorageTransaction, StoredClass, StoredRow } from '../adapter.js';
-import { SCHEMA_CHANNEL, type PostgresDatabase, type Run } from './database.js';
+import { EVERYTHING, SCHEMA_CHANNEL, type PostgresDatabase, type Run } from './database.js';
 import { postgresDialect } from './dialect.js';
 import { bytewise, isColumnPath, jsonAt, pathLiteral, quoteIdent, textAt } from './layout.js';
 
@@ -200,7 +201,11 @@ class PostgresTransaction extends PostgresReads implements StorageTransaction {
   /** Runs a statement without taking the lock (an insert). */
   private readonly runUnlocked: Run;
 
-  constructor(owner: PostgresAdapter, run: Run) {
+  constructor(
+    owner: PostgresAdapter,
+    run: Run,
+    private readonly defer: (sql: string, params?: readonly unknown[]) => void,
+  ) {
     const live: Run = (sql, params) => {
       if (this.ended) return Promise.reject(new Error('This storage transaction has ended'));
       return run(sql, params);
@@ -213,6 +218,33 @@ class PostgresTransaction extends PostgresReads implements StorageTransaction {
       },
     );
     this.runUnlocked = live;
+    this.initialClasses = owner.classMap();
+  }
+
+  /** The schema cache as the transaction began (a reload replaces the map, so this one stays). */
+  private readonly initialClasses: ReadonlyMap<string, Readonly<StoredClass>>;
+
+  /**
+   * The class to save, given one the engine built from the cache as it was when the transaction
+   * began. When taking the lock showed that another process changed the class since (its
+   * announcement not yet here), its changes are kept: fields it added stay, and a field both added
+   * with different types is refused, as a write of the other type would have been.
+   * @throws ParseError 111 "schema mismatch for <class>.<field>; expected <type> but got <type>".
+   */
+  private reconcile(cls: StoredClass): StoredClass {
+    const fresh = this.owner.getClass(cls.className);
+    const seen = this.initialClasses.get(cls.className);
+    if (!fresh || fresh === seen) return cls;
+    const fields = { ...cls.fields };
+    for (const [name, type] of Object.entries(fresh.fields)) {
+      if (seen && name in seen.fields) continue;
+      const mine = fields[name];
+      if (!mine) fields[name] = type;
+      else if (mine.type !== type.type || mine.targetClass !== type.targetClass) {
+        throw new ParseError(ParseCode.INCORRECT_TYPE, `schema mismatch for ${cls.className}.${name}; expected ${describeType(type)} but got ${describeType(mine)}`);
+      }
+    }
+    return { ...cls, fields };
   }
 
   /** Under the lock the cache is current: a class it does not know does not exist. */
@@ -243,7 +275,9 @@ class PostgresTransaction extends PostgresReads implements StorageTransaction {
     ];
   }
 
-  async saveClass(cls: StoredClass): Promise<void> {
+  async saveClass(given: StoredClass): Promise<void> {
+    await this.lock(this.runUnlocked);
+    const cls = this.reconcile(given);
     const { className, ...rest } = cls;
     await this.exec(
       `INSERT INTO ${this.owner.qualified('_SCHEMA')} ("className", schema) VALUES (?, ?::jsonb) ON CONFLICT ("className") DO UPDATE SET schema = excluded.schema`,
@@ -301,8 +335,10 @@ class PostgresTransaction extends PostgresReads implements StorageTransaction {
     else await this.exec(`UPDATE ${this.table(className)} SET data = data #- ${pathLiteral([field])} WHERE ${jsonAt('', [field])} IS NOT NULL`);
   }
 
+  /** Sent with the transaction's next statement, or alone at its end (PostgresDatabase.transaction). */
   async insert(className: string, row: StoredRow): Promise<void> {
-    await this.runUnlocked(`INSERT INTO ${this.table(className)} ("objectId", "createdAt", "updatedAt", data, acl) VALUES (?, ?, ?, ?::jsonb, ?::jsonb)`, [
+    if (this.ended) throw new Error('This storage transaction has ended');
+    this.defer(`INSERT INTO ${this.table(className)} ("objectId", "createdAt", "updatedAt", data, acl) VALUES (?, ?, ?, ?::jsonb, ?::jsonb)`, [
       row.objectId,
       row.createdAt,
       row.updatedAt,
@@ -386,10 +422,28 @@ export class PostgresAdapter implements StorageAdapter, SchemaLookup {
   private merged = new Map<string, Readonly<Record<string, FieldType>>>();
   private readonly reads: PostgresReads;
   private readonly onSchemaChange = (payload: string) => {
-    if (payload === this.schema) void this.reloadSchema().catch(() => undefined);
+    if (payload === this.schema || payload === EVERYTHING) void this.reloadSchema().catch(() => undefined);
   };
-  /** Resolves once the schema exists and its cache is loaded; undefined after. */
-  opened: Promise<void> | undefined;
+  private opening: Promise<void> | undefined;
+  private isOpen = false;
+
+  /**
+   * Resolves once the schema exists and its cache is loaded; undefined after. A failed opening (the
+   * database unreachable) is tried again by the next call, so the app serves once the database is back.
+   */
+  get opened(): Promise<void> | undefined {
+    if (this.isOpen) return undefined;
+    this.opening ??= this.open().then(
+      () => {
+        this.isOpen = true;
+      },
+      (error: unknown) => {
+        this.opening = undefined;
+        throw error;
+      },
+    );
+    return this.opening;
+  }
 
   /**
    * @param db the shared database (pool and listener).
@@ -401,9 +455,8 @@ export class PostgresAdapter implements StorageAdapter, SchemaLookup {
   ) {
     this.dialect = postgresDialect(schema);
     this.reads = new PostgresReads(this, guarded(db.run));
-    this.opened = this.open().then(() => {
-      this.opened = undefined;
-    });
+    // Started now, so that the first request finds it under way; a failure is reported to that request.
+    this.opened?.catch(() => undefined);
   }
 
   qualified(table: string): string {
@@ -467,6 +520,11 @@ export class PostgresAdapter implements StorageAdapter, SchemaLookup {
     if (version !== this.version) await this.reloadSchema(run);
   }
 
+  /** The cache's map itself (replaced, never changed, by a reload). */
+  classMap(): ReadonlyMap<string, Readonly<StoredClass>> {
+    return this.classes;
+  }
+
   snapshot(): { classes: Map<string, StoredClass>; version: number } {
     return { classes: new Map(this.classes), version: this.version };
   }
@@ -475,8 +533,8 @@ export class PostgresAdapter implements StorageAdapter, SchemaLookup {
     if (this.opened) await this.opened;
     let tx: PostgresTransaction | undefined;
     try {
-      return await this.db.transaction(async (run) => {
-        tx = new PostgresTransaction(this, guarded(run));
+      return await this.db.transaction(async (run, defer) => {
+        tx = new PostgresTransaction(this, guarded(run), defer);
         const result = await fn(tx);
         if (tx.schemaChanged) {
           const bumped = await run(`UPDATE ${this.qualified('_SCHEMA_VERSION')} SET v = v + 1 RETURNING v`);
