@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { homePaths, type Config } from '../config.js';
 import type { Logger } from '../log.js';
@@ -18,6 +17,7 @@ import { WorkerCloudRuntime } from '../data/cloud/runtime.js';
 import { TEMPLATE_MAIN_JS, TEMPLATE_REGISTRY } from './backendapps/cloudCode/template.js';
 import { jobMessage } from '../data/cloud/jobs.js';
 import { EVERYTHING, postgresStorage, sqliteStorage } from '../data/storage/provider.js';
+import { Peers } from './peers.js';
 import { dockerClient } from './devenvs/engine.js';
 import { AccountNetworks } from './devenvs/networks.js';
 import { DevEnvService, devEnvSettings } from './devenvs/service.js';
@@ -50,16 +50,7 @@ export function openPlatform(config: Config, log: Logger): Platform {
   const urls = new PublicUrls(config.publicUrl, config.hostingDomain);
   const storage = config.databaseUrl ? postgresStorage(config.databaseUrl, (err) => log.error({ err }, 'PostgreSQL connection failed')) : sqliteStorage;
   // Several processes on one PostgreSQL (issue 16): what one changes outside the database, the others hear of.
-  const processId = randomUUID();
-  const announce = async (topic: string, appId: string) => {
-    await storage.broadcast?.publish(topic, `${processId} ${appId}`).catch((err: unknown) => log.warn({ err, topic, app: appId }, 'could not tell the other processes'));
-  };
-  /** Calls `fn` with the appId of another process's announcement, or with EVERYTHING after some may have been missed. */
-  const heard = (topic: string, fn: (appId: string) => Promise<void>) =>
-    storage.broadcast?.subscribe(topic, (payload) => {
-      const [from, appId] = payload === EVERYTHING ? [undefined, EVERYTHING] : payload.split(' ');
-      if (from !== processId && appId) fn(appId).catch((err: unknown) => log.warn({ err, topic, app: appId }, 'could not follow another process'));
-    });
+  const peers = new Peers(storage.broadcast, log);
   // A new app's folder gets its starting cloud code tree (issue 4, item 1).
   const backendApps = new BackendAppService(
     db,
@@ -70,7 +61,7 @@ export function openPlatform(config: Config, log: Logger): Platform {
     async (appId) => {
       await cloud.forget(appId);
       await dataApps.remove(appId);
-      await announce('app_deleted', appId);
+      await peers.announce('app_deleted', appId);
     },
     (appId) => dataApps.forgetSettings(appId),
   );
@@ -82,7 +73,7 @@ export function openPlatform(config: Config, log: Logger): Platform {
       try {
         await cloud.reload(appId);
       } finally {
-        await announce('cloud_deployed', appId);
+        await peers.announce('cloud_deployed', appId);
       }
     },
   });
@@ -104,15 +95,15 @@ export function openPlatform(config: Config, log: Logger): Platform {
   });
   const dataApps = new DataApps(config.home, backendApps, () => urls.dataApi, cloud, storage);
   // Another process deployed cloud code: a live worker here loads it; deleted an app: forget it here.
-  void heard('cloud_deployed', async (appId) => {
+  peers.hear('cloud_deployed', async (appId) => {
     for (const app of appId === EVERYTHING ? cloud.appsWithWorkers() : [appId]) if (cloud.liveWorkers(app) > 0) await cloud.reload(app);
-  })?.catch((err: unknown) => log.error({ err }, 'could not listen to the other processes'));
-  void heard('app_deleted', async (appId) => {
+  });
+  peers.hear('app_deleted', async (appId) => {
     for (const app of appId === EVERYTHING ? dataApps.openApps().filter((id) => !backendApps.keys(id)) : [appId]) {
       await cloud.forget(app);
       dataApps.close(app);
     }
-  })?.catch((err: unknown) => log.error({ err }, 'could not listen to the other processes'));
+  });
   const accounts = new AccountService(db);
   const repoHost = new RepoHostService({ db, root: homePaths(config.home).git, accounts, urls, log, github: config.github });
   // One engine client, and one keeper of the accounts' networks for both kinds of containers (issue 18).
