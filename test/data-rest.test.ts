@@ -1,3 +1,4 @@
+import { MAX_BOUND_VALUES } from '../src/data/query/compile.js';
 import { onPostgres, pgQuery } from './helpers/storage.js';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -110,6 +111,16 @@ describe('queries', () => {
   it('count is exact on a new class, and equality on an array field means "contains"', async () => {
     expect(await count('Item')).toBe(30);
     expect(await count('Item', { tags: 'b' })).toBe(10);
+  });
+
+  it('a $in of as many values as fit answers; one of more answers 102 saying how to split it, never a 500', async () => {
+    const values = (n: number) => Array.from({ length: n }, (_, i) => i);
+    const fits = await app.call('POST', '/classes/Item', { body: { _method: 'GET', where: { n: { $in: values(MAX_BOUND_VALUES) } }, count: 1, limit: 0 } });
+    expect(fits.status, JSON.stringify(fits.body).slice(0, 200)).toBe(200);
+    expect(fits.body.count).toBe(30);
+    const tooMany = await app.call('POST', '/classes/Item', { body: { _method: 'GET', where: { n: { $nin: values(40_000) } } } });
+    expect(tooMany).toMatchObject({ status: 400, body: { code: 102, error: expect.stringContaining('split a long $in or $nin') } });
+    expect((await app.call('GET', '/classes/Item?limit=1')).status).toBe(200);
   });
 
   it('keys and excludeKeys select fields', async () => {

@@ -88,11 +88,12 @@ const SOCKET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'EAI_AG
 
 /**
  * Whether a failure means PostgreSQL cannot be reached (rather than refused a statement): a socket
- * error, SQLSTATE class 08 (connection exception), 57P01-57P03 (shutting down, starting up) or 53300
+ * error, SQLSTATE class 08 (connection exception) but 08P01, 57P01-57P03 (shutting down, starting up) or 53300
  * (too many connections), or node-postgres's "Connection terminated".
  */
 function isUnreachableDatabase(code: unknown, message: string): boolean {
-  if (typeof code === 'string' && (SOCKET_CODES.has(code) || code.startsWith('08') || ['57P01', '57P02', '57P03', '53300'].includes(code))) return true;
+  // 08P01 (protocol violation) is a statement the server refused, not a lost connection.
+  if (typeof code === 'string' && (SOCKET_CODES.has(code) || (code.startsWith('08') && code !== '08P01') || ['57P01', '57P02', '57P03', '53300'].includes(code))) return true;
   return /^Connection terminated/.test(message);
 }
 

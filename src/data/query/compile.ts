@@ -133,14 +133,25 @@ function checkAlias(alias: string): void {
  * Throws ParseError 102 for an unknown operator, a malformed value (a bad `$regex`, an
  * empty `$or`), a query on `ACL` or an unknown class in a sub-query; 107 where Parse Server answers it
  * (`$in`/`$nin`/`$all`/`$containedBy` that are no arrays, a malformed geo value or `$text`, a bad
- * `$relativeTime`); 105 for a key that breaks Parse's field-name rule (a top-level `$foo` too). Fields
+ * `$relativeTime`) and for a where binding more than MAX_BOUND_VALUES values; 105 for a key that breaks
+ * Parse's field-name rule (a top-level `$foo` too). Fields
  * the schema does not know are allowed (they hold nothing). With `options.access`, throws 119 for a
  * protected field or a sub-query into a class CLP keeps from the caller.
  */
 export function compileWhere(className: string, alias: string, where: unknown, options: CompileOptions): SqlFragment {
   checkAlias(alias);
-  return newContext(options).where(className, alias, where);
+  const compiled = newContext(options).where(className, alias, where);
+  if (compiled.params.length > MAX_BOUND_VALUES) {
+    throw invalidQuery(`The query holds ${compiled.params.length} values; at most ${MAX_BOUND_VALUES} fit in one query: split a long $in or $nin into several queries.`);
+  }
+  return compiled;
 }
+
+/**
+ * The most values one `where` may bind: SQLite takes 32,766 bound parameters in a statement and
+ * PostgreSQL 65,535, and the ACL check, limit and skip bind a few more.
+ */
+export const MAX_BOUND_VALUES = 32_000;
 
 /** Parse.com's storage names of the two dates, which Parse Server accepts in `order` for them. */
 const ORDER_ALIASES: Readonly<Record<string, string>> = { _created_at: 'createdAt', _updated_at: 'updatedAt' };
