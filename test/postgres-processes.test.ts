@@ -20,7 +20,14 @@ describe.skipIf(!onPostgres)('two backyard serve processes on one PostgreSQL', (
   let b: ServeProcess;
   let proxy: RoundRobin;
   let app: { appId: string; restKey: string };
-  const env = () => stdioEnv(home, { BACKYARD_DATABASE_URL: process.env.BACKYARD_TEST_DATABASE_URL!, BACKYARD_LOG_LEVEL: 'warn' });
+  // A database of their own, so that ending their listening connections touches no other suite's.
+  const database = `processes_${Math.random().toString(36).slice(2, 10)}`;
+  const databaseUrl = () => {
+    const url = new URL(process.env.BACKYARD_TEST_DATABASE_URL!);
+    url.pathname = `/${database}`;
+    return url.toString();
+  };
+  const env = () => stdioEnv(home, { BACKYARD_DATABASE_URL: databaseUrl(), BACKYARD_LOG_LEVEL: 'warn' });
 
   /** A data API call through `base` (a process or the proxy) with the REST key. */
   const data = async (base: string, method: string, path: string, options: { body?: unknown; sessionToken?: string } = {}) => {
@@ -42,6 +49,7 @@ describe.skipIf(!onPostgres)('two backyard serve processes on one PostgreSQL', (
 
   beforeAll(async () => {
     home = makeHome();
+    await pgQuery(`CREATE DATABASE ${database}`);
     token = (await exec(process.execPath, [CLI, 'account', 'create', 'alice'], { env: env() })).stdout.trim();
     a = new ServeProcess(await freePort(), token, env);
     b = new ServeProcess(await freePort(), token, env);
@@ -56,6 +64,7 @@ describe.skipIf(!onPostgres)('two backyard serve processes on one PostgreSQL', (
     await proxy?.close();
     for (const p of [a, b]) if (p?.running) await p.stop('SIGTERM');
     if (home) removeHome(home);
+    await pgQuery(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
   });
 
   it('an object written through one process is read through the other at once, and queried', async () => {
@@ -95,10 +104,19 @@ describe.skipIf(!onPostgres)('two backyard serve processes on one PostgreSQL', (
     expect((await data(b.url, 'POST', '/classes/Typed', { body: { size: 3 } })).status).toBe(201);
   });
 
+  it('a class-level permission set through one process binds the other once its announcement arrives', async () => {
+    expect((await data(b.url, 'POST', '/classes/Guarded', { body: { v: 1 } })).status).toBe(201);
+    expect((await data(b.url, 'GET', '/classes/Guarded')).status).toBe(200);
+    const locked = await master(a.url, [{ method: 'PUT', url: '/schemas/Guarded', body: { classLevelPermissions: { find: {}, get: {}, count: {}, create: { '*': true }, update: {}, delete: {}, addField: {} } } }]);
+    expect(locked.body.responses[0]).toMatchObject({ code: 200 });
+    // B knows the class, so only the NOTIFY tells it: nothing else reloads its cache for a read.
+    await expect.poll(async () => (await data(b.url, 'GET', '/classes/Guarded')).body.code, { timeout: 10_000, interval: 50 }).toBe(119);
+  });
+
   it('a schema change whose announcement has not arrived yet is still kept: a clashing type is refused, the new field stays', async () => {
     expect((await data(b.url, 'POST', '/classes/Known', { body: { a: 1 } })).status).toBe(201);
     // Both processes stop hearing announcements (for RELISTEN_MS, a second) while A changes the class.
-    const ended = await pgQuery(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE 'LISTEN %' AND pid <> pg_backend_pid()`);
+    const ended = await pgQuery(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND query LIKE 'LISTEN %'`, [database]);
     expect(ended.length).toBeGreaterThanOrEqual(2);
     const added = await master(a.url, [{ method: 'PUT', url: '/schemas/Known', body: { className: 'Known', fields: { size: { type: 'Number' } } } }]);
     expect(added.body.responses[0]).toMatchObject({ code: 200 });

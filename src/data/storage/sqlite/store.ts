@@ -3,12 +3,12 @@ import { compileOrder, compileWhere, nearSphereOrder, type CompileOptions, type 
 import { registerQueryFunctions } from './functions.js';
 import { sqliteDialect } from './dialect.js';
 import type { FieldType, SchemaLookup } from '../../types.js';
-import { DEFAULT_FIELDS } from '../../types.js';
 import { openDatabase } from '../../../shared/sqlite.js';
 import type { GroupPlan } from '../../aggregate/groupPlan.js';
 import type { ConfigEntry, FindOptions, StoredClass, StoredRow } from '../adapter.js';
 import { classTable, indexExpr, jsonPath, quoteIdent, relationTable } from './layout.js';
 import { dataMigrations } from './migrations.js';
+import { SchemaCache } from '../schemaCache.js';
 import { readConfig, writeConfig } from './config.js';
 import { WalSync } from './durability.js';
 
@@ -25,15 +25,6 @@ const toRow = (r: RowRecord): StoredRow => ({
   data: JSON.parse(r[3]) as Record<string, unknown>,
   acl: r[4] === null ? null : (JSON.parse(r[4]) as StoredRow['acl']),
 });
-
-/** Schema entries are shared read-only; whoever changes one works on a copy (`structuredClone`). */
-function deepFreeze<T>(value: T): T {
-  if (value && typeof value === 'object') {
-    for (const v of Object.values(value)) deepFreeze(v);
-    Object.freeze(value);
-  }
-  return value;
-}
 
 /** SQLite's own limit on bound parameters is far above this; keep IN lists bounded anyway. */
 const MAX_IN = 10_000;
@@ -52,7 +43,7 @@ export class SqliteStore implements SchemaLookup {
   private readonly rowStatements = new Map<string, Database.Statement>();
   /** The get-by-objectId statement of each class, so that a get builds no SQL text. */
   private readonly getStatements = new Map<string, Database.Statement>();
-  private classes = new Map<string, StoredClass>();
+  private readonly classes: SchemaCache;
 
   private readonly wal: WalSync;
   private readonly txn: { begin: Database.Statement; commit: Database.Statement; rollback: Database.Statement };
@@ -71,7 +62,7 @@ export class SqliteStore implements SchemaLookup {
     this.wal = new WalSync(`${file}-wal`);
     this.txn = { begin: this.db.prepare('BEGIN IMMEDIATE'), commit: this.db.prepare('COMMIT'), rollback: this.db.prepare('ROLLBACK') };
     registerQueryFunctions(this.db);
-    for (const cls of this.readSchema()) this.classes.set(cls.className, deepFreeze(cls));
+    this.classes = new SchemaCache(this.readSchema());
     if (this.classes.has('_User')) this.userIndexes();
   }
 
@@ -140,8 +131,7 @@ export class SqliteStore implements SchemaLookup {
   rollback(): void {
     if (this.db.inTransaction) this.txn.rollback.run();
     if (!this.schemaChanged) return;
-    this.classes = new Map(this.readSchema().map((cls) => [cls.className, deepFreeze(cls)]));
-    this.merged.clear();
+    this.classes.replace(this.readSchema());
     this.forgetStatements();
     this.getStatements.clear();
     this.schemaChanged = false;
@@ -151,17 +141,8 @@ export class SqliteStore implements SchemaLookup {
     return this.wal.durable(alone);
   }
 
-  private merged = new Map<string, Readonly<Record<string, FieldType>>>();
-
   fields(className: string): Readonly<Record<string, FieldType>> | undefined {
-    let fields = this.merged.get(className);
-    if (!fields) {
-      const cls = this.classes.get(className);
-      if (!cls) return undefined;
-      fields = Object.freeze({ ...DEFAULT_FIELDS, ...cls.fields });
-      this.merged.set(className, fields);
-    }
-    return fields;
+    return this.classes.fields(className);
   }
 
   getClass(className: string): Readonly<StoredClass> | undefined {
@@ -186,7 +167,7 @@ export class SqliteStore implements SchemaLookup {
   }
 
   loadSchema(): StoredClass[] {
-    return [...this.classes.values()].map((c) => structuredClone(c));
+    return this.classes.load();
   }
 
   saveClass(cls: StoredClass): void {
@@ -215,9 +196,8 @@ export class SqliteStore implements SchemaLookup {
           this.db.exec(`CREATE INDEX IF NOT EXISTS ${quoteIdent(`_Join:${field}:${className}_related`)} ON ${relationTable(className, field)} (relatedId)`);
         }
       }
-      this.classes.set(className, deepFreeze(structuredClone(cls)));
+      this.classes.set(cls);
       this.schemaChanged = true;
-      this.merged.delete(className);
     });
   }
 
@@ -231,7 +211,6 @@ export class SqliteStore implements SchemaLookup {
       this.db.exec(`DROP TABLE IF EXISTS ${classTable(className)}`);
       this.stmt('DELETE FROM _SCHEMA WHERE className = ?').run(className);
       this.classes.delete(className);
-      this.merged.delete(className);
       this.forgetStatements();
     });
   }

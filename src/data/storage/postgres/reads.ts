@@ -1,0 +1,169 @@
+import type { GroupPlan } from '../../aggregate/groupPlan.js';
+import { ParseCode, ParseError } from '../../errors.js';
+import { compileOrder, compileWhere, nearSphereOrder, type CompileOptions } from '../../query/compile.js';
+import type { Dialect, SqlFragment } from '../../query/dialect.js';
+import type { SchemaLookup } from '../../types.js';
+import type { ConfigEntry, FindOptions, StorageReads, StoredClass, StoredRow } from '../adapter.js';
+import type { Run } from './database.js';
+import { jsonAt, textAt } from './layout.js';
+
+/** What the reads of one app need of its adapter (adapter.ts): its tables, dialect and schema cache. */
+export interface AppSchema extends SchemaLookup {
+  readonly dialect: Dialect;
+  /** The app's PostgreSQL schema name. */
+  readonly schema: string;
+  /** A table of the app's schema, quoted and qualified. */
+  qualified(table: string): string;
+  getClass(className: string): Readonly<StoredClass> | undefined;
+  /** Reloads the schema cache when another process changed it since (one small query). */
+  catchUp(run: Run): Promise<void>;
+}
+
+const ROW_COLUMNS = 't."objectId", t."createdAt", t."updatedAt", t.data, t.acl';
+
+/** SQLite's own limit guides ours: keep IN lists bounded. */
+const MAX_IN = 10_000;
+
+interface RowRecord {
+  objectId: string;
+  createdAt: string;
+  updatedAt: string;
+  data: Record<string, unknown>;
+  acl: StoredRow['acl'];
+}
+
+const toRow = (r: RowRecord): StoredRow => ({ objectId: r.objectId, createdAt: r.createdAt, updatedAt: r.updatedAt, data: r.data, acl: r.acl });
+/** PostgreSQL's invalid_regular_expression: a `$regex` JavaScript accepts and PostgreSQL's engine does not. */
+const INVALID_REGEX = '2201B';
+
+/** Runs SQL, answering a pattern PostgreSQL refuses as Parse's 102 rather than a 500. */
+export const guarded =
+  (run: Run): Run =>
+  async (sql, params) => {
+    try {
+      return await run(sql, params);
+    } catch (error) {
+      if ((error as { code?: string }).code === INVALID_REGEX) {
+        throw new ParseError(ParseCode.INVALID_QUERY, `Invalid $regex for this database: ${(error as Error).message}`);
+      }
+      throw error;
+    }
+  };
+
+export class PostgresReads implements StorageReads {
+  constructor(
+    protected readonly owner: AppSchema,
+    protected readonly run: Run,
+  ) {}
+
+  /**
+   * Whether the class is unknown, after making sure the cache is not merely behind another
+   * process's change (one small query, only when the cache does not know the class).
+   */
+  protected async missing(className: string): Promise<boolean> {
+    if (this.owner.getClass(className)) return false;
+    await this.owner.catchUp(this.run);
+    return !this.owner.getClass(className);
+  }
+
+  protected get dialect(): Dialect {
+    return this.owner.dialect;
+  }
+
+  protected table(className: string): string {
+    return this.dialect.classTable(className);
+  }
+
+  /** The rows of a class the principals may read: public rows and rows whose ACL grants one of them read. */
+  private readable(alias: string, principals: readonly string[] | undefined): SqlFragment | undefined {
+    if (principals === undefined) return undefined;
+    const grants = principals.map(() => `jsonb_extract_path_text(${alias}.acl, ?::text, 'read') = 'true'`);
+    return { sql: `(${alias}.acl IS NULL OR ${grants.join(' OR ')})`, params: [...principals] };
+  }
+
+  private compileOptions({ principals, access }: Pick<FindOptions, 'principals' | 'access'>): CompileOptions {
+    return { dialect: this.dialect, schema: this.owner, readable: (_cls, alias) => this.readable(alias, principals), access };
+  }
+
+  private whereClause(className: string, options: Pick<FindOptions, 'where' | 'principals' | 'access'>): SqlFragment {
+    const compiled = compileWhere(className, 't', options.where ?? {}, this.compileOptions(options));
+    const acl = this.readable('t', options.principals);
+    return acl ? { sql: `(${compiled.sql}) AND ${acl.sql}`, params: [...compiled.params, ...acl.params] } : compiled;
+  }
+
+  async get(className: string, objectId: string): Promise<StoredRow | undefined> {
+    if (await this.missing(className)) return undefined;
+    const result = await this.run(`SELECT ${ROW_COLUMNS} FROM ${this.table(className)} AS t WHERE t."objectId" = ?`, [objectId]);
+    const row = result.rows[0] as RowRecord | undefined;
+    return row && toRow(row);
+  }
+
+  async find(className: string, options: FindOptions): Promise<StoredRow[]> {
+    const where = this.whereClause(className, options);
+    const compileOptions = this.compileOptions(options);
+    let orderSql = options.order ? compileOrder(className, 't', options.order, compileOptions) : '';
+    if (await this.missing(className)) return [];
+    const params = [...where.params];
+    if (!orderSql) {
+      const near = nearSphereOrder(className, 't', options.where ?? {}, compileOptions);
+      if (near) {
+        orderSql = `${near.sql} ASC`;
+        params.push(...near.params);
+      }
+    }
+    const sql = `SELECT ${ROW_COLUMNS} FROM ${this.table(className)} AS t WHERE ${where.sql}${orderSql ? ` ORDER BY ${orderSql}` : ''} LIMIT ? OFFSET ?`;
+    const result = await this.run(sql, [...params, options.limit ?? 100, options.skip ?? 0]);
+    return (result.rows as RowRecord[]).map(toRow);
+  }
+
+  async count(className: string, options: Pick<FindOptions, 'where' | 'principals' | 'access'>): Promise<number> {
+    const where = this.whereClause(className, options);
+    if (await this.missing(className)) return 0;
+    const result = await this.run(`SELECT count(*)::int AS n FROM ${this.table(className)} AS t WHERE ${where.sql}`, where.params);
+    return (result.rows[0] as { n: number }).n;
+  }
+
+  async relatedIds(ownerClass: string, field: string, owningId: string): Promise<string[]> {
+    if (this.owner.getClass(ownerClass)?.fields[field]?.type !== 'Relation') return [];
+    const result = await this.run(`SELECT "relatedId" FROM ${this.dialect.relationTable(ownerClass, field)} WHERE "owningId" = ?`, [owningId]);
+    return (result.rows as Array<{ relatedId: string }>).map((r) => r.relatedId);
+  }
+
+  async owningIds(ownerClass: string, field: string, relatedIds: readonly string[]): Promise<string[]> {
+    if (relatedIds.length === 0 || this.owner.getClass(ownerClass)?.fields[field]?.type !== 'Relation') return [];
+    const result = await this.run(`SELECT DISTINCT "owningId" FROM ${this.dialect.relationTable(ownerClass, field)} WHERE "relatedId" = ANY(?::text[])`, [
+      relatedIds.slice(0, MAX_IN),
+    ]);
+    return (result.rows as Array<{ owningId: string }>).map((r) => r.owningId);
+  }
+
+  async getConfig(): Promise<ConfigEntry[]> {
+    const result = await this.run(`SELECT key, value, "masterKeyOnly" FROM ${this.owner.qualified('_CONFIG')} ORDER BY key COLLATE "C"`);
+    return (result.rows as Array<{ key: string; value: unknown; masterKeyOnly: boolean }>).map((r) => ({ key: r.key, value: r.value, masterKeyOnly: r.masterKeyOnly }));
+  }
+
+  /** StorageReads.group in SQL: GROUP BY the key's text, aggregates over numeric values only (exact sums). */
+  async group(className: string, where: unknown, plan: GroupPlan): Promise<Array<Record<string, unknown>>> {
+    const compiled = this.whereClause(className, { where });
+    if (await this.missing(className)) return [];
+    const numeric = (field: string) => `(CASE WHEN jsonb_typeof(${jsonAt('t', [field])}) = 'number' THEN (${jsonAt('t', [field])})::numeric END)`;
+    const columns = plan.outputs.map((o) => {
+      switch (o.op) {
+        case 'count':
+          return `(count(*) * ${o.times})::float8`;
+        case 'sum':
+          return `coalesce(sum(${numeric(o.field)}), 0)::float8`;
+        default:
+          return `${o.op}(${numeric(o.field)})::float8`;
+      }
+    });
+    const key = plan.key === undefined ? 'NULL::text' : textAt('t', [plan.key]);
+    const sql = `SELECT ${[key, ...columns].map((c, i) => `${c} AS c${i}`).join(', ')} FROM ${this.table(className)} AS t WHERE ${compiled.sql} GROUP BY 1 ORDER BY min(t."createdAt" || t."objectId")`;
+    const result = await this.run(sql, compiled.params);
+    return (result.rows as Array<Record<string, unknown>>).map((row) => {
+      const doc: Record<string, unknown> = { objectId: row.c0 === '' ? null : (row.c0 ?? null) };
+      plan.outputs.forEach((o, i) => (doc[o.name] = row[`c${i + 1}`] ?? null));
+      return doc;
+    });
+  }
+}
