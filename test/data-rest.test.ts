@@ -123,6 +123,22 @@ describe('queries', () => {
     expect((await app.call('GET', '/classes/Item?limit=1')).status).toBe(200);
   });
 
+  it('keeps two relations whose long names share their first 60 characters apart (PostgreSQL keeps 63 bytes of a name)', async () => {
+    const stem = `r${'x'.repeat(59)}`;
+    const [first, second] = [`${stem}First`, `${stem}Second`];
+    const item = async () => (await app.call('POST', '/classes/Item', { body: { n: 100 } })).body.objectId as string;
+    const [target, other] = [await item(), await item()];
+    const pointer = (objectId: string) => ({ __type: 'Pointer', className: 'Item', objectId });
+    const owner = await app.call('POST', '/classes/LongNames', {
+      body: { [first]: { __op: 'AddRelation', objects: [pointer(target)] }, [second]: { __op: 'AddRelation', objects: [pointer(other)] } },
+    });
+    expect(owner.status, JSON.stringify(owner.body)).toBe(201);
+    const related = (key: string) =>
+      app.call('GET', `/classes/Item${whereQuery({ $relatedTo: { object: { __type: 'Pointer', className: 'LongNames', objectId: owner.body.objectId }, key } })}`);
+    expect((await related(first)).body.results.map((o: { objectId: string }) => o.objectId)).toEqual([target]);
+    expect((await related(second)).body.results.map((o: { objectId: string }) => o.objectId)).toEqual([other]);
+  });
+
   it('keys and excludeKeys select fields', async () => {
     const res = await app.call('GET', `/classes/Item${whereQuery({ n: 3 }, { keys: 'n,label' })}`);
     expect(Object.keys(res.body.results[0]).sort()).toEqual(['createdAt', 'label', 'n', 'objectId', 'updatedAt']);

@@ -4,7 +4,7 @@ import { PostgresAdapter } from './postgres/adapter.js';
 import { PostgresDatabase } from './postgres/database.js';
 
 export { EVERYTHING } from './postgres/database.js';
-import { appSchema } from './postgres/layout.js';
+import { appSchema, quoteIdent } from './postgres/layout.js';
 import { SqliteAdapter } from './sqlite/adapter.js';
 
 /**
@@ -62,7 +62,7 @@ export function postgresStorage(url: string, onError: (error: Error) => void): S
     kind: 'postgres',
     open: (applicationId) => new PostgresAdapter(db, appSchema(applicationId)),
     drop: async (applicationId) => {
-      await db.run(`DROP SCHEMA IF EXISTS "${appSchema(applicationId)}" CASCADE`);
+      await db.run(`DROP SCHEMA IF EXISTS ${quoteIdent(appSchema(applicationId))} CASCADE`);
     },
     close: () => db.close(),
     check: async () => {

@@ -15,10 +15,21 @@
  * Names come from class and field names that passed `CLASS_NAME`/`FIELD_NAME` (letters, digits,
  * `_`), then are double-quoted; every value is bound.
  */
+import { createHash } from 'node:crypto';
 import { COLUMN_FIELDS } from '../../query/dialect.js';
 
-/** Double-quotes an SQL identifier. */
-export const quoteIdent = (name: string): string => `"${name.replace(/"/g, '""')}"`;
+/** PostgreSQL keeps the first 63 bytes of an identifier and drops the rest (NAMEDATALEN). */
+const MAX_IDENT_BYTES = 63;
+
+/**
+ * Double-quotes an SQL identifier. One longer than PostgreSQL keeps (a long class or field name in
+ * `_Join:<field>:<Class>` or an index name) becomes its first 40 characters and a hash of the whole,
+ * the same in every process, so that two long names never end up as one table or index.
+ */
+export const quoteIdent = (name: string): string => {
+  const fitted = Buffer.byteLength(name) <= MAX_IDENT_BYTES ? name : `${name.slice(0, 40)}_${createHash('sha256').update(name).digest('hex').slice(0, 16)}`;
+  return `"${fitted.replace(/"/g, '""')}"`;
+};
 
 /** The schema of an app (application ids are letters and digits). */
 export const appSchema = (applicationId: string): string => `app_${applicationId}`;
