@@ -58,15 +58,15 @@ async function measureMode(confinement: 'sandbox' | 'none', bare: number): Promi
     { home, port: 0, host: '127.0.0.1' },
     { BACKYARD_LOG_LEVEL: 'silent', BACKYARD_CLOUD_CONFINEMENT: confinement, BACKYARD_CLOUD_IDLE_MS: '2000' },
   );
-  const platform: Platform = openPlatform(config, createLogger('silent'));
+  const platform: Platform = await openPlatform(config, createLogger('silent'));
   const server = await startBackyard(platform, { port: 0, host: '127.0.0.1' });
   const { cloud, backendApps, accounts } = platform.services;
-  const owner = accounts.ensure('bench').id;
+  const owner = (await accounts.ensure('bench')).id;
   try {
     const apps: string[] = [];
     const cold: number[] = [];
     for (let i = 0; i < APPS; i++) {
-      const { appId } = backendApps.create(owner, `cloud-${i}`);
+      const { appId } = await backendApps.create(owner, `cloud-${i}`);
       fs.writeFileSync(path.join(home, 'apps', appId, 'cloud', 'cloud', 'main.js'), MAIN);
       apps.push(appId);
       const start = process.hrtime.bigint();
@@ -113,7 +113,7 @@ async function measureMode(confinement: 'sandbox' | 'none', bare: number): Promi
     );
   } finally {
     await server.close();
-    platform.close();
+    await platform.close();
     fs.rmSync(home, { recursive: true, force: true });
   }
 }

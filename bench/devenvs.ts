@@ -54,8 +54,8 @@ export async function devenvsBench(): Promise<void> {
     console.log('skipped: no Docker engine answers (run bash scripts/ensure-docker)');
     return;
   }
-  const platform = openPlatform(config, createLogger('silent'));
-  const { token } = platform.services.accounts.create('bench');
+  const platform = await openPlatform(config, createLogger('silent'));
+  const { token } = await platform.services.accounts.create('bench');
   const server = await startBackyard(platform, { port: 0, host: '127.0.0.1' });
   const client = new Client({ name: 'backyard-bench', version: '1.0.0' });
   try {
@@ -99,7 +99,7 @@ export async function devenvsBench(): Promise<void> {
   } finally {
     await client.close().catch(() => undefined);
     await server.close();
-    platform.close();
+    await platform.close();
     for (const c of await docker.listContainers({ all: true, filters: homeFilter(path.resolve(home)) })) {
       await docker.getContainer(c.Id).remove({ force: true }).catch(() => undefined);
     }

@@ -29,14 +29,14 @@ async function measure(run: (i: number) => Promise<unknown>, rounds = ROUNDS): P
 export async function managementBench(): Promise<void> {
 const home = fs.mkdtempSync(path.join(os.tmpdir(), 'backyard-bench-'));
 const config = loadConfig({ home, port: 0, host: '127.0.0.1' }, { BACKYARD_LOG_LEVEL: 'silent' });
-const platform = openPlatform(config, createLogger('silent'));
-const { token } = platform.services.accounts.create('bench');
+const platform = await openPlatform(config, createLogger('silent'));
+const { token } = await platform.services.accounts.create('bench');
 const server = await startBackyard(platform, { port: 0, host: '127.0.0.1' });
 const auth = { authorization: `Bearer ${token}` };
 const get = async (p: string) => (await fetch(`${server.url}${p}`, { headers: auth })).arrayBuffer();
 
 try {
-  for (let i = 0; i < 200; i++) platform.services.backendApps.create(platform.services.accounts.findByLogin('bench')!.id, `seed-${i}`);
+  for (let i = 0; i < 200; i++) await platform.services.backendApps.create((await platform.services.accounts.findByLogin('bench'))!.id, `seed-${i}`);
   const baseline = await measure(() => get('/healthz'));
   const cases: Array<[string, (i: number) => Promise<unknown>, number?]> = [
     ['GET /v1/backend-apps (200 apps)', () => get('/v1/backend-apps')],
@@ -56,7 +56,7 @@ try {
   }
 } finally {
   await server.close();
-  platform.close();
+  await platform.close();
   fs.rmSync(home, { recursive: true, force: true });
 }
 }

@@ -29,15 +29,15 @@ program
 const settings = (extra: ConfigOverrides = {}) => loadConfig({ home: program.opts().home, ...extra });
 
 /** Opens the home's platform for one short command, and closes it whatever happens. */
-function withPlatform(body: (platform: Platform) => void): void {
+async function withPlatform(body: (platform: Platform) => Promise<void> | void): Promise<void> {
   const config = settings();
-  const platform = openPlatform(config, createLogger(config.logLevel));
+  const platform = await openPlatform(config, createLogger(config.logLevel));
   // No listener here: URLs written by these commands (an imported app's starting page) use the configured port.
   platform.services.urls.bindDefault(`http://localhost:${config.port}`);
   try {
-    body(platform);
+    await body(platform);
   } finally {
-    platform.close();
+    await platform.close();
   }
 }
 
@@ -49,19 +49,19 @@ function withPlatform(body: (platform: Platform) => void): void {
 async function actAsOwner(
   name: OperationName,
   input: Record<string, string>,
-  ownerOf: (platform: Platform) => string | undefined,
+  ownerOf: (platform: Platform) => Promise<string | undefined>,
   what: string,
 ): Promise<Record<string, unknown>> {
   const config = settings();
-  const platform = openPlatform(config, createLogger(config.logLevel));
+  const platform = await openPlatform(config, createLogger(config.logLevel));
   platform.services.urls.bindDefault(`http://localhost:${config.port}`);
   try {
-    const ownerId = ownerOf(platform);
-    const account = ownerId === undefined ? undefined : platform.services.accounts.list().find((a) => a.id === ownerId);
+    const ownerId = await ownerOf(platform);
+    const account = ownerId === undefined ? undefined : (await platform.services.accounts.list()).find((a) => a.id === ownerId);
     if (!account) throw new Error(`No ${what} has the id "${Object.values(input)[0]}".`);
     return await invokeOperation(operationsByName[name], input, { account, services: platform.services });
   } finally {
-    platform.close();
+    await platform.close();
   }
 }
 
@@ -95,19 +95,19 @@ program
         );
       }
       const log = createLogger(config.logLevel);
-      const platform = openPlatform(config, log);
-      platform.services.accounts.ensure(config.account);
+      const platform = await openPlatform(config, log);
+      await platform.services.accounts.ensure(config.account);
       try {
         await platform.checkStorage();
       } catch (error) {
-        platform.close();
+        await platform.close();
         throw error;
       }
       let server: Awaited<ReturnType<typeof startBackyard>>;
       try {
         server = await startBackyard(platform, { port: config.port, host: config.host });
       } catch (error) {
-        platform.close();
+        await platform.close();
         if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE') {
           throw new Error(`Port ${config.port} on ${config.host} is taken by another program. Pick a free one with --port <port> or BACKYARD_PORT.`);
         }
@@ -116,7 +116,7 @@ program
       const stop = async (signal: string) => {
         log.info({ signal }, 'stopping: finishing requests in flight');
         await server.close();
-        platform.close();
+        await platform.close();
         process.exit(0);
       };
       process.once('SIGTERM', () => void stop('SIGTERM'));
@@ -147,9 +147,9 @@ program
     run(async () => {
       const config = settings();
       const running = await findRunningServer(config.home);
-      withPlatform((platform) => {
+      await withPlatform(async (platform) => {
         const base = running?.url ?? config.publicUrl ?? `http://localhost:${config.port}`;
-        process.stdout.write(`${signInLink(platform.db, platform.services.accounts, config.account, base)}\n`);
+        process.stdout.write(`${await signInLink(platform.db, platform.services.accounts, config.account, base)}\n`);
         const minutes = SIGN_IN_LINK_TTL_MS / 60_000;
         process.stderr.write(
           running
@@ -166,8 +166,8 @@ account
   .description('create an account and print its bearer token (shown once)')
   .action(
     run((login: string) =>
-      withPlatform((platform) => {
-        const { token } = platform.services.accounts.create(login);
+      withPlatform(async (platform) => {
+        const { token } = await platform.services.accounts.create(login);
         process.stdout.write(`${token}\n`);
       }),
     ),
@@ -179,14 +179,14 @@ account
   .option('--app <appId>', 'the token reaches only this Backend App of the account')
   .action(
     run((login: string, options: { readOnly?: boolean; app?: string }) =>
-      withPlatform((platform) => {
-        const found = platform.services.accounts.findByLogin(login);
+      withPlatform(async (platform) => {
+        const found = await platform.services.accounts.findByLogin(login);
         if (!found) throw new Error(`No account has the login "${login}". Create it with: backyard account create ${login}`);
-        if (options.app !== undefined && !platform.services.backendApps.get(found.id, options.app)) {
+        if (options.app !== undefined && !await platform.services.backendApps.get(found.id, options.app)) {
           throw new Error(`The account ${login} has no Backend App with appId "${options.app}". See them in the dashboard or with getBackendApps.`);
         }
         const limits = { readOnly: options.readOnly === true, appId: options.app ?? null };
-        process.stdout.write(`${platform.services.accounts.issueToken(found.id, 'user', limits)}\n`);
+        process.stdout.write(`${await platform.services.accounts.issueToken(found.id, 'user', limits)}\n`);
       }),
     ),
   );
@@ -195,8 +195,8 @@ account
   .description('list accounts')
   .action(
     run(() =>
-      withPlatform((platform) => {
-        for (const a of platform.services.accounts.list()) process.stdout.write(`${a.login}\t${a.createdAt}\n`);
+      withPlatform(async (platform) => {
+        for (const a of await platform.services.accounts.list()) process.stdout.write(`${a.login}\t${a.createdAt}\n`);
       }),
     ),
   );
@@ -207,10 +207,10 @@ account
   .requiredOption('--github <githubLogin>', 'the GitHub login the account may mint tokens for')
   .action(
     run((login: string, opts: { github: string }) =>
-      withPlatform((platform) => {
-        const found = platform.services.accounts.findByLogin(login);
+      withPlatform(async (platform) => {
+        const found = await platform.services.accounts.findByLogin(login);
         if (!found) throw new Error(`No account has the login "${login}".`);
-        platform.services.repoHost.githubLinks.link(found.id, opts.github);
+        await platform.services.repoHost.githubLinks.link(found.id, opts.github);
         if (!platform.services.repoHost.github) {
           process.stderr.write('Note: no GitHub App is configured (BACKYARD_GITHUB_APP_ID and a private key); the link takes effect once one is.\n');
         }
@@ -223,10 +223,10 @@ account
   .requiredOption('--github <githubLogin>', 'the linked GitHub login')
   .action(
     run((login: string, opts: { github: string }) =>
-      withPlatform((platform) => {
-        const found = platform.services.accounts.findByLogin(login);
+      withPlatform(async (platform) => {
+        const found = await platform.services.accounts.findByLogin(login);
         if (!found) throw new Error(`No account has the login "${login}".`);
-        if (!platform.services.repoHost.githubLinks.unlink(found.id, opts.github)) {
+        if (!await platform.services.repoHost.githubLinks.unlink(found.id, opts.github)) {
           throw new Error(`The GitHub account "${opts.github}" is not linked to "${login}".`);
         }
       }),
@@ -237,10 +237,10 @@ account
   .description('list the GitHub accounts linked to an account')
   .action(
     run((login: string) =>
-      withPlatform((platform) => {
-        const found = platform.services.accounts.findByLogin(login);
+      withPlatform(async (platform) => {
+        const found = await platform.services.accounts.findByLogin(login);
         if (!found) throw new Error(`No account has the login "${login}".`);
-        for (const github of platform.services.repoHost.githubLinks.list(found.id)) process.stdout.write(`github\t${github}\n`);
+        for (const github of await platform.services.repoHost.githubLinks.list(found.id)) process.stdout.write(`github\t${github}\n`);
       }),
     ),
   );
@@ -254,14 +254,14 @@ repo
       const parsed = parseRepoSlug(slug);
       if (!parsed) throw new Error(`"${slug}" is not <owner>/<repo>: the owner is an account login, the name 1 to 100 letters, digits, dots, dashes or underscores.`);
       const config = settings();
-      const platform = openPlatform(config, createLogger(config.logLevel));
+      const platform = await openPlatform(config, createLogger(config.logLevel));
       platform.services.urls.bindDefault(`http://localhost:${config.port}`);
       try {
         const { created, repository } = await platform.services.repoHost.builtin.create(parsed.owner, parsed.repo);
         if (!created) throw new Error(`The repository ${repository.owner}/${repository.repo} already exists.`);
         process.stdout.write(`${platform.services.repoHost.publicUrl(repository.owner, repository.repo)}\n`);
       } finally {
-        platform.close();
+        await platform.close();
       }
     }),
   );
@@ -270,7 +270,7 @@ repo
   .description('list repositories with their addresses')
   .action(
     run((owner: string | undefined) =>
-      withPlatform((platform) => {
+      withPlatform(async (platform) => {
         const host = platform.services.repoHost;
         for (const r of host.builtin.list(owner)) process.stdout.write(`${r.owner}/${r.repo}\t${host.publicUrl(r.owner, r.repo)}\n`);
       }),
@@ -283,8 +283,8 @@ app
   .description('print every key of a Backend App, the master key included')
   .action(
     run((appId: string) =>
-      withPlatform((platform) => {
-        const keys = platform.services.backendApps.keys(appId);
+      withPlatform(async (platform) => {
+        const keys = await platform.services.backendApps.keys(appId);
         if (!keys) throw new Error(`No Backend App has the application id "${appId}".`);
         for (const [name, value] of Object.entries(keys)) process.stdout.write(`${name}\t${value}\n`);
       }),
@@ -298,10 +298,10 @@ app
   )
   .action(
     run((appId: string, assignments: string[]) =>
-      withPlatform((platform) => {
+      withPlatform(async (platform) => {
         const apps = platform.services.backendApps;
-        if (!apps.serverSettings(appId)) throw new Error(`No Backend App has the application id "${appId}".`);
-        const { settings } = assignments.length ? apps.configure(appId, parseAssignments(assignments)) : apps.serverSettings(appId)!;
+        if (!await apps.serverSettings(appId)) throw new Error(`No Backend App has the application id "${appId}".`);
+        const { settings } = assignments.length ? await apps.configure(appId, parseAssignments(assignments)) : (await apps.serverSettings(appId))!;
         process.stdout.write(settingLines(settings));
       }),
     ),
@@ -324,11 +324,11 @@ app
   .option('--set <key=value>', 'a server option, as backyard app config takes it (repeatable; after --config)', (v: string, all: string[]) => [...all, v], [] as string[])
   .action(
     run((opts: Record<string, string | undefined> & { set: string[] }) =>
-      withPlatform((platform) => {
-        const owner = platform.services.accounts.findByLogin(opts.account!);
+      withPlatform(async (platform) => {
+        const owner = await platform.services.accounts.findByLogin(opts.account!);
         if (!owner) throw new Error(`No account has the login "${opts.account}".`);
         const settings = { ...(opts.config ? readSettingsFile(opts.config) : {}), ...parseAssignments(opts.set) };
-        const created = platform.services.backendApps.create(owner.id, opts.name!, {
+        const created = await platform.services.backendApps.create(owner.id, opts.name!, {
           applicationId: opts.appId,
           masterKey: opts.masterKey,
           restKey: opts.restKey,

@@ -64,8 +64,8 @@ describe('cloud code in the sandbox', () => {
     allowed = await probeServer();
     forbidden = await probeServer();
     server = await startTestServer({ BACKYARD_CLOUD_CONFINEMENT: 'sandbox', BACKYARD_CLOUD_ALLOW_HOSTS: `127.0.0.1:${allowed.port}` });
-    app = createTestApp(server, 'confined');
-    bystander = createTestApp(server, 'bystander');
+    app = await createTestApp(server, 'confined');
+    bystander = await createTestApp(server, 'bystander');
     await deploy(server, app, PROBES);
     await deploy(server, bystander, "Parse.Cloud.define('hello', () => 'still here');\n");
   }, 60_000);
@@ -133,7 +133,7 @@ describe('cloud code with BACKYARD_CLOUD_NETWORK=none', () => {
   beforeAll(async () => {
     allowed = await probeServer();
     server = await startTestServer({ BACKYARD_CLOUD_CONFINEMENT: 'sandbox', BACKYARD_CLOUD_NETWORK: 'none', BACKYARD_CLOUD_ALLOW_HOSTS: `127.0.0.1:${allowed.port}` });
-    app = createTestApp(server, 'offline');
+    app = await createTestApp(server, 'offline');
     await deploy(server, app, PROBES);
   }, 60_000);
   afterAll(async () => {

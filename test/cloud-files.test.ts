@@ -105,7 +105,7 @@ describe('the starting tree of a new app', () => {
     expect(page).toMatch(/addEventListener\('load'[\s\S]*Parse\.initialize\("[^"]+", "[^"]+"\)/);
     expect(page).toContain(`Parse.initialize(${JSON.stringify(app.appId)}, ${JSON.stringify(app.javascriptKey)});`);
     expect(page).toContain(`Parse.serverURL = ${JSON.stringify(app.apiURL)};`);
-    const keys = server.platform.services.backendApps.keys(app.appId)!;
+    const keys = (await server.platform.services.backendApps.keys(app.appId))!;
     for (const secret of [keys.restKey, keys.masterKey, keys.webhookKey, keys.fileKey]) {
       expect(page).not.toContain(secret);
       expect(main).not.toContain(secret);

@@ -63,8 +63,8 @@ Parse.Cloud.job('broken', async () => { throw new Error('job broke'); });
 
 beforeAll(async () => {
   server = await startTestServer({ BACKYARD_FUNCTION_TIMEOUT_MS: '2000' });
-  app = createTestApp(server, 'cloud-runtime');
-  other = createTestApp(server, 'cloud-other');
+  app = await createTestApp(server, 'cloud-runtime');
+  other = await createTestApp(server, 'cloud-other');
   await deploy(app, { 'cloud/main.js': MAIN, 'cloud/functions/hello.js': "Parse.Cloud.define('hello', (request) => 'Hello, ' + (request.params.name || 'world') + '!');\n" });
   await deploy(other, { 'cloud/main.js': "Parse.Cloud.define('ping', () => 'pong');\n" });
   Parse.initialize(app.appId, app.keys.javascriptKey, app.keys.masterKey);
@@ -219,7 +219,7 @@ describe('deploys', () => {
   });
 
   it('code that fails to load: the reload says why, and calls answer 141 with the reason', async () => {
-    const broken = createTestApp(server, 'cloud-broken');
+    const broken = await createTestApp(server, 'cloud-broken');
     // The file that threw is named with its line, not main.js that required it (issue 14).
     await expect(
       deploy(broken, { 'cloud/main.js': "require('./functions/bad.js');\n", 'cloud/functions/bad.js': "// first\n// second\nthrow new Error('bad start');\n" }),
@@ -229,7 +229,7 @@ describe('deploys', () => {
   });
 
   it('loads files written with import/export, and hands code that requires the SDK the same global instance', async () => {
-    const esm = createTestApp(server, 'cloud-esm');
+    const esm = await createTestApp(server, 'cloud-esm');
     await deploy(esm, {
       'cloud/main.js': "import './functions/greet.js';\nimport './functions/same.cjs';\n",
       'cloud/functions/greet.js': "export const greeting = 'hi';\nParse.Cloud.define('greet', () => greeting);\n",
@@ -245,7 +245,7 @@ describe('through MCP: deployCloudCode, then the SDK and the data API', () => {
     const { modernHttpClient } = await import('./helpers/mcpClients.js');
     const client = await modernHttpClient(server.url, server.alice);
     try {
-      const target = createTestApp(server, 'cloud-mcp');
+      const target = await createTestApp(server, 'cloud-mcp');
       const call = async (name: string, args: Record<string, unknown>) => {
         const result = (await client.callTool({ name, arguments: args })) as { isError?: boolean; structuredContent: any; content: Array<{ text: string }> };
         expect(result.isError ?? false, result.content[0]?.text).toBe(false);
@@ -313,7 +313,7 @@ Parse.Cloud.job('report', async () => { console.info('job says hi'); return 'rep
   const runs = () => server.platform.services.cloud.recentRuns(runsApp.appId);
 
   beforeAll(async () => {
-    runsApp = createTestApp(server, 'cloud-runs');
+    runsApp = await createTestApp(server, 'cloud-runs');
     await deploy(runsApp, { 'cloud/main.js': RUNS_MAIN });
   });
 
@@ -406,7 +406,7 @@ Parse.Cloud.job('report', async () => { console.info('job says hi'); return 'rep
   };
 
   it('starts no worker for data API calls of an app with the template main.js; its hello starts one (issue 18, idle workers)', async () => {
-    const fresh = createTestApp(server, 'template-only');
+    const fresh = await createTestApp(server, 'template-only');
     const { liveWorkers } = server.platform.services.cloud as unknown as { liveWorkers(appId: string): number };
     expect((await fresh.call('POST', '/classes/Note', { body: { text: 'no worker' } })).status).toBe(201);
     expect((await fresh.call('GET', '/classes/Note')).body.results).toHaveLength(1);

@@ -33,7 +33,7 @@ describe.skipIf(SKIP_DOCKER)('containers of different accounts', () => {
   let alice: AnyMcpClient;
   let bob: AnyMcpClient;
   let work: string;
-  const networkOf = (login: string) => accountNetworkName(server.home, server.platform.services.accounts.findByLogin(login)!.id);
+  const networkOf = async (login: string) => accountNetworkName(server.home, (await server.platform.services.accounts.findByLogin(login))!.id);
   const environment = async (client: AnyMcpClient, chatTitle: string): Promise<string> => (await call(client, 'createDevelopmentEnvironment', { chatTitle })).id;
   const run = (client: AnyMcpClient, id: string, command: string) => call(client, 'executeCommand', { developmentEnvironmentId: id, command });
   /** What `ip:port` answers to `request` from inside an environment, and nc's exit code (1 when it cannot connect within 3 s). */
@@ -82,16 +82,16 @@ describe.skipIf(SKIP_DOCKER)('containers of different accounts', () => {
     expect(await reach(alice, stranger, ip, 8081)).toMatch(/^nc exit [1-9]\d*\n$/);
 
     // Each container is on its account's network and on no other.
-    expect(listenerAt.mode).toBe(networkOf('bob'));
-    expect(Object.keys(listenerAt.addresses)).toEqual([networkOf('bob')]);
-    expect(Object.keys((await networksOf(await containerOf(neighbour))).addresses)).toEqual([networkOf('bob')]);
+    expect(listenerAt.mode).toBe((await networkOf('bob')));
+    expect(Object.keys(listenerAt.addresses)).toEqual([(await networkOf('bob'))]);
+    expect(Object.keys((await networksOf(await containerOf(neighbour))).addresses)).toEqual([(await networkOf('bob'))]);
     const strangerAt = await networksOf(await containerOf(stranger));
-    expect(strangerAt.mode).toBe(networkOf('alice'));
-    expect(Object.keys(strangerAt.addresses)).toEqual([networkOf('alice')]);
-    expect(networkOf('alice')).not.toBe(networkOf('bob'));
+    expect(strangerAt.mode).toBe((await networkOf('alice')));
+    expect(Object.keys(strangerAt.addresses)).toEqual([(await networkOf('alice'))]);
+    expect((await networkOf('alice'))).not.toBe((await networkOf('bob')));
     // The networks carry the home and the account.
-    const network = await docker.getNetwork(networkOf('bob')).inspect();
-    expect(network).toMatchObject({ Driver: 'bridge', Labels: { [LABEL_KIND]: KIND_NETWORK, [LABEL_HOME]: server.home, [LABEL_ACCOUNT]: server.platform.services.accounts.findByLogin('bob')!.id } });
+    const network = await docker.getNetwork((await networkOf('bob'))).inspect();
+    expect(network).toMatchObject({ Driver: 'bridge', Labels: { [LABEL_KIND]: KIND_NETWORK, [LABEL_HOME]: server.home, [LABEL_ACCOUNT]: (await server.platform.services.accounts.findByLogin('bob'))!.id } });
   }, 90_000);
 
   it('a Web App container: its account\'s environments reach it, another account\'s only through the proxy', async () => {
@@ -100,7 +100,7 @@ describe.skipIf(SKIP_DOCKER)('containers of different accounts', () => {
     await push(server.url, repo, 'bob', 'site', (await call(bob, 'createRepohostInstallationAccessToken', {})).token);
     const created = await call(bob, 'createWebApp', { appName: 'site', repositoryOwnerLogin: 'bob', repositoryName: 'site' });
     expect(await settle(bob, created.appId, created.lastDeployment.id)).toMatchObject({ status: 'active' });
-    const bobId = server.platform.services.accounts.findByLogin('bob')!.id;
+    const bobId = (await server.platform.services.accounts.findByLogin('bob'))!.id;
     const [container] = await docker.listContainers({ filters: { label: [...webAppHomeFilter(server.home).label, `${LABEL_ACCOUNT}=${bobId}`] } });
     const at = await networksOf(container!.Id);
     const ip = Object.values(at.addresses)[0]!;
@@ -110,8 +110,8 @@ describe.skipIf(SKIP_DOCKER)('containers of different accounts', () => {
     const request = 'GET / HTTP/1.0\\r\\n\\r\\n';
     expect(await reach(bob, own, ip, 8080, request)).toMatch(/^HTTP\/1\.[01] 200[\s\S]*<h1>Bob only<\/h1>[\s\S]*nc exit 0\n$/);
     expect(await reach(alice, stranger, ip, 8080, request)).toMatch(/^nc exit [1-9]\d*\n$/);
-    expect(at.mode).toBe(networkOf('bob'));
-    expect(Object.keys(at.addresses)).toEqual([networkOf('bob')]);
+    expect(at.mode).toBe((await networkOf('bob')));
+    expect(Object.keys(at.addresses)).toEqual([(await networkOf('bob'))]);
 
     // Everyone else reaches it through the proxy, which connects to the container's address on its network.
     const webApps = server.platform.services.webApps;
@@ -133,15 +133,15 @@ describe.skipIf(SKIP_DOCKER)('containers of different accounts', () => {
 
   it('creates an account\'s network again when it was removed by hand', async () => {
     // An account of its own, whose one environment is the only container on its network.
-    const carol = await modernHttpClient(server.url, server.platform.services.accounts.create('carol').token);
+    const carol = await modernHttpClient(server.url, (await server.platform.services.accounts.create('carol')).token);
     try {
       const id = await environment(carol, 'network removed');
       const containerId = await containerOf(id);
       await docker.getContainer(containerId).stop({ t: 0 });
-      await docker.getNetwork(networkOf('carol')).remove();
+      await docker.getNetwork((await networkOf('carol'))).remove();
       expect(await run(carol, id, 'echo back')).toMatchObject({ status: 'exited', exitCode: 0, stdout: 'back\n' });
-      expect(Object.keys((await networksOf(containerId)).addresses)).toEqual([networkOf('carol')]);
-      expect((await docker.getNetwork(networkOf('carol')).inspect()).Labels).toMatchObject({ [LABEL_KIND]: KIND_NETWORK, [LABEL_HOME]: server.home });
+      expect(Object.keys((await networksOf(containerId)).addresses)).toEqual([(await networkOf('carol'))]);
+      expect((await docker.getNetwork((await networkOf('carol'))).inspect()).Labels).toMatchObject({ [LABEL_KIND]: KIND_NETWORK, [LABEL_HOME]: server.home });
     } finally {
       await carol.close();
     }
@@ -149,25 +149,25 @@ describe.skipIf(SKIP_DOCKER)('containers of different accounts', () => {
 
   it('moves containers made before accounts had networks of their own (on bridge) onto them at the next start', async () => {
     const id = await environment(alice, 'made on bridge');
-    const bobId = server.platform.services.accounts.findByLogin('bob')!.id;
+    const bobId = (await server.platform.services.accounts.findByLogin('bob'))!.id;
     const [webApp] = await docker.listContainers({ filters: { label: [...webAppHomeFilter(server.home).label, `${LABEL_ACCOUNT}=${bobId}`] } });
     const moveToBridge = async (container: Docker.ContainerInfo | { Id: string }, network: string) => {
       await docker.getNetwork('bridge').connect({ Container: container.Id });
       await docker.getNetwork(network).disconnect({ Container: container.Id, Force: true });
     };
     const environmentId = await containerOf(id);
-    await moveToBridge({ Id: environmentId }, networkOf('alice'));
-    await moveToBridge(webApp!, networkOf('bob'));
+    await moveToBridge({ Id: environmentId }, (await networkOf('alice')));
+    await moveToBridge(webApp!, (await networkOf('bob')));
     expect(Object.keys((await networksOf(environmentId)).addresses)).toEqual(['bridge']);
 
     // A second Backyard on the same home, as after an upgrade and restart.
-    const again = openPlatform(server.platform.config, createLogger('silent'));
+    const again = await openPlatform(server.platform.config, createLogger('silent'));
     try {
       again.services.webApps.start();
-      const aliceId = server.platform.services.accounts.findByLogin('alice')!.id;
+      const aliceId = (await server.platform.services.accounts.findByLogin('alice'))!.id;
       expect(await again.services.devenvs.execute(aliceId, id, 'echo moved')).toMatchObject({ status: 'exited', stdout: 'moved\n' });
-      expect(Object.keys((await networksOf(environmentId)).addresses)).toEqual([networkOf('alice')]);
-      await expect.poll(async () => Object.keys((await networksOf(webApp!.Id)).addresses), { timeout: 15_000 }).toEqual([networkOf('bob')]);
+      expect(Object.keys((await networksOf(environmentId)).addresses)).toEqual([(await networkOf('alice'))]);
+      await expect.poll(async () => Object.keys((await networksOf(webApp!.Id)).addresses), { timeout: 15_000 }).toEqual([(await networkOf('bob'))]);
     } finally {
       again.close();
     }

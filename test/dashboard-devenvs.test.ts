@@ -27,7 +27,7 @@ describe.skipIf(SKIP_DOCKER)('development environments in the dashboard', () => 
   beforeAll(async () => {
     await requireDocker();
     server = await startTestServer({ ...DEVENV_ENV, BACKYARD_EXEC_WAIT_MS: '300' });
-    aliceId = server.platform.services.accounts.findByLogin('alice')!.id;
+    aliceId = (await server.platform.services.accounts.findByLogin('alice'))!.id;
     environmentId = (await server.platform.services.devenvs.create(aliceId, 'Build the todo app')).id;
     const done = await server.platform.services.devenvs.execute(aliceId, environmentId, 'echo "hello from the container"; uname -s');
     expect(done.status).toBe('exited');
@@ -106,7 +106,7 @@ describe.skipIf(SKIP_DOCKER)('development environments in the dashboard', () => 
     await expect(page.locator('#exit-code').textContent()).resolves.toBe('4');
     await expect(page.locator('[aria-label="Command"]').textContent()).resolves.toBe(command);
     const executionId = new URL(page.url()).pathname.split('/').pop()!;
-    expect(server.platform.services.devenvs.inspect(aliceId, environmentId, executionId)).toMatchObject({ status: 'exited', exitCode: 4 });
+    expect(await server.platform.services.devenvs.inspect(aliceId, environmentId, executionId)).toMatchObject({ status: 'exited', exitCode: 4 });
   });
 
   it('ends a running command with the End button, and offers no End once it has exited', async () => {
@@ -122,7 +122,7 @@ describe.skipIf(SKIP_DOCKER)('development environments in the dashboard', () => 
     await page.getByRole('button', { name: 'End' }).click();
     await page.waitForURL(/flash=/);
     await expect(page.locator('#status').textContent()).resolves.toBe('exited');
-    const ended = server.platform.services.devenvs.inspect(aliceId, environmentId, executionId);
+    const ended = await server.platform.services.devenvs.inspect(aliceId, environmentId, executionId);
     expect(ended.status).toBe('exited');
     expect([143, 137]).toContain(ended.exitCode);
     await expect(page.locator('#exit-code').textContent()).resolves.toBe(String(ended.exitCode));
@@ -131,7 +131,7 @@ describe.skipIf(SKIP_DOCKER)('development environments in the dashboard', () => 
   });
 
   it('refuses a command without the session\'s CSRF token, and names the field of an empty one', async () => {
-    const before = server.platform.services.devenvs.executions(aliceId, environmentId).length;
+    const before = (await server.platform.services.devenvs.executions(aliceId, environmentId)).length;
     const cookies = (await page.context().cookies()).map((c) => `${c.name}=${c.value}`).join('; ');
     const forged = await fetch(`${server.url}/dashboard/environments/${environmentId}/commands`, {
       method: 'POST',
@@ -140,7 +140,7 @@ describe.skipIf(SKIP_DOCKER)('development environments in the dashboard', () => 
       redirect: 'manual',
     });
     expect(forged.status).toBe(403);
-    expect(server.platform.services.devenvs.executions(aliceId, environmentId).length).toBe(before);
+    expect((await server.platform.services.devenvs.executions(aliceId, environmentId)).length).toBe(before);
 
     await page.goto(`${server.url}/dashboard/environments/${environmentId}`);
     // The browser would refuse an empty required field: send the form as it is, emptied by hand.
@@ -152,6 +152,6 @@ describe.skipIf(SKIP_DOCKER)('development environments in the dashboard', () => 
     await page.waitForURL(/flash=/);
     expect(new URL(page.url()).pathname).toBe(`/dashboard/environments/${environmentId}`);
     await expect(page.locator('.notice').first().textContent()).resolves.toMatch(/command must not be empty/);
-    expect(server.platform.services.devenvs.executions(aliceId, environmentId).length).toBe(before);
+    expect((await server.platform.services.devenvs.executions(aliceId, environmentId)).length).toBe(before);
   });
 });

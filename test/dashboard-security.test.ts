@@ -16,6 +16,7 @@ import { homePaths } from '../src/config.js';
 import { ARTIFACTS_DIR, launchBrowser } from './helpers/browser.js';
 import { CLI, stdioEnv } from './helpers/mcpClients.js';
 import { startTestServer, type TestServer } from './helpers/server.js';
+import type { SqliteSql } from '../src/shared/sqliteSql.js';
 
 const exec = promisify(execFile);
 
@@ -69,27 +70,23 @@ async function objectNow(): Promise<Record<string, unknown>> {
 beforeAll(async () => {
   server = await startTestServer();
   const { accounts, backendApps, dataApi } = server.platform.services;
-  const aliceId = accounts.findByLogin('alice')!.id;
-  const bobId = accounts.findByLogin('bob')!.id;
-  const created = backendApps.create(aliceId, 'Secret <img src=x onerror=alert(1)> App');
+  const aliceId = (await accounts.findByLogin('alice'))!.id;
+  const bobId = (await accounts.findByLogin('bob'))!.id;
+  const created = await backendApps.create(aliceId, 'Secret <img src=x onerror=alert(1)> App');
   appId = created.appId;
-  masterKey = backendApps.keys(appId)!.masterKey;
+  masterKey = (await backendApps.keys(appId))!.masterKey;
   const [note] = await dataApi.call(appId, [{ method: 'POST', url: '/classes/Note', body: { text: 'original', html: '<script>alert("x")</script>' } }]);
   objectId = (note!.body as { objectId: string }).objectId;
-  bobAppId = backendApps.create(bobId, 'Bob App').appId;
+  bobAppId = (await backendApps.create(bobId, 'Bob App')).appId;
 
   // An environment with a finished command, written as the development environment service writes them
   // (this suite runs without Docker; test/dashboard-devenvs.test.ts runs real ones).
   environmentId = 'EnvSecurityTest000001';
   executionId = 'ExecSecurityTest00001';
   const now = new Date().toISOString();
-  server.platform.db.prepare('INSERT INTO development_environments (id, account_id, chat_title, created_at) VALUES (?, ?, ?, ?)').run(environmentId, aliceId, 'Alice chat', now);
-  server.platform.db
-    .prepare(
-      `INSERT INTO command_executions (id, environment_id, command, status, exit_code, stdout, stderr, owner, heartbeat_at, created_at, exited_at)
-       VALUES (?, ?, 'echo alice-secret-output', 'exited', 0, 'alice-secret-output', '', 'gone/1/x', ?, ?, ?)`,
-    )
-    .run(executionId, environmentId, now, now, now);
+  await server.platform.db.run('INSERT INTO development_environments (id, account_id, chat_title, created_at) VALUES (?, ?, ?, ?)', environmentId, aliceId, 'Alice chat', now);
+  await server.platform.db.run(`INSERT INTO command_executions (id, environment_id, command, status, exit_code, stdout, stderr, owner, heartbeat_at, created_at, exited_at)
+       VALUES (?, ?, 'echo alice-secret-output', 'exited', 0, 'alice-secret-output', '', 'gone/1/x', ?, ?, ?)`, executionId, environmentId, now, now, now);
 
   alice = await signIn(server.alice);
   bob = await signIn(server.bob);
@@ -151,8 +148,8 @@ async function expectUnchanged(): Promise<void> {
   const classes = (schema[0]!.body as { results: Array<{ className: string; fields: Record<string, unknown> }> }).results;
   expect(classes.map((c) => c.className)).not.toContain('Injected');
   expect(Object.keys(classes.find((c) => c.className === 'Note')!.fields)).not.toContain('injected');
-  expect(server.platform.services.backendApps.get(server.platform.services.accounts.findByLogin('alice')!.id, appId)!.publicWebHostingURL).toBe('');
-  expect(server.platform.services.cloudCode.read(server.platform.services.accounts.findByLogin('alice')!.id, appId, 'cloud/main.js')).not.toContain('pwned');
+  expect((await server.platform.services.backendApps.get((await server.platform.services.accounts.findByLogin('alice'))!.id, appId))!.publicWebHostingURL).toBe('');
+  expect(await server.platform.services.cloudCode.read((await server.platform.services.accounts.findByLogin('alice'))!.id, appId, 'cloud/main.js')).not.toContain('pwned');
 }
 
 describe('without a session', () => {
@@ -206,10 +203,10 @@ describe('sessions', () => {
     expect(setCookie).toMatch(/Max-Age=\d+/);
     expect(setCookie).not.toMatch(/Domain=/i);
     const token = setCookie.split(';')[0]!.split('=')[1]!;
-    server.platform.db.pragma('wal_checkpoint(TRUNCATE)');
+    (server.platform.db as SqliteSql).db.pragma('wal_checkpoint(TRUNCATE)');
     const raw = Buffer.concat([homePaths(server.home).platformDb, `${homePaths(server.home).platformDb}-wal`].filter((f) => fs.existsSync(f)).map((f) => fs.readFileSync(f)));
     expect(raw.includes(Buffer.from(token))).toBe(false);
-    const stored = server.platform.db.prepare('SELECT COUNT(*) AS n FROM dashboard_sessions').get() as { n: number };
+    const stored = (await server.platform.db.get('SELECT COUNT(*) AS n FROM dashboard_sessions')) as { n: number };
     expect(stored.n).toBeGreaterThanOrEqual(3);
   });
 
@@ -232,7 +229,7 @@ describe('sessions', () => {
 
     const expiring = await signIn(server.alice);
     expect((await call('GET', '/dashboard', { cookie: expiring.cookie })).status).toBe(200);
-    server.platform.db.prepare("UPDATE dashboard_sessions SET expires_at = '2000-01-01T00:00:00.000Z' WHERE expires_at > ?").run(new Date(Date.now() + 3 * 24 * 3600 * 1000).toISOString());
+    await server.platform.db.run("UPDATE dashboard_sessions SET expires_at = '2000-01-01T00:00:00.000Z' WHERE expires_at > ?", new Date(Date.now() + 3 * 24 * 3600 * 1000).toISOString());
     expect((await call('GET', '/dashboard', { cookie: expiring.cookie })).status).toBe(303);
     // The suite's own sessions expired too: start them again.
     alice = await signIn(server.alice);
@@ -293,8 +290,8 @@ describe('cross-site requests', () => {
     const evil = http.createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end(attack(target)));
     await new Promise<void>((resolve) => evil.listen(0, '127.0.0.1', resolve));
     // A hosted site on the same Backyard: same-site with the dashboard, so the cookie goes along.
-    const hosted = backendApps.activateHosting(accounts.findByLogin('bob')!.id, bobAppId)!;
-    await cloudCode.deploy(accounts.findByLogin('bob')!.id, bobAppId, [{ path: 'public/index.html', operation: 'write', writeMode: 'overwrite', data: attack(target) }]);
+    const hosted = (await backendApps.activateHosting((await accounts.findByLogin('bob'))!.id, bobAppId))!;
+    await cloudCode.deploy((await accounts.findByLogin('bob'))!.id, bobAppId, [{ path: 'public/index.html', operation: 'write', writeMode: 'overwrite', data: attack(target) }]);
 
     const browser = await launchBrowser();
     try {
@@ -428,7 +425,7 @@ describe('backyard dashboard', () => {
     const code = /\?code=([A-Za-z0-9_-]{43})$/m.exec(stdout)?.[1];
     expect(code, `stdout: ${stdout}\nstderr: ${stderr}`).toBeDefined();
     expect((await call('GET', `/dashboard/sign-in/link?code=${code}`)).status).toBe(200);
-    server.platform.db.prepare("UPDATE dashboard_sign_in_links SET expires_at = '2000-01-01T00:00:00.000Z'").run();
+    await server.platform.db.run("UPDATE dashboard_sign_in_links SET expires_at = '2000-01-01T00:00:00.000Z'");
     const expired = await call('GET', `/dashboard/sign-in/link?code=${code}`);
     expect(expired.status, expired.text).toBe(400);
     expect(expired.text).toContain('used already or it expired');

@@ -36,9 +36,9 @@ async function currentForm(): Promise<Record<string, string>> {
 
 beforeAll(async () => {
   server = await startTestServer();
-  app = createTestApp(server, 'Settings <b>App</b>');
+  app = await createTestApp(server, 'Settings <b>App</b>');
   const { accounts, backendApps } = server.platform.services;
-  bobAppId = backendApps.create(accounts.findByLogin('bob')!.id, 'Bob App').appId;
+  bobAppId = (await backendApps.create((await accounts.findByLogin('bob'))!.id, 'Bob App')).appId;
   const signIn = await call('POST', '/dashboard/sign-in', { body: { token: server.alice, next: '/dashboard' } });
   const cookie = signIn.cookie!.split(';')[0]!;
   const overview = await call('GET', '/dashboard', { cookie });
@@ -73,7 +73,7 @@ describe('Server settings page', () => {
     expect(res.status, res.text).toBe(303);
     expect((await call('GET', res.location!, { cookie: alice.cookie })).text).toContain('Saved maxLimit, enforcePrivateUsers, fileUpload.fileExtensions.');
     // Only what changed is stored: the rest keeps following the defaults.
-    expect(server.platform.services.backendApps.serverSettings(app.appId)!.overrides).toEqual({
+    expect((await server.platform.services.backendApps.serverSettings(app.appId))!.overrides).toEqual({
       maxLimit: 5,
       enforcePrivateUsers: false,
       fileUpload: { fileExtensions: ['^png$', '^jpe?g$'] },
@@ -89,7 +89,7 @@ describe('Server settings page', () => {
     // Emptying a field and ticking a box back put the defaults back.
     const back = { ...(await currentForm()), maxLimit: '', enforcePrivateUsers: 'on', 'fileUpload.fileExtensions': '' };
     expect((await call('POST', page(), { cookie: alice.cookie, body: back })).status).toBe(303);
-    expect(server.platform.services.backendApps.serverSettings(app.appId)!.overrides).toEqual({});
+    expect((await server.platform.services.backendApps.serverSettings(app.appId))!.overrides).toEqual({});
     expect((await app.call('GET', '/classes/Item?limit=100')).body.results).toHaveLength(8);
   });
 
@@ -100,7 +100,7 @@ describe('Server settings page', () => {
     expect(res.text).toMatch(/<input id="setting-maxLimit" name="maxLimit" value="lots"[^>]*aria-describedby="setting-maxLimit-hint setting-maxLimit-error" aria-invalid="true">/);
     expect(res.text).toMatch(/<span class="field-error" id="setting-maxLimit-error" role="alert">maxLimit must be a whole number of at least 1; got &quot;lots&quot;\. Nothing was changed\.<\/span>/);
     expect(res.text).toMatch(/name="defaultLimit" value="7"/);
-    expect(server.platform.services.backendApps.serverSettings(app.appId)!.overrides).toEqual({});
+    expect((await server.platform.services.backendApps.serverSettings(app.appId))!.overrides).toEqual({});
 
     const json = { ...(await currentForm()), protectedFields: '{"Person": {"<script>alert(1)</script>": ["ssn"]}}' };
     const refused = await call('POST', page(), { cookie: alice.cookie, body: json });
@@ -117,7 +117,7 @@ describe('Server settings page', () => {
     const { _csrf: _omit, ...withoutToken } = form;
     expect((await call('POST', page(), { cookie: alice.cookie, body: withoutToken })).status).toBe(403);
     expect((await call('POST', `/dashboard/apps/${bobAppId}/settings`, { cookie: alice.cookie, body: form })).status).toBe(404);
-    expect(server.platform.services.backendApps.serverSettings(app.appId)!.overrides).toEqual({});
-    expect(server.platform.services.backendApps.serverSettings(bobAppId)!.overrides).toEqual({});
+    expect((await server.platform.services.backendApps.serverSettings(app.appId))!.overrides).toEqual({});
+    expect((await server.platform.services.backendApps.serverSettings(bobAppId))!.overrides).toEqual({});
   });
 });

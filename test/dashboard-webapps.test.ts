@@ -50,7 +50,7 @@ describe.skipIf(SKIP_DOCKER)('Web Apps in the dashboard', () => {
   beforeAll(async () => {
     await requireDocker();
     server = await startTestServer(WEBAPP_ENV);
-    alice = server.platform.services.accounts.findByLogin('alice')!;
+    alice = (await server.platform.services.accounts.findByLogin('alice'))!;
     work = fs.mkdtempSync(path.join(os.tmpdir(), 'backyard-dashboard-webapps-'));
     const repo = path.join(work, 'hello');
     await commit(repo, slowApp('<h1>Hello from the dashboard test</h1>\n'), 'first');

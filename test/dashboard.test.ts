@@ -48,7 +48,7 @@ beforeAll(async () => {
   const created = await api(server, 'POST', '/backend-apps', { token: server.alice, body: { appName: 'Todo Planner' } });
   expect(created.status, created.text).toBe(201);
   app = created.json() as typeof app;
-  masterKey = server.platform.services.backendApps.keys(app.appId)!.masterKey;
+  masterKey = (await server.platform.services.backendApps.keys(app.appId))!.masterKey;
 
   // 1,000 objects in one batch, numbered 0 to 999, and a user to point at.
   const items = Array.from({ length: 1000 }, (_, n) => ({ method: 'POST', path: '/data/classes/Item', body: { n, title: `Item ${n}`, done: n % 3 === 0 } }));

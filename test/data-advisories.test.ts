@@ -46,7 +46,7 @@ async function deploy(target: TestApp, main: string): Promise<void> {
 
 beforeAll(async () => {
   server = await startTestServer();
-  app = createTestApp(server, 'advisories');
+  app = await createTestApp(server, 'advisories');
   for (const name of ['alice', 'bob']) {
     const { objectId, sessionToken } = await signUp(app, name);
     ids[name] = objectId;
@@ -88,7 +88,7 @@ describe('prototype-pollution keywords (requestKeywordDenylist)', () => {
   });
 
   it('GHSA-xprv-wvh7-qqqx: a keyword that a beforeSave trigger adds is refused too', async () => {
-    const hooked = createTestApp(server, 'advisories-hooks');
+    const hooked = await createTestApp(server, 'advisories-hooks');
     // (The SDK drops an own `constructor` key when it encodes the object; a key holding the word is kept.)
     await deploy(hooked, "Parse.Cloud.beforeSave('Hooked', (request) => { request.object.set('meta', request.object.get('poison') ? { constructorName: 'x' } : { name: 'x' }); });\n");
     expect(await hooked.call('POST', '/classes/Hooked', { body: { poison: true } })).toMatchObject(prohibited(KEY('constructor')));
@@ -132,7 +132,7 @@ it('GHSA-7xg7-rqf6-pw6c: the master-only classes and finding or deleting _Instal
 
 it('GHSA-6r2j-cxgf-495f, GHSA-fcv6-fg5r-jm9q: sessions reached through redirectClassNameForKey, include or a sub-query stay their users’ own', async () => {
   // Sessions as imported from Parse Server, without the ACL that sessions made here carry.
-  const engine = server.platform.services.dataApi.apps.engine(app.appId)!;
+  const engine = (await server.platform.services.dataApi.apps.engine(app.appId))!;
   const imported: Record<string, { objectId: string; sessionToken: string }> = {};
   for (const name of ['alice', 'bob']) {
     imported[name] = (await as('master', 'POST', '/sessions', { user: pointer('_User', ids[name]!) })).body;
@@ -191,7 +191,7 @@ it('GHSA-6w4q-23cf-j9jp, GHSA-5v7g-9h8f-8pgg, GHSA-jc39-686j-wp6q, GHSA-f6j3-w9v
 });
 
 it('GHSA-g4v2-qx3q-4p64: GET /sessions/me hides the fields _Session protectedFields hide', async () => {
-  const own = createTestApp(server, 'advisories-sessions');
+  const own = await createTestApp(server, 'advisories-sessions');
   const schema = await own.call('POST', '/schemas/_Session', { master: true, body: { classLevelPermissions: { find: { '*': true }, get: { '*': true }, count: { '*': true }, create: { '*': true }, update: { '*': true }, delete: { '*': true }, addField: { '*': true }, protectedFields: { '*': ['installationId'] } } } });
   expect(schema.status).toBe(200);
   const { sessionToken } = await signUp(own, 'carol', { 'X-Parse-Installation-Id': 'carol-phone' });
@@ -206,7 +206,7 @@ it('GHSA-g4v2-qx3q-4p64: GET /sessions/me hides the fields _Session protectedFie
 
 it('session tokens: another app’s, an expired one and a logged-out one answer 209 (Parse Server’s session rules; its #10194 fixed expiry on cache hits)', async () => {
   const invalid = error(400, 209, 'Invalid session token');
-  const other = createTestApp(server, 'advisories-other');
+  const other = await createTestApp(server, 'advisories-other');
   expect(await other.call('GET', '/users/me', { sessionToken: tokens.alice })).toMatchObject(invalid);
   const expired = await as('master', 'POST', '/sessions', { user: pointer('_User', ids.alice!), expiresAt: { __type: 'Date', iso: '2020-01-01T00:00:00.000Z' } });
   expect(await app.call('GET', '/users/me', { sessionToken: expired.body.sessionToken })).toMatchObject(invalid);
@@ -286,7 +286,7 @@ it('GHSA-9prm-jqwx-45x9, GHSA-v5hf-f4c3-m5rv, GHSA-hcj7-6gxh-24ww, GHSA-42ph-pf9
 });
 
 it('GHSA-6hh7-46r2-vf29, GHSA-5j86-7r7m-p8h6, GHSA-4263-jgmp-7pf4: function and job names from the prototype chain are unknown (141)', async () => {
-  const fns = createTestApp(server, 'advisories-functions');
+  const fns = await createTestApp(server, 'advisories-functions');
   await deploy(fns, "Parse.Cloud.define('hello', () => 'hi');\nParse.Cloud.job('nightly', () => 'done');\n");
   for (const name of ['constructor', '__proto__', 'toString', 'hasOwnProperty']) {
     expect(await fns.call('POST', `/functions/${name}`, { body: {} })).toMatchObject(error(400, 141, `Invalid function: "${name}"`));

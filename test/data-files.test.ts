@@ -16,8 +16,8 @@ let apiURL: string;
 beforeAll(async () => {
   server = await startTestServer();
   const { backendApps, accounts } = server.platform.services;
-  appId = backendApps.create(accounts.findByLogin('alice')!.id, 'files-tests').appId;
-  keys = backendApps.keys(appId)!;
+  appId = (await backendApps.create((await accounts.findByLogin('alice'))!.id, 'files-tests')).appId;
+  keys = (await backendApps.keys(appId))!;
   apiURL = `${server.url}/data`;
   Parse.initialize(appId, keys.javascriptKey, keys.masterKey);
   (Parse as unknown as { serverURL: string }).serverURL = apiURL;

@@ -31,7 +31,7 @@ const refused = (res: { status: number; body: unknown }, error: string) => expec
 
 beforeAll(async () => {
   server = await startTestServer();
-  app = createTestApp(server, 'permissions');
+  app = await createTestApp(server, 'permissions');
   for (const name of ['alice', 'bob']) {
     // Publicly readable, as enforcePrivateUsers (on by default) would not make them: these tests read each other's users.
     const res = await app.call('POST', '/users', { body: { username: name, password: `${name}-pw`, email: `${name}@example.test`, ACL: { '*': { read: true } } } });

@@ -19,7 +19,7 @@ const fieldsOf = (object: Record<string, unknown>) => Object.keys(object).filter
 
 beforeAll(async () => {
   server = await startTestServer();
-  app = createTestApp(server, 'protected-fields');
+  app = await createTestApp(server, 'protected-fields');
   for (const name of ['alice', 'bob', 'carol', 'dave']) {
     // Publicly readable, as enforcePrivateUsers (on by default) would not make them: these tests read each other's objects.
     const res = await app.call('POST', '/users', { body: { username: name, password: `${name}-password`, email: `${name}@example.test`, ACL: { '*': { read: true } } } });

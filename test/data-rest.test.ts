@@ -10,7 +10,7 @@ let server: TestServer;
 let app: TestApp;
 beforeAll(async () => {
   server = await startTestServer();
-  app = createTestApp(server, 'rest-tests');
+  app = await createTestApp(server, 'rest-tests');
 });
 afterAll(async () => server.close());
 
@@ -328,10 +328,11 @@ describe('callBackendAPI', () => {
     expect(badUrl.text).toMatch(/^requests\[0\]\.url must be/);
   });
 
-  it('gives application ids of letters and digits only, never starting with - or _ (issue 14)', () => {
+  it('gives application ids of letters and digits only, never starting with - or _ (issue 14)', async () => {
     const { backendApps, accounts } = server.platform.services;
-    const owner = accounts.findByLogin('alice')!.id;
-    const ids = Array.from({ length: 200 }, (_, i) => backendApps.create(owner, `ids-${i}`).appId);
+    const owner = (await accounts.findByLogin('alice'))!.id;
+    const ids: string[] = [];
+    for (let i = 0; i < 200; i++) ids.push((await backendApps.create(owner, `ids-${i}`)).appId);
     for (const id of ids) expect(id).toMatch(/^[A-Za-z0-9]{32}$/);
   });
 
@@ -347,7 +348,7 @@ describe('callBackendAPI', () => {
 describe.skipIf(onPostgres)('an app database held by another process', () => {
   it('answers 503 with a Parse error that says why, and serves again once the file is free', async () => {
     const { default: Database } = await import('better-sqlite3');
-    const held = createTestApp(server, 'held-elsewhere');
+    const held = await createTestApp(server, 'held-elsewhere');
     const file = path.join(server.home, 'apps', held.appId, 'data.db');
     fs.mkdirSync(path.dirname(file), { recursive: true });
     // Another process's connection, holding the file as the server holds its own.

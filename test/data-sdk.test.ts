@@ -18,7 +18,7 @@ const realFetch = globalThis.fetch;
 
 beforeAll(async () => {
   server = await startTestServer();
-  app = createTestApp(server, 'sdk-tests');
+  app = await createTestApp(server, 'sdk-tests');
   globalThis.fetch = async (input: any, init?: any) => {
     const response = await realFetch(input, init);
     let body: unknown;

@@ -17,11 +17,11 @@ let engine: DataEngine;
 beforeAll(async () => {
   server = await startTestServer();
   const services = server.platform.services;
-  const accountId = services.accounts.findByLogin('alice')!.id;
-  const app = services.backendApps.create(accountId, 'users-test');
-  keys = services.backendApps.keys(app.appId)!;
+  const accountId = (await services.accounts.findByLogin('alice'))!.id;
+  const app = await services.backendApps.create(accountId, 'users-test');
+  keys = (await services.backendApps.keys(app.appId))!;
   dataUrl = `${server.url}/data`;
-  engine = services.dataApi.apps.engine(app.appId)!;
+  engine = (await services.dataApi.apps.engine(app.appId))!;
   // The Node build's initialize takes the master key; its type declarations miss that overload.
   (Parse as unknown as { initialize(appId: string, jsKey: string, masterKey: string): void }).initialize(keys.applicationId, keys.javascriptKey, keys.masterKey);
   Parse.serverURL = dataUrl;

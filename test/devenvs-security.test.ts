@@ -57,7 +57,7 @@ describe.skipIf(SKIP_DOCKER)('development environment containment', () => {
     expect(host.PidsLimit).toBe(LIMIT);
     expect(host.NanoCpus).toBe(1e9);
     // On its account's own network, and on no other (issue 18; test/container-networks.test.ts).
-    const network = accountNetworkName(server.home, server.platform.services.accounts.findByLogin('alice')!.id);
+    const network = accountNetworkName(server.home, (await server.platform.services.accounts.findByLogin('alice'))!.id);
     expect(host.NetworkMode).toBe(network);
     expect(Object.keys(inspected.NetworkSettings.Networks)).toEqual([network]);
     // Inside: no docker socket, no mounting, no raw sockets, no device nodes.

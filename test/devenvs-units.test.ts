@@ -18,7 +18,7 @@ import { openPlatform, type Platform } from '../src/platform/platform.js';
 import { STALE_MS, newOwner, ownerGone } from '../src/platform/devenvs/owners.js';
 import { tarEntries } from './helpers/tarEntries.js';
 import { START_HEADROOM_TASKS, startFailureText } from '../src/platform/devenvs/startFailure.js';
-import { refusalOf } from './helpers/refusal.js';
+import { refusalOf, rejectionOf } from './helpers/refusal.js';
 
 /** Parts of development environments that need no Docker engine. */
 describe('output tails (1 MiB per stream)', () => {
@@ -208,92 +208,88 @@ describe('owners of running executions', () => {
   });
 });
 
-describe('the listing of an environment\'s executions (the dashboard\'s reads)', () => {
+describe('the listing of an environment\'s executions (the dashboard\'s reads)', async () => {
   /**
    * A platform on a temporary home with an environment of alice's holding the executions given,
    * written as the service writes them (no Docker: nothing here starts a container).
    */
-  function withExecutions(
+  async function withExecutions(
     rows: Array<{ id: string; createdAt: string; status?: 'running' | 'exited'; exitCode?: number }>,
-    test: (p: { platform: Platform; alice: string; bob: string; environmentId: string }) => void,
-  ): void {
+    test: (p: { platform: Platform; alice: string; bob: string; environmentId: string }) => Promise<void>,
+  ): Promise<void> {
     const home = fs.mkdtempSync(path.join(os.tmpdir(), 'backyard-executions-'));
-    const platform = openPlatform(loadConfig({ home }, { BACKYARD_LOG_LEVEL: 'silent' }), createLogger('silent'));
+    const platform = await openPlatform(loadConfig({ home }, { BACKYARD_LOG_LEVEL: 'silent' }), createLogger('silent'));
     try {
-      const alice = platform.services.accounts.create('alice').account.id;
-      const bob = platform.services.accounts.create('bob').account.id;
+      const alice = (await platform.services.accounts.create('alice')).account.id;
+      const bob = (await platform.services.accounts.create('bob')).account.id;
       const environmentId = 'EnvListing00000000001';
-      platform.db
-        .prepare('INSERT INTO development_environments (id, account_id, chat_title, created_at) VALUES (?, ?, ?, ?)')
-        .run(environmentId, alice, 'Alice chat', '2026-01-01T00:00:00.000Z');
-      const insert = platform.db.prepare(
-        `INSERT INTO command_executions (id, environment_id, command, status, exit_code, owner, heartbeat_at, created_at, exited_at)
-         VALUES (?, ?, ?, ?, ?, 'elsewhere/1/x', ?, ?, ?)`,
-      );
+      await platform.db.run('INSERT INTO development_environments (id, account_id, chat_title, created_at) VALUES (?, ?, ?, ?)', environmentId, alice, 'Alice chat', '2026-01-01T00:00:00.000Z');
+      const insert = `INSERT INTO command_executions (id, environment_id, command, status, exit_code, owner, heartbeat_at, created_at, exited_at)
+         VALUES (?, ?, ?, ?, ?, 'elsewhere/1/x', ?, ?, ?)`;
       for (const r of rows) {
         const exited = (r.status ?? 'exited') === 'exited';
         const heartbeat = new Date().toISOString(); // fresh: the running ones stay running
-        insert.run(r.id, environmentId, `echo ${r.id}`, exited ? 'exited' : 'running', exited ? (r.exitCode ?? 0) : null, heartbeat, r.createdAt, exited ? r.createdAt : null);
+        await platform.db.run(insert, r.id, environmentId, `echo ${r.id}`, exited ? 'exited' : 'running', exited ? (r.exitCode ?? 0) : null, heartbeat, r.createdAt, exited ? r.createdAt : null);
       }
-      test({ platform, alice, bob, environmentId });
+      await test({ platform, alice, bob, environmentId });
     } finally {
-      platform.close();
+      await platform.close();
       fs.rmSync(home, { recursive: true, force: true });
     }
   }
 
 
-  it('lists newest first, the later insert first within one millisecond, at most `limit`, without output', () => {
+  it('lists newest first, the later insert first within one millisecond, at most `limit`, without output', async () => {
     const rows = [
       { id: 'a', createdAt: '2026-01-01T00:00:01.000Z' },
       { id: 'c', createdAt: '2026-01-01T00:00:03.000Z', status: 'running' as const },
       { id: 'b1', createdAt: '2026-01-01T00:00:02.000Z', exitCode: 2 },
       { id: 'b2', createdAt: '2026-01-01T00:00:02.000Z' },
     ];
-    withExecutions(rows, ({ platform, alice, environmentId }) => {
+    await withExecutions(rows, async ({ platform, alice, environmentId }) => {
       const devenvs = platform.services.devenvs;
-      expect(devenvs.executions(alice, environmentId).map((e) => e.id)).toEqual(['c', 'b2', 'b1', 'a']);
-      expect(devenvs.executions(alice, environmentId, 2)).toEqual([
+      expect((await devenvs.executions(alice, environmentId)).map((e) => e.id)).toEqual(['c', 'b2', 'b1', 'a']);
+      expect(await devenvs.executions(alice, environmentId, 2)).toEqual([
         { id: 'c', command: 'echo c', status: 'running', exitCode: null, createdAt: '2026-01-01T00:00:03.000Z', exitedAt: null },
         { id: 'b2', command: 'echo b2', status: 'exited', exitCode: 0, createdAt: '2026-01-01T00:00:02.000Z', exitedAt: '2026-01-01T00:00:02.000Z' },
       ]);
-      expect(devenvs.executionSummary(alice, environmentId, 'b1')).toMatchObject({ id: 'b1', status: 'exited', exitCode: 2 });
-      expect(refusalOf(() => devenvs.executionSummary(alice, environmentId, 'nope')).kind).toBe('notFound');
-      expect(refusalOf(() => devenvs.executions(alice, environmentId, 0)).kind).toBe('invalid');
-      expect(refusalOf(() => devenvs.executions(alice, environmentId, -1)).kind).toBe('invalid');
+      expect(await devenvs.executionSummary(alice, environmentId, 'b1')).toMatchObject({ id: 'b1', status: 'exited', exitCode: 2 });
+      expect((await rejectionOf(() => devenvs.executionSummary(alice, environmentId, 'nope'))).kind).toBe('notFound');
+      expect((await rejectionOf(() => devenvs.executions(alice, environmentId, 0))).kind).toBe('invalid');
+      expect((await rejectionOf(() => devenvs.executions(alice, environmentId, -1))).kind).toBe('invalid');
     });
   });
 
-  it('counts all executions and the running ones, with the latest; none for an environment without any', () => {
-    withExecutions(
+  it('counts all executions and the running ones, with the latest; none for an environment without any', async () => {
+    await withExecutions(
       [
         { id: 'x', createdAt: '2026-01-01T00:00:01.000Z', status: 'running' },
         { id: 'y', createdAt: '2026-01-01T00:00:02.000Z', exitCode: 1 },
         { id: 'z', createdAt: '2026-01-01T00:00:03.000Z', status: 'running' },
       ],
-      ({ platform, alice, environmentId }) => {
-        const activity = platform.services.devenvs.activity(alice, environmentId);
+      async ({ platform, alice, environmentId }) => {
+        const activity = await platform.services.devenvs.activity(alice, environmentId);
         expect(activity).toMatchObject({ total: 3, running: 2, latest: { id: 'z', status: 'running' } });
       },
     );
-    withExecutions([], ({ platform, alice, environmentId }) => {
-      expect(platform.services.devenvs.activity(alice, environmentId)).toEqual({ total: 0, running: 0 });
-      expect(platform.services.devenvs.executions(alice, environmentId)).toEqual([]);
+    await withExecutions([], async ({ platform, alice, environmentId }) => {
+      expect(await platform.services.devenvs.activity(alice, environmentId)).toEqual({ total: 0, running: 0 });
+      expect(await platform.services.devenvs.executions(alice, environmentId)).toEqual([]);
     });
   });
 
-  it('refuses another account\'s environment as unknown (notFound), like the other operations', () => {
-    withExecutions([{ id: 'a', createdAt: '2026-01-01T00:00:01.000Z' }], ({ platform, alice, bob, environmentId }) => {
+  it('refuses another account\'s environment as unknown (notFound), like the other operations', async () => {
+    await withExecutions([{ id: 'a', createdAt: '2026-01-01T00:00:01.000Z' }], async ({ platform, alice, bob, environmentId }) => {
       const devenvs = platform.services.devenvs;
       const refusals = [
-        refusalOf(() => devenvs.executions(bob, environmentId)),
-        refusalOf(() => devenvs.activity(bob, environmentId)),
-        refusalOf(() => devenvs.executionSummary(bob, environmentId, 'a')),
-        refusalOf(() => devenvs.executions(alice, 'NoSuchEnvironment')),
+        (await rejectionOf(() => devenvs.executions(bob, environmentId))),
+        (await rejectionOf(() => devenvs.activity(bob, environmentId))),
+        (await rejectionOf(() => devenvs.executionSummary(bob, environmentId, 'a'))),
+        (await rejectionOf(() => devenvs.executions(alice, 'NoSuchEnvironment'))),
       ];
       for (const refusal of refusals) expect(refusal.kind).toBe('notFound');
       // The same text as for an unknown id: nothing tells bob that the environment exists.
-      expect(refusals[0]!.message).toBe(refusalOf(() => devenvs.executions(bob, 'NoSuchEnvironment')).message.replace('NoSuchEnvironment', environmentId));
+      expect(refusals[0]!.message).toBe((await rejectionOf(() => devenvs.executions(bob, 'NoSuchEnvironment'))).message.replace('NoSuchEnvironment', environmentId));
     });
   });
 });

@@ -65,7 +65,7 @@ describe.skipIf(SKIP_DOCKER)('development environments through MCP (real Docker 
     expect(container?.Image).toBe(OFFLINE_IMAGE);
     expect(container?.State).toBe('running');
     expect(container?.Labels[LABEL_ENVIRONMENT]).toBe(created.id);
-    expect(container?.Labels[LABEL_ACCOUNT]).toBe(server.platform.services.accounts.findByLogin('alice')!.id);
+    expect(container?.Labels[LABEL_ACCOUNT]).toBe((await server.platform.services.accounts.findByLogin('alice'))!.id);
   });
 
   it('reaches Backyard from inside at backyardURL, although Backyard listens on loopback (issue 14)', async () => {
@@ -168,10 +168,10 @@ describe.skipIf(SKIP_DOCKER)('development environments through MCP (real Docker 
   it('streams the output of a running command into platform.db', async () => {
     const started = await run('echo first; sleep 1; echo second; sleep 30');
     expect(started.stdout).toBe('first\nsecond\n');
-    const row = server.platform.db.prepare('SELECT status, stdout FROM command_executions WHERE id = ?').get(started.id);
+    const row = (await server.platform.db.get('SELECT status, stdout FROM command_executions WHERE id = ?', started.id));
     expect(row).toEqual({ status: 'running', stdout: 'first\nsecond\n' });
     await interact(started.id, { exit: true });
-    expect(server.platform.db.prepare('SELECT status, exit_code FROM command_executions WHERE id = ?').get(started.id)).toEqual({ status: 'exited', exit_code: 143 });
+    expect((await server.platform.db.get('SELECT status, exit_code FROM command_executions WHERE id = ?', started.id))).toEqual({ status: 'exited', exit_code: 143 });
   });
 
   it('starts a stopped container again and recreates a removed one on the same /workspace volume', async () => {

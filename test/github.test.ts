@@ -135,10 +135,10 @@ beforeAll(async () => {
   apiUrl = `http://127.0.0.1:${(standIn.server.address() as AddressInfo).port}`;
   // GitHub hands out PKCS#1 ("BEGIN RSA PRIVATE KEY"); Backyard takes it as it is.
   server = await startTestServer({ BACKYARD_GITHUB_APP_ID: APP_ID, BACKYARD_GITHUB_PRIVATE_KEY: pem(appKeys.privateKey, 'pkcs1'), BACKYARD_GITHUB_API_URL: apiUrl });
-  const alice = server.platform.services.accounts.findByLogin('alice')!;
-  server.platform.services.repoHost.githubLinks.link(alice.id, 'alice-gh');
-  server.platform.services.repoHost.githubLinks.link(alice.id, 'acme');
-  server.platform.services.repoHost.githubLinks.link(alice.id, 'ghost-gh');
+  const alice = (await server.platform.services.accounts.findByLogin('alice'))!;
+  await server.platform.services.repoHost.githubLinks.link(alice.id, 'alice-gh');
+  await server.platform.services.repoHost.githubLinks.link(alice.id, 'acme');
+  await server.platform.services.repoHost.githubLinks.link(alice.id, 'ghost-gh');
 });
 
 afterAll(async () => {
@@ -206,7 +206,7 @@ describe('createRepohostInstallationAccessToken with a GitHub App', () => {
 
   it('gives Web Apps a GitHub clone address with a fresh installation token', async () => {
     const host = server.platform.services.repoHost;
-    const alice = server.platform.services.accounts.findByLogin('alice')!;
+    const alice = (await server.platform.services.accounts.findByLogin('alice'))!;
     expect(host.hostFor(alice, 'alice-gh')).toBe('github');
     expect(host.hostFor(alice, 'alice')).toBe('builtin');
     const source = await host.source(alice, 'alice-gh', 'site');
@@ -222,8 +222,8 @@ describe('createRepohostInstallationAccessToken with a GitHub App', () => {
     fs.writeFileSync(keyFile, pem(otherKeys.privateKey, 'pkcs8'));
     const wrong = await startTestServer({ BACKYARD_GITHUB_APP_ID: APP_ID, BACKYARD_GITHUB_PRIVATE_KEY_FILE: keyFile, BACKYARD_GITHUB_API_URL: apiUrl });
     try {
-      const alice = wrong.platform.services.accounts.findByLogin('alice')!;
-      wrong.platform.services.repoHost.githubLinks.link(alice.id, 'alice-gh');
+      const alice = (await wrong.platform.services.accounts.findByLogin('alice'))!;
+      await wrong.platform.services.repoHost.githubLinks.link(alice.id, 'alice-gh');
       standIn.seen.length = 0;
       const response = await api(wrong, 'POST', '/repohost-installation-access-token', { token: wrong.alice, body: { accountLogin: 'alice-gh' } });
       expect(response.status).toBe(500);

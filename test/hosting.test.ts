@@ -65,7 +65,7 @@ function writePublic(relative: string, content: string | Buffer): void {
 beforeAll(async () => {
   server = await startTestServer();
   port = Number(new URL(server.url).port);
-  app = createTestApp(server, 'Hosting Tests');
+  app = await createTestApp(server, 'Hosting Tests');
   const appFolder = homePaths(server.home).app(app.appId);
   publicDir = path.join(appFolder, 'cloud', 'public');
   fs.mkdirSync(publicDir, { recursive: true });
@@ -118,8 +118,8 @@ describe('activateWebHosting', () => {
   });
 
   it('gives a second app with the same name its own subdomain', async () => {
-    const bobId = server.platform.services.accounts.findByLogin('bob')!.id;
-    const other = server.platform.services.backendApps.create(bobId, 'Hosting Tests');
+    const bobId = (await server.platform.services.accounts.findByLogin('bob'))!.id;
+    const other = await server.platform.services.backendApps.create(bobId, 'Hosting Tests');
     const res = await api(server, 'POST', `/backend-apps/${other.appId}/activate-web-hosting`, { token: server.bob });
     expect(res.status).toBe(200);
     expect(res.json()).toEqual({ publicWebHostingURL: `http://hosting-tests-2.localhost:${port}/` });

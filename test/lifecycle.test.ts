@@ -62,7 +62,7 @@ describe.skipIf(SKIP_DOCKER)('lifecycle operations', () => {
     expect(fs.existsSync(folder)).toBe(false);
     expect(server.platform.services.cloud.liveWorkers(appId)).toBe(0);
     expect((await call(client, 'getBackendApps', {})).backendApps.map((a: { appId: string }) => a.appId)).not.toContain(appId);
-    expect(server.platform.services.backendApps.keys(appId)).toBeUndefined();
+    expect(await server.platform.services.backendApps.keys(appId)).toBeUndefined();
     const hosted = await fetchApp(publicWebHostingURL);
     expect(hosted.status).toBe(404);
     expect(hosted.text).toMatch(/No site is hosted/);
@@ -112,7 +112,7 @@ describe.skipIf(SKIP_DOCKER)('lifecycle operations', () => {
     expect(await docker.listContainers({ all: true, filters: byApp })).toEqual([]);
     expect((await docker.listImages({ filters: imageFilter(home) })).flatMap((i) => i.RepoTags ?? []).filter((t) => t.includes('/site:'))).toEqual([]);
     expect((await call(client, 'getWebApps', {})).webApps.map((a: { appId: string }) => a.appId)).not.toContain(appId);
-    const rows = server.platform.db.prepare('SELECT (SELECT COUNT(*) FROM deployments WHERE web_app_id = ?) AS d, (SELECT COUNT(*) FROM deployment_logs WHERE deployment_id = ?) AS l').get(appId, created.lastDeployment.id) as { d: number; l: number };
+    const rows = (await server.platform.db.get('SELECT (SELECT COUNT(*) FROM deployments WHERE web_app_id = ?) AS d, (SELECT COUNT(*) FROM deployment_logs WHERE deployment_id = ?) AS l', appId, created.lastDeployment.id)) as { d: number; l: number };
     expect(rows).toEqual({ d: 0, l: 0 });
     const gone = await fetchApp(appURL);
     expect(gone.status).toBe(404);
@@ -153,7 +153,7 @@ describe.skipIf(SKIP_DOCKER)('lifecycle operations', () => {
     const { Volumes } = await docker.listVolumes({ filters: { name: [volumeName(id)] } });
     expect(Volumes ?? []).toEqual([]);
     expect((await call(client, 'getDevelopmentEnvironments', {})).developmentEnvironments.map((e: { id: string }) => e.id)).not.toContain(id);
-    const rows = server.platform.db.prepare('SELECT COUNT(*) AS n FROM command_executions WHERE environment_id = ?').get(id) as { n: number };
+    const rows = (await server.platform.db.get('SELECT COUNT(*) AS n FROM command_executions WHERE environment_id = ?', id)) as { n: number };
     expect(rows.n).toBe(0);
     expect((await api(server, 'DELETE', `/development-environments/${id}`, { token: server.alice })).status).toBe(404);
     expect((await api(server, 'GET', `/development-environments/${id}/commands-executions/${sleeping.id}`, { token: server.alice })).status).toBe(404);

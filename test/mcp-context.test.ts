@@ -17,7 +17,7 @@ let otherAppId: string;
 
 beforeAll(async () => {
   server = await startTestServer();
-  aliceId = server.platform.services.accounts.findByLogin('alice')!.id;
+  aliceId = (await server.platform.services.accounts.findByLogin('alice'))!.id;
   const created = async (appName: string) => (await api(server, 'POST', '/backend-apps', { token: server.alice, body: { appName } })).json() as { appId: string };
   appId = (await created('context-one')).appId;
   otherAppId = (await created('context-two')).appId;
@@ -137,7 +137,7 @@ describe('connections narrowed by the client', () => {
 
 describe('tokens limited to read-only or to one Backend App', () => {
   it('a read-only token lists every tool but is refused changes, over MCP and REST alike', async () => {
-    const token = server.platform.services.accounts.issueToken(aliceId, 'user', { readOnly: true, appId: null });
+    const token = await server.platform.services.accounts.issueToken(aliceId, 'user', { readOnly: true, appId: null });
     const client = await modernHttpClient(server.url, token);
     try {
       expect(await names(client)).toEqual(operations.map((op) => op.name));
@@ -153,12 +153,12 @@ describe('tokens limited to read-only or to one Backend App', () => {
     expect(rest.text).toMatch(/read-only/);
     expect((await api(server, 'GET', '/backend-apps?app-name=not-made', { token: server.alice })).json()).toEqual([]);
     // A limited token is not for the dashboard or the git host, where its limits could not hold.
-    expect(server.platform.services.accounts.authenticate(token)).toBeUndefined();
-    expect(server.platform.services.accounts.authenticate(server.alice)?.login).toBe('alice');
+    expect(await server.platform.services.accounts.authenticate(token)).toBeUndefined();
+    expect((await server.platform.services.accounts.authenticate(server.alice))?.login).toBe('alice');
   });
 
   it('a token for one Backend App reaches that app only', async () => {
-    const token = server.platform.services.accounts.issueToken(aliceId, 'user', { readOnly: false, appId });
+    const token = await server.platform.services.accounts.issueToken(aliceId, 'user', { readOnly: false, appId });
     const client = await modernHttpClient(server.url, token);
     try {
       const listed = await names(client);

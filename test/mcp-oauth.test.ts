@@ -258,7 +258,7 @@ describe('a client registered with Dynamic Client Registration (RFC 7591)', () =
       expect(refused.isError).toBe(true);
       expect(refused.content[0].text).toMatch(/mcp:write/);
       expect(refused.content[0].text).toMatch(/read-only/);
-      expect(server.platform.services.backendApps.list(server.platform.services.accounts.findByLogin('alice')!.id).map((a) => a.appName)).not.toContain(
+      expect((await server.platform.services.backendApps.list((await server.platform.services.accounts.findByLogin('alice'))!.id)).map((a) => a.appName)).not.toContain(
         'not-allowed',
       );
 
@@ -447,9 +447,9 @@ describe('the authorization code and its checks', () => {
       scope: 'mcp:read mcp:write',
     });
     if (check.kind !== 'ok') throw new Error('the request should pass');
-    const alice = server.platform.services.accounts.findByLogin('alice')!;
-    const code = elsewhere.issueCode(alice, check.request, ['mcp:read', 'mcp:write']);
-    const foreign = elsewhere.exchangeCode({ code, client_id: registered.client_id, redirect_uri: site.callback, code_verifier: 'dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk' });
+    const alice = (await server.platform.services.accounts.findByLogin('alice'))!;
+    const code = await elsewhere.issueCode(alice, check.request, ['mcp:read', 'mcp:write']);
+    const foreign = await elsewhere.exchangeCode({ code, client_id: registered.client_id, redirect_uri: site.callback, code_verifier: 'dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk' });
     const refused = await asMcp(foreign.access_token);
     expect(refused.status).toBe(401);
     expect(refused.headers.get('www-authenticate')).toMatch(/error="invalid_token"/);

@@ -22,7 +22,7 @@ const DATES = {
 
 beforeAll(async () => {
   server = await startTestServer();
-  app = createTestApp(server, 'aggregate-parity');
+  app = await createTestApp(server, 'aggregate-parity');
   Parse.initialize(app.appId, app.keys.javascriptKey, app.keys.masterKey);
   (Parse as unknown as { serverURL: string }).serverURL = app.apiURL;
   // A 5xx is a Backyard bug: fail at once instead of waiting out the SDK's retries.

@@ -15,7 +15,7 @@ let suffix = 0;
 
 beforeAll(async () => {
   server = await startTestServer();
-  app = createTestApp(server, 'parity-keys');
+  app = await createTestApp(server, 'parity-keys');
   await pointSdkAt(app);
 });
 afterAll(async () => {

@@ -19,7 +19,7 @@ const cls = (base: string) => `${base}${++classCount}`;
 
 beforeAll(async () => {
   server = await startTestServer();
-  app = createTestApp(server, 'parity-objects');
+  app = await createTestApp(server, 'parity-objects');
   globalThis.fetch = async (input: any, init?: any) => {
     const response = await realFetch(input, init);
     statuses.push(response.status);

@@ -23,8 +23,8 @@ let engine: DataEngine;
 
 beforeAll(async () => {
   server = await startTestServer();
-  app = createTestApp(server, 'parity-users');
-  engine = server.platform.services.dataApi.apps.engine(app.appId)!;
+  app = await createTestApp(server, 'parity-users');
+  engine = (await server.platform.services.dataApi.apps.engine(app.appId))!;
   (Parse as unknown as { initialize(appId: string, jsKey: string, masterKey: string): void }).initialize(app.appId, app.keys.javascriptKey, app.keys.masterKey);
   Parse.serverURL = app.apiURL;
   Parse.User.enableUnsafeCurrentUser();

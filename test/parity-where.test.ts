@@ -16,7 +16,7 @@ let suffix = 0;
 
 beforeAll(async () => {
   server = await startTestServer();
-  app = createTestApp(server, 'parity-where');
+  app = await createTestApp(server, 'parity-where');
   await pointSdkAt(app);
 });
 afterAll(async () => {

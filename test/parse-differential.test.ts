@@ -24,7 +24,7 @@ let backyard: (suffix: string) => CaseApi;
 
 beforeAll(async () => {
   [oracle, server] = await Promise.all([startOracle(), startTestServer()]);
-  const app = createTestApp(server, 'differential');
+  const app = await createTestApp(server, 'differential');
   parse = (suffix) => httpCaseApi('parse', oracle.url, oracle.keys, suffix);
   backyard = (suffix) => httpCaseApi('backyard', app.apiURL, { appId: app.appId, restKey: app.keys.restKey, masterKey: app.keys.masterKey }, suffix);
 }, 180_000);

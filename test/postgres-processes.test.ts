@@ -1,4 +1,6 @@
 import { execFile } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLI, stdioEnv } from './helpers/mcpClients.js';
@@ -65,6 +67,42 @@ describe.skipIf(!onPostgres)('two backyard serve processes on one PostgreSQL', (
     for (const p of [a, b]) if (p?.running) await p.stop('SIGTERM');
     if (home) removeHome(home);
     await pgQuery(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
+  });
+
+  it('keeps the platform state in PostgreSQL: nothing in the home, and what one process records the other reads', async () => {
+    expect(fs.existsSync(path.join(home, 'platform.db'))).toBe(false);
+    const rows = await pgQuery('SELECT app_name FROM backyard.backend_apps', [], databaseUrl());
+    expect(rows).toEqual([{ app_name: 'shared' }]);
+    // An app made through B is listed through A, and its keys work through A's data API.
+    const made = await manage(b.url, 'POST', '/backend-apps', { appName: 'from-b' });
+    expect(made.status).toBe(201);
+    expect((await manage(a.url, 'GET', '/backend-apps?appName=from-b')).body).toEqual([{ appId: made.body.appId, appName: 'from-b' }]);
+    const viaA = await fetch(`${a.url}/data/classes/Thing`, {
+      method: 'POST',
+      headers: { 'X-Parse-Application-Id': made.body.appId, 'X-Parse-REST-API-Key': made.body.restKey, 'content-type': 'application/json' },
+      body: JSON.stringify({ n: 1 }),
+    });
+    expect(viaA.status).toBe(201);
+    // A dashboard session started through A is a session of B too; signing out through B ends it for A.
+    const signedIn = await fetch(`${a.url}/dashboard/sign-in`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', origin: a.url },
+      body: new URLSearchParams({ token, next: '/dashboard' }),
+      redirect: 'manual',
+    });
+    expect(signedIn.status).toBe(303);
+    const cookie = signedIn.headers.get('set-cookie')!.split(';')[0]!;
+    const page = await fetch(`${b.url}/dashboard`, { headers: { cookie }, redirect: 'manual' });
+    expect(page.status).toBe(200);
+    const csrf = /name="_csrf" value="([^"]+)"/.exec(await page.text())![1]!;
+    const out = await fetch(`${b.url}/dashboard/sign-out`, {
+      method: 'POST',
+      headers: { cookie, origin: b.url, 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ _csrf: csrf }),
+      redirect: 'manual',
+    });
+    expect(out.status).toBe(303);
+    expect((await fetch(`${a.url}/dashboard`, { headers: { cookie }, redirect: 'manual' })).status).not.toBe(200);
   });
 
   it('an object written through one process is read through the other at once, and queried', async () => {

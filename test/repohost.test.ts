@@ -58,7 +58,7 @@ const basic = (secret: string) => `Basic ${Buffer.from(`anyone:${secret}`).toStr
 beforeAll(async () => {
   server = await startTestServer();
   work = fs.mkdtempSync(path.join(os.tmpdir(), 'backyard-git-'));
-  server.platform.services.repoHost.onPush((event) => {
+  await server.platform.services.repoHost.onPush((event) => {
     events.push(event);
   });
 });
@@ -79,7 +79,7 @@ describe('createRepohostInstallationAccessToken (built-in host)', () => {
     expect(a.expiresAt).toBe(new Date(expires).toISOString());
     expect(expires - before).toBeGreaterThan(3590_000);
     expect(expires - Date.now()).toBeLessThanOrEqual(3600_000);
-    const rows = server.platform.db.prepare('SELECT token_hash FROM repohost_access_tokens').all() as Array<{ token_hash: Buffer }>;
+    const rows = (await server.platform.db.all('SELECT token_hash FROM repohost_access_tokens')) as Array<{ token_hash: Buffer }>;
     const hash = createHash('sha256').update(a.token).digest();
     expect(rows.some((r) => r.token_hash.equals(hash))).toBe(true);
     const raw = fs.readFileSync(path.join(server.home, 'platform.db'));
@@ -246,7 +246,7 @@ describe('refused credentials', () => {
     const { token } = await mint(server.alice);
     expect((await git(work, ['ls-remote', remote('alice', 'hello', token)])).code).toBe(0);
     const hash = createHash('sha256').update(token).digest();
-    server.platform.db.prepare('UPDATE repohost_access_tokens SET expires_at = ? WHERE token_hash = ?').run(new Date(Date.now() - 1000).toISOString(), hash);
+    await server.platform.db.run('UPDATE repohost_access_tokens SET expires_at = ? WHERE token_hash = ?', new Date(Date.now() - 1000).toISOString(), hash);
     const result = await git(work, ['ls-remote', remote('alice', 'hello', token)]);
     expect(result.code).not.toBe(0);
     expect(result.stderr).toMatch(/Authentication failed/);

@@ -41,9 +41,9 @@ describe('authentication', () => {
 
   it('a revoked token stops working', async () => {
     const accounts = server.platform.services.accounts;
-    const carol = accounts.create('carol');
+    const carol = await accounts.create('carol');
     expect((await api(server, 'GET', '/backend-apps', { token: carol.token })).status).toBe(200);
-    accounts.revokeToken(carol.token);
+    await accounts.revokeToken(carol.token);
     expect((await api(server, 'GET', '/backend-apps', { token: carol.token })).status).toBe(401);
   });
 });
@@ -64,7 +64,7 @@ describe('createBackendApp', () => {
     expect(new Set(keys).size).toBe(keys.length);
     expect(fs.statSync(path.join(server.home, 'apps', app.appId)).isDirectory()).toBe(true);
     // The master key is never part of the answer.
-    const master = server.platform.services.backendApps.keys(app.appId)!.masterKey;
+    const master = (await server.platform.services.backendApps.keys(app.appId))!.masterKey;
     expect(JSON.stringify(app)).not.toContain(master);
   });
 
@@ -91,9 +91,9 @@ describe('createBackendApp', () => {
     ['a blank name', { appName: '   ' }, /appName must not be blank/],
     ['a name too long', { appName: 'x'.repeat(64) }, /appName must be at most 63 characters long \(it has 64\)/],
   ])('answers 400 for %s', async (_kind, body, pattern) => {
-    const before = server.platform.services.backendApps.list(server.platform.services.accounts.findByLogin('alice')!.id).length;
+    const before = (await server.platform.services.backendApps.list((await server.platform.services.accounts.findByLogin('alice'))!.id)).length;
     expectError(await api(server, 'POST', '/backend-apps', { token: server.alice, body }), 400, pattern);
-    const after = server.platform.services.backendApps.list(server.platform.services.accounts.findByLogin('alice')!.id).length;
+    const after = (await server.platform.services.backendApps.list((await server.platform.services.accounts.findByLogin('alice'))!.id)).length;
     expect(after).toBe(before); // nothing half-written
   });
 

@@ -27,9 +27,9 @@ beforeAll(async () => {
 afterAll(async () => server?.close());
 
 /** A new app with `changes` applied to its options, and the SDK pointed at it (JavaScript key, master key known). */
-function appWith(changes: Record<string, unknown> = {}): TestApp {
-  const app = createTestApp(server);
-  if (Object.keys(changes).length) server.platform.services.backendApps.configure(app.appId, changes);
+async function appWith(changes: Record<string, unknown> = {}): Promise<TestApp> {
+  const app = await createTestApp(server);
+  if (Object.keys(changes).length) await server.platform.services.backendApps.configure(app.appId, changes);
   Parse.initialize(app.appId, app.keys.javascriptKey, app.keys.masterKey);
   (Parse as unknown as { serverURL: string }).serverURL = app.apiURL;
   Parse.CoreManager.set('REQUEST_ATTEMPT_LIMIT', 1);
@@ -53,7 +53,7 @@ const signUp = async (username: string) => {
 };
 
 describe('the options and their defaults', () => {
-  it("has Parse Server 9's defaults (read from its option definitions), but for allowClientClassCreation", () => {
+  it("has Parse Server 9's defaults (read from its option definitions), but for allowClientClassCreation", async () => {
     const require = createRequire(import.meta.url);
     const { ParseServerOptions, FileUploadOptions } = require('parse-server/lib/Options/Definitions.js') as Record<string, Record<string, { default?: unknown }>>;
     for (const key of SETTING_KEYS) {
@@ -70,7 +70,7 @@ describe('the options and their defaults', () => {
     }
   });
 
-  it('refuses an unknown name or a bad value, naming it, and applies nothing', () => {
+  it('refuses an unknown name or a bad value, naming it, and applies nothing', async () => {
     const cases: Array<[Record<string, unknown>, string, RegExp]> = [
       [{ maxLimit: 'many' }, 'maxLimit', /maxLimit must be a whole number of at least 1; got "many"/],
       [{ maxLimit: 0 }, 'maxLimit', /at least 1; got 0/],
@@ -96,26 +96,26 @@ describe('the options and their defaults', () => {
     }
   });
 
-  it('stores only what an owner set; null puts an option back to its default', () => {
+  it('stores only what an owner set; null puts an option back to its default', async () => {
     const { backendApps } = server.platform.services;
-    const app = createTestApp(server);
-    expect(backendApps.serverSettings(app.appId)).toEqual({ settings: DEFAULT_SETTINGS, overrides: {} });
-    const set = backendApps.configure(app.appId, { maxLimit: 5, 'fileUpload.enableForPublic': true });
+    const app = await createTestApp(server);
+    expect(await backendApps.serverSettings(app.appId)).toEqual({ settings: DEFAULT_SETTINGS, overrides: {} });
+    const set = await backendApps.configure(app.appId, { maxLimit: 5, 'fileUpload.enableForPublic': true });
     expect(set.overrides).toEqual({ maxLimit: 5, fileUpload: { enableForPublic: true } });
     expect(set.settings.fileUpload).toEqual({ ...DEFAULT_SETTINGS.fileUpload, enableForPublic: true });
-    expect(() => backendApps.configure(app.appId, { defaultLimit: 3, maxLimit: -1 })).toThrow(ManagementError);
-    expect(backendApps.serverSettings(app.appId)!.overrides).toEqual({ maxLimit: 5, fileUpload: { enableForPublic: true } });
-    expect(backendApps.configure(app.appId, { maxLimit: null, 'fileUpload.enableForPublic': null }).overrides).toEqual({});
-    backendApps.configure(app.appId, { fileUpload: { enableForPublic: true, enableForAuthenticatedUser: false } });
-    expect(backendApps.configure(app.appId, { fileUpload: null }).overrides).toEqual({});
-    expect(() => backendApps.configure(app.appId, { fileUpload: true })).toThrow(/fileUpload must be an object such as/);
-    expect(() => backendApps.configure('NoSuchApp', { maxLimit: 5 })).toThrow(/No Backend App has the application id "NoSuchApp"/);
+    await expect(backendApps.configure(app.appId, { defaultLimit: 3, maxLimit: -1 })).rejects.toThrow(ManagementError);
+    expect((await backendApps.serverSettings(app.appId))!.overrides).toEqual({ maxLimit: 5, fileUpload: { enableForPublic: true } });
+    expect((await backendApps.configure(app.appId, { maxLimit: null, 'fileUpload.enableForPublic': null })).overrides).toEqual({});
+    await backendApps.configure(app.appId, { fileUpload: { enableForPublic: true, enableForAuthenticatedUser: false } });
+    expect((await backendApps.configure(app.appId, { fileUpload: null })).overrides).toEqual({});
+    await expect(backendApps.configure(app.appId, { fileUpload: true })).rejects.toThrow(/fileUpload must be an object such as/);
+    await expect(backendApps.configure('NoSuchApp', { maxLimit: 5 })).rejects.toThrow(/No Backend App has the application id "NoSuchApp"/);
   });
 });
 
 describe('queries: maxLimit and defaultLimit', () => {
   it('maxLimit caps what a query asks for, and the default limit too', async () => {
-    const app = appWith({ maxLimit: 5 });
+    const app = await appWith({ maxLimit: 5 });
     await Parse.Object.saveAll(Array.from({ length: 8 }, (_, i) => new Parse.Object('Item', { i })));
     expect(await new Parse.Query('Item').limit(100).find()).toHaveLength(5);
     expect(await new Parse.Query('Item').limit(3).find()).toHaveLength(3);
@@ -125,7 +125,7 @@ describe('queries: maxLimit and defaultLimit', () => {
   });
 
   it('defaultLimit sets the size of a query without a limit', async () => {
-    const app = appWith({ defaultLimit: 3 });
+    const app = await appWith({ defaultLimit: 3 });
     await Parse.Object.saveAll(Array.from({ length: 5 }, (_, i) => new Parse.Object('Item', { i })));
     expect(await new Parse.Query('Item').find()).toHaveLength(3);
     expect((await app.call('GET', '/classes/Item?limit=4')).body.results).toHaveLength(4);
@@ -134,7 +134,7 @@ describe('queries: maxLimit and defaultLimit', () => {
 
 describe('allowClientClassCreation', () => {
   it('off: a client may not create, update or query a class that does not exist (119); the master key may', async () => {
-    appWith({ allowClientClassCreation: false });
+    await appWith({ allowClientClassCreation: false });
     const created = await refusal(new Parse.Object('Fresh', { a: 1 }).save());
     expect([created.code, created.message]).toEqual([119, 'This user is not allowed to access non-existent class: Fresh']);
     expect((await refusal(new Parse.Query('Fresh').find())).code).toBe(119);
@@ -149,7 +149,7 @@ describe('allowClientClassCreation', () => {
   });
 
   it('on (the default): a client creates a class by saving its first object', async () => {
-    appWith();
+    await appWith();
     const saved = await new Parse.Object('Fresh', { a: 1 }).save();
     expect(saved.id).toMatch(/^[A-Za-z0-9]{10}$/);
   });
@@ -157,20 +157,20 @@ describe('allowClientClassCreation', () => {
 
 describe('users and sessions', () => {
   it('enforcePrivateUsers (default on): a new user has no public read; off: public read', async () => {
-    const app = appWith();
+    const app = await appWith();
     const user = await signUp('dana');
     const stored = (await app.call('GET', `/users/${user.id}`, { master: true })).body;
     expect(stored.ACL).toEqual({ [user.id!]: { read: true, write: true } });
     expect((await app.call('GET', `/users/${user.id}`)).status).toBe(404);
 
-    const open = appWith({ enforcePrivateUsers: false });
+    const open = await appWith({ enforcePrivateUsers: false });
     const other = await signUp('erin');
     expect((await open.call('GET', `/users/${other.id}`, { master: true })).body.ACL).toEqual({ '*': { read: true }, [other.id!]: { read: true, write: true } });
     expect((await open.call('GET', `/users/${other.id}`)).body.username).toBe('erin');
   });
 
   it('sessionLength sets a new session\'s expiresAt', async () => {
-    const app = appWith({ sessionLength: 3600 });
+    const app = await appWith({ sessionLength: 3600 });
     const before = Date.now();
     const user = await signUp('frank');
     const sessions = (await app.call('GET', '/sessions', { sessionToken: user.getSessionToken() })).body.results;
@@ -180,7 +180,7 @@ describe('users and sessions', () => {
   });
 
   it('expireInactiveSessions off: new sessions have no expiresAt', async () => {
-    const app = appWith({ expireInactiveSessions: false });
+    const app = await appWith({ expireInactiveSessions: false });
     await signUp('gina');
     const loggedIn = await Parse.User.logIn('gina', 'secret-1');
     const sessions = (await app.call('GET', '/sessions', { sessionToken: loggedIn.getSessionToken() })).body.results;
@@ -192,7 +192,7 @@ describe('users and sessions', () => {
 
   it('revokeSessionOnPasswordReset: on, a password change ends the other sessions; off, they live on', async () => {
     for (const revoke of [true, false]) {
-      const app = appWith({ revokeSessionOnPasswordReset: revoke });
+      const app = await appWith({ revokeSessionOnPasswordReset: revoke });
       const user = await signUp('hank');
       const elsewhere = (await app.call('POST', '/login', { body: { username: 'hank', password: 'secret-1' } })).body.sessionToken as string;
       user.set('password', 'secret-2');
@@ -204,7 +204,7 @@ describe('users and sessions', () => {
   });
 
   it('preventLoginWithUnverifiedEmail: a user whose emailVerified is false cannot log in (205)', async () => {
-    const app = appWith({ preventLoginWithUnverifiedEmail: true });
+    const app = await appWith({ preventLoginWithUnverifiedEmail: true });
     const user = await signUp('ivy');
     await app.call('PUT', `/users/${user.id}`, { master: true, body: { email: 'ivy@example.com', emailVerified: false } });
     const refused = await refusal(Parse.User.logIn('ivy', 'secret-1'));
@@ -217,7 +217,7 @@ describe('users and sessions', () => {
   });
 
   it('preventLoginWithUnverifiedEmail off (the default): emailVerified false does not matter', async () => {
-    const app = appWith();
+    const app = await appWith();
     const user = await signUp('jack');
     await app.call('PUT', `/users/${user.id}`, { master: true, body: { emailVerified: false } });
     expect((await Parse.User.logIn('jack', 'secret-1')).getSessionToken()).toMatch(/^r:/);
@@ -228,15 +228,15 @@ describe('fileUpload', () => {
   const png = Buffer.from('89504e470d0a1a0a', 'hex');
 
   it('enableForPublic lets callers without a session upload', async () => {
-    appWith();
+    await appWith();
     expect((await refusal(new Parse.File('a.png', [...png]).save())).code).toBe(130);
-    appWith({ 'fileUpload.enableForPublic': true });
+    await appWith({ 'fileUpload.enableForPublic': true });
     const file = await new Parse.File('a.png', [...png]).save();
     expect(file.url()).toMatch(/_a\.png$/);
   });
 
   it('enableForAuthenticatedUser off refuses logged-in users (130); the master key still uploads', async () => {
-    appWith({ 'fileUpload.enableForAuthenticatedUser': false });
+    await appWith({ 'fileUpload.enableForAuthenticatedUser': false });
     const user = await signUp('kate');
     const refused = await refusal(new Parse.File('a.png', [...png]).save({ sessionToken: user.getSessionToken()! }));
     expect([refused.code, refused.message]).toEqual([130, 'File upload by authenticated user is disabled.']);
@@ -245,10 +245,10 @@ describe('fileUpload', () => {
 
   it('enableForAnonymousUser lets anonymous users upload', async () => {
     for (const allowed of [false, true]) {
-      const app = appWith({ 'fileUpload.enableForAnonymousUser': allowed });
+      const app = await appWith({ 'fileUpload.enableForAnonymousUser': allowed });
       const user = await signUp('lena');
       // Backyard has no anonymous login yet: make the user anonymous as one imported from Parse Server would be.
-      const engine = server.platform.services.dataApi.apps.engine(app.appId)!;
+      const engine = (await server.platform.services.dataApi.apps.engine(app.appId))!;
       const row = (await engine.row('_User', user.id!))!;
       await engine.replaceRow('_User', { ...row, data: { ...row.data, authData: { anonymous: { id: 'device-1' } } } });
       const upload = await app.call('POST', '/files/a.png', { sessionToken: user.getSessionToken()!, headers: { 'content-type': 'image/png' }, rawBody: png.toString('latin1') });
@@ -258,13 +258,13 @@ describe('fileUpload', () => {
   });
 
   it('fileExtensions limits what clients upload (130); the master key is not limited', async () => {
-    appWith({ 'fileUpload.enableForPublic': true, 'fileUpload.fileExtensions': ['^png$'] });
+    await appWith({ 'fileUpload.enableForPublic': true, 'fileUpload.fileExtensions': ['^png$'] });
     expect((await new Parse.File('a.png', [...png]).save()).name()).toMatch(/_a\.png$/);
     const refused = await refusal(new Parse.File('notes.txt', { base64: Buffer.from('hi').toString('base64') }).save());
     expect([refused.code, refused.message]).toEqual([130, 'File upload of extension txt is disabled.']);
     expect((await new Parse.File('notes.txt', { base64: Buffer.from('hi').toString('base64') }).save({ useMasterKey: true })).name()).toMatch(/_notes\.txt$/);
     // Active content stays refused whatever the option says.
-    appWith({ 'fileUpload.enableForPublic': true, 'fileUpload.fileExtensions': ['*'] });
+    await appWith({ 'fileUpload.enableForPublic': true, 'fileUpload.fileExtensions': ['*'] });
     expect((await refusal(new Parse.File('page.html', { base64: Buffer.from('<p>').toString('base64') }).save())).code).toBe(130);
     expect((await new Parse.File('notes.txt', { base64: Buffer.from('hi').toString('base64') }).save()).name()).toMatch(/_notes\.txt$/);
   });
@@ -272,7 +272,7 @@ describe('fileUpload', () => {
 
 describe('protectedFields', () => {
   it("hides the option's fields per class and principal, joined with a class's own protectedFields", async () => {
-    const app = appWith({ protectedFields: { Person: { '*': ['ssn'] } } });
+    const app = await appWith({ protectedFields: { Person: { '*': ['ssn'] } } });
     const person = await new Parse.Object('Person', { name: 'Ada', ssn: '123', phone: '555' }).save();
     const seen = await new Parse.Query('Person').get(person.id);
     expect([seen.get('name'), seen.has('ssn'), seen.get('phone')]).toEqual(['Ada', false, '555']);
@@ -286,7 +286,7 @@ describe('protectedFields', () => {
   });
 
   it("keeps _User's email protected when the option is set without it", async () => {
-    const app = appWith({ protectedFields: { _User: { '*': ['phone'] } } });
+    const app = await appWith({ protectedFields: { _User: { '*': ['phone'] } } });
     const user = await signUp('mia');
     await app.call('PUT', `/users/${user.id}`, { master: true, body: { email: 'mia@example.com', phone: '555', ACL: { '*': { read: true } } } });
     const seen = (await app.call('GET', `/users/${user.id}`)).body;

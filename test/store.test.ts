@@ -4,6 +4,7 @@ import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../src/config.js';
 import { openDatabase } from '../src/shared/sqlite.js';
+import { SqliteSql } from '../src/shared/sqliteSql.js';
 import { migrations } from '../src/platform/store/migrations.js';
 import { AccountService } from '../src/platform/accounts/service.js';
 import { makeHome, removeHome } from './helpers/server.js';
@@ -17,7 +18,7 @@ const home = () => {
 };
 
 describe('platform.db', () => {
-  it('runs in WAL mode with synchronous=FULL and every numbered migration applied once', () => {
+  it('runs in WAL mode with synchronous=FULL and every numbered migration applied once', async () => {
     const file = path.join(home(), 'platform.db');
     const db = openDatabase(file, migrations);
     expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
@@ -29,7 +30,7 @@ describe('platform.db', () => {
     openDatabase(file, migrations).close();
   });
 
-  it('refuses a database written by a newer Backyard', () => {
+  it('refuses a database written by a newer Backyard', async () => {
     const file = path.join(home(), 'platform.db');
     const raw = new Database(file);
     raw.pragma(`user_version = ${migrations.at(-1)!.version + 1}`);
@@ -37,7 +38,7 @@ describe('platform.db', () => {
     expect(() => openDatabase(file, migrations)).toThrow(/newer than this Backyard knows/);
   });
 
-  it('a failed migration leaves the database as it was', () => {
+  it('a failed migration leaves the database as it was', async () => {
     const file = path.join(home(), 'platform.db');
     expect(() => openDatabase(file, [...migrations, { version: 99, name: 'broken', sql: 'CREATE TABLE t (a); SELECT nonsense FROM nowhere;' }])).toThrow();
     const db = openDatabase(file, migrations);
@@ -48,18 +49,19 @@ describe('platform.db', () => {
 });
 
 describe('accounts', () => {
-  it('stores only a hash of each token and authenticates by it', () => {
-    const db = openDatabase(path.join(home(), 'platform.db'), migrations);
+  it('stores only a hash of each token and authenticates by it', async () => {
+    const raw = openDatabase(path.join(home(), 'platform.db'), migrations);
+    const db = new SqliteSql(raw);
     const accounts = new AccountService(db);
-    const { account, token } = accounts.create('gale');
-    expect(accounts.authenticate(token)).toEqual(account);
-    expect(accounts.authenticate(token + 'x')).toBeUndefined();
-    expect(accounts.authenticate('')).toBeUndefined();
-    const rows = db.prepare('SELECT * FROM account_tokens').all() as Array<Record<string, unknown>>;
+    const { account, token } = await accounts.create('gale');
+    expect(await accounts.authenticate(token)).toEqual(account);
+    expect(await accounts.authenticate(token + 'x')).toBeUndefined();
+    expect(await accounts.authenticate('')).toBeUndefined();
+    const rows = await db.all<Record<string, unknown>>('SELECT * FROM account_tokens');
     expect(JSON.stringify(rows)).not.toContain(token);
-    expect(() => accounts.create('GALE')).toThrow(/already exists/); // logins are case-insensitive
-    expect(accounts.ensure('gale')).toEqual(account);
-    db.close();
+    await expect(accounts.create('GALE')).rejects.toThrow(/already exists/); // logins are case-insensitive
+    expect(await accounts.ensure('gale')).toEqual(account);
+    await db.close();
   });
 });
 

@@ -142,7 +142,7 @@ describe.skipIf(SKIP_DOCKER)('Web App input checks (REST)', () => {
     const blog = (await alice().post('/backend-apps', { appName: 'blog' })).json() as { appId: string };
     expect((await alice().post(`/backend-apps/${blog.appId}/activate-web-hosting`)).json()).toEqual({ publicWebHostingURL: `http://blog-2.localhost:${port}/` });
     // The database refuses a clash even if code forgot to check.
-    expect(() => server.platform.db.prepare("UPDATE backend_apps SET hosting_subdomain = 'blog' WHERE app_id = ?").run(blog.appId)).toThrow(/already serves a Web App/);
+    await expect(server.platform.db.run("UPDATE backend_apps SET hosting_subdomain = 'blog' WHERE app_id = ?", blog.appId)).rejects.toThrow(/already serves a Web App/);
   });
 
   it('updateWebApp changes only what is sent; autoDeploy alone and no-op changes start no deployment', async () => {

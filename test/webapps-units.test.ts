@@ -19,6 +19,7 @@ import type { Account } from '../src/platform/accounts/service.js';
 import { openPlatform } from '../src/platform/platform.js';
 import type { RepoHostService } from '../src/platform/repohost/service.js';
 import { openDatabase } from '../src/shared/sqlite.js';
+import { SqliteSql } from '../src/shared/sqliteSql.js';
 import { migrations } from '../src/platform/store/migrations.js';
 import { AutoDeploy } from '../src/platform/webapps/autodeploy.js';
 import { buildContext, isIgnored, parseDockerignore, patternRegex } from '../src/platform/webapps/context.js';
@@ -31,7 +32,7 @@ import { networkAddress } from '../src/platform/webapps/addresses.js';
 import { RepositorySources, SourceError } from '../src/platform/webapps/source.js';
 import { WebAppStore } from '../src/platform/webapps/store.js';
 import { commit, ok } from './helpers/webapps.js';
-import { refusalOf } from './helpers/refusal.js';
+import { refusalOf, rejectionOf } from './helpers/refusal.js';
 
 const refusal = (f: () => unknown): string => {
   try {
@@ -173,7 +174,7 @@ describe('container logs and the container\'s settings', () => {
     expect(spec.HostConfig!.Mounts).toBeUndefined();
   });
 
-  it('reads a container\'s address on the network it was made on, else on the one it has', () => {
+  it('reads a container\'s address on the network it was made on, else on the one it has', async () => {
     const listed = (mode: string, networks: Record<string, string>) =>
       ({ HostConfig: { NetworkMode: mode }, NetworkSettings: { Networks: Object.fromEntries(Object.entries(networks).map(([n, ip]) => [n, { IPAddress: ip }])) } }) as never;
     expect(networkAddress(listed('backyard-a', { other: '10.0.0.9', 'backyard-a': '172.18.0.2' }))).toBe('172.18.0.2');
@@ -182,13 +183,13 @@ describe('container logs and the container\'s settings', () => {
     expect(networkAddress(listed('backyard-a', {}))).toBeUndefined();
   });
 
-  it('image names carry a hash of the home, so one home\'s images are found by name', () => {
+  it('image names carry a hash of the home, so one home\'s images are found by name', async () => {
     expect(imageTag('/h', 'shop', 'AbC')).toMatch(/^backyard-webapp-[0-9a-f]{8}\/shop:abc$/);
     expect(imageTag('/h', 'shop', 'x').split('/')[0]).not.toBe(imageTag('/other', 'shop', 'x').split('/')[0]);
     expect(imageFilter('/h').reference[0]).toBe(`${imageTag('/h', 'shop', 'x').split('/')[0]}/*`);
   });
 
-  it('the configuration has the documented defaults and checks its values', () => {
+  it('the configuration has the documented defaults and checks its values', async () => {
     expect(loadConfig({ home: '/tmp/x' }, {})).toMatchObject({ webappMemoryMb: 512, webappCpus: 1, webappHealthTimeoutMs: 60000, webappBuildTimeoutMs: 900000, webappPollMs: 60000 });
     expect(() => loadConfig({ home: '/tmp/x' }, { BACKYARD_WEBAPP_HEALTH_TIMEOUT_MS: 'soon' })).toThrow(/BACKYARD_WEBAPP_HEALTH_TIMEOUT_MS must be a number/);
     expect(() => loadConfig({ home: '/tmp/x' }, { BACKYARD_WEBAPP_POLL_MS: '10' })).toThrow(/BACKYARD_WEBAPP_POLL_MS must be at least 1000/);
@@ -200,7 +201,7 @@ describe('the health check', () => {
   let port: number;
   let answer = 404;
   beforeAll(async () => {
-    server = http.createServer((req, res) => {
+    server = http.createServer(async (req, res) => {
       res.statusCode = req.url === '/redirect' ? 302 : answer;
       res.end();
     });
@@ -293,16 +294,16 @@ describe('a GitHub repository (stood in for by a local bare repository)', () => 
 
   it('the poller deploys an autoDeploy app when the branch head moves, once per new head', async () => {
     const home = fs.mkdtempSync(path.join(os.tmpdir(), 'backyard-poller-'));
-    const db = openDatabase(path.join(home, 'platform.db'), migrations);
+    const db = new SqliteSql(openDatabase(path.join(home, 'platform.db'), migrations));
     try {
-      db.prepare("INSERT INTO accounts (id, login, created_at) VALUES ('acc', 'alice', '2026-01-01T00:00:00.000Z')").run();
+      await db.run("INSERT INTO accounts (id, login, created_at) VALUES ('acc', 'alice', '2026-01-01T00:00:00.000Z')");
       const store = new WebAppStore(db);
-      store.insertApp({
+      await store.insertApp({
         id: 'w1', account_id: 'acc', app_name: 'app', subdomain: 'app', repository_owner_login: 'octo', repository_name: 'app', branch_name: 'main',
         root_dir_path: 'web', environment_variables: '[]', port: null, health_check_path: '/', auto_deploy: 1, last_seen_sha: head, created_at: '2026-01-01T00:00:00.000Z',
       });
       const deployed: string[] = [];
-      const auto = new AutoDeploy(store, github, new RepositorySources(github), (app, trigger) => deployed.push(`${app.id}:${trigger}`), createLogger('silent'));
+      const auto = new AutoDeploy(store, github, new RepositorySources(github), async (app, trigger) => deployed.push(`${app.id}:${trigger}`), createLogger('silent'));
       await auto.pollOnce();
       expect(deployed).toEqual([]);
       const next = await commit(path.join(work, 'clone'), { 'README.md': 'y' });
@@ -310,86 +311,86 @@ describe('a GitHub repository (stood in for by a local bare repository)', () => 
       await auto.pollOnce();
       await auto.pollOnce();
       expect(deployed).toEqual(['w1:poll']);
-      expect(store.appById('w1')!.last_seen_sha).toBe(next);
+      expect((await store.appById('w1'))!.last_seen_sha).toBe(next);
       // Apps without autoDeploy are not polled.
-      store.updateSettings('w1', { auto_deploy: 0 });
+      await store.updateSettings('w1', { auto_deploy: 0 });
       await commit(path.join(work, 'clone'), { 'README.md': 'z' });
       await ok(path.join(work, 'clone'), ['push', '-q', bare, 'main']);
       await auto.pollOnce();
       expect(deployed).toEqual(['w1:poll']);
       auto.close();
     } finally {
-      db.close();
+      await db.close();
       fs.rmSync(home, { recursive: true, force: true });
     }
   });
 });
 
 describe('deployment log rows', () => {
-  it('answers the last rows in time order, and pruning keeps the last ones', () => {
+  it('answers the last rows in time order, and pruning keeps the last ones', async () => {
     const home = fs.mkdtempSync(path.join(os.tmpdir(), 'backyard-logs-'));
-    const db = openDatabase(path.join(home, 'platform.db'), migrations);
+    const db = new SqliteSql(openDatabase(path.join(home, 'platform.db'), migrations));
     try {
-      db.prepare("INSERT INTO accounts (id, login, created_at) VALUES ('acc', 'alice', '2026-01-01T00:00:00.000Z')").run();
+      await db.run("INSERT INTO accounts (id, login, created_at) VALUES ('acc', 'alice', '2026-01-01T00:00:00.000Z')");
       const store = new WebAppStore(db);
-      store.insertApp({
+      await store.insertApp({
         id: 'w1', account_id: 'acc', app_name: 'app', subdomain: 'app', repository_owner_login: 'alice', repository_name: 'app', branch_name: 'main',
         root_dir_path: '.', environment_variables: '[]', port: null, health_check_path: '/', auto_deploy: 0, last_seen_sha: '', created_at: '2026-01-01T00:00:00.000Z',
       });
-      store.insertDeployment({ id: 'd1', web_app_id: 'w1', trigger: 'create', owner: 'me', created_at: '2026-01-01T00:00:00.000Z' });
-      store.insertLogs('d1', 'build', Array.from({ length: 30 }, (_, i) => ({ source: 'build', message: `line ${i}`, time: new Date(1_800_000_000_000 + i).toISOString() })));
-      store.insertLog('d1', 'container', { source: 'stdout', message: 'other kind', time: '2026-01-01T00:00:00.000Z' });
-      expect(store.lastLogs('d1', 'build', 3).map((r) => r.message)).toEqual(['line 27', 'line 28', 'line 29']);
-      store.pruneLogs('d1', 'build', 5);
-      expect(store.lastLogs('d1', 'build', 100).map((r) => r.message)).toEqual(['line 25', 'line 26', 'line 27', 'line 28', 'line 29']);
-      expect(store.lastLogs('d1', 'container', 100)).toHaveLength(1);
-      expect(store.route('app')).toMatchObject({ id: 'w1', active_deployment_id: null, last_status: 'queued' });
-      store.finish('d1', 'failed', 'x', '2026-01-01T00:00:01.000Z');
-      expect(store.route('app')!.last_status).toBe('failed');
+      await store.insertDeployment({ id: 'd1', web_app_id: 'w1', trigger: 'create', owner: 'me', created_at: '2026-01-01T00:00:00.000Z' });
+      await store.insertLogs('d1', 'build', Array.from({ length: 30 }, (_, i) => ({ source: 'build', message: `line ${i}`, time: new Date(1_800_000_000_000 + i).toISOString() })));
+      await store.insertLog('d1', 'container', { source: 'stdout', message: 'other kind', time: '2026-01-01T00:00:00.000Z' });
+      expect((await store.lastLogs('d1', 'build', 3)).map((r) => r.message)).toEqual(['line 27', 'line 28', 'line 29']);
+      await store.pruneLogs('d1', 'build', 5);
+      expect((await store.lastLogs('d1', 'build', 100)).map((r) => r.message)).toEqual(['line 25', 'line 26', 'line 27', 'line 28', 'line 29']);
+      expect(await store.lastLogs('d1', 'container', 100)).toHaveLength(1);
+      expect(await store.route('app')).toMatchObject({ id: 'w1', active_deployment_id: null, last_status: 'queued' });
+      await store.finish('d1', 'failed', 'x', '2026-01-01T00:00:01.000Z');
+      expect((await store.route('app'))!.last_status).toBe('failed');
     } finally {
-      db.close();
+      await db.close();
       fs.rmSync(home, { recursive: true, force: true });
     }
   });
 });
 
 
-describe('the listing of a Web App\'s deployments (the dashboard\'s read)', () => {
-  it('lists newest first (in the order queued), at most `limit`, and refuses another account\'s app as unknown', () => {
+describe('the listing of a Web App\'s deployments (the dashboard\'s read)', async () => {
+  it('lists newest first (in the order queued), at most `limit`, and refuses another account\'s app as unknown', async () => {
     const home = fs.mkdtempSync(path.join(os.tmpdir(), 'backyard-deployments-'));
-    const platform = openPlatform(loadConfig({ home }, { BACKYARD_LOG_LEVEL: 'silent' }), createLogger('silent'));
+    const platform = await openPlatform(loadConfig({ home }, { BACKYARD_LOG_LEVEL: 'silent' }), createLogger('silent'));
     try {
-      const alice = platform.services.accounts.create('alice').account.id;
-      const bob = platform.services.accounts.create('bob').account.id;
+      const alice = (await platform.services.accounts.create('alice')).account.id;
+      const bob = (await platform.services.accounts.create('bob')).account.id;
       // Rows written as the service writes them; no deployment runs (no Docker here).
       const store = new WebAppStore(platform.db);
-      store.insertApp({
+      await store.insertApp({
         id: 'w1', account_id: alice, app_name: 'app', subdomain: 'app', repository_owner_login: 'alice', repository_name: 'app', branch_name: 'main',
         root_dir_path: '.', environment_variables: '[]', port: null, health_check_path: '/', auto_deploy: 0, last_seen_sha: '', created_at: '2026-01-01T00:00:00.000Z',
       });
       const at = '2026-01-01T00:00:01.000Z'; // one millisecond for all: the order queued decides
-      store.insertDeployment({ id: 'd1', web_app_id: 'w1', trigger: 'create', owner: 'elsewhere/1/x', created_at: at });
-      store.insertDeployment({ id: 'd2', web_app_id: 'w1', trigger: 'manual', owner: 'elsewhere/1/x', created_at: at });
-      store.insertDeployment({ id: 'd3', web_app_id: 'w1', trigger: 'update', owner: 'elsewhere/1/x', created_at: at });
-      store.finish('d1', 'failed', 'no Dockerfile', '2026-01-01T00:00:02.000Z');
-      store.finish('d2', 'superseded', '', '2026-01-01T00:00:03.000Z');
+      await store.insertDeployment({ id: 'd1', web_app_id: 'w1', trigger: 'create', owner: 'elsewhere/1/x', created_at: at });
+      await store.insertDeployment({ id: 'd2', web_app_id: 'w1', trigger: 'manual', owner: 'elsewhere/1/x', created_at: at });
+      await store.insertDeployment({ id: 'd3', web_app_id: 'w1', trigger: 'update', owner: 'elsewhere/1/x', created_at: at });
+      await store.finish('d1', 'failed', 'no Dockerfile', '2026-01-01T00:00:02.000Z');
+      await store.finish('d2', 'superseded', '', '2026-01-01T00:00:03.000Z');
 
       const webApps = platform.services.webApps;
-      expect(webApps.deployments(alice, 'w1').map((x) => x.id)).toEqual(['d3', 'd2', 'd1']);
-      expect(webApps.deployments(alice, 'w1', 2).map((x) => x.id)).toEqual(['d3', 'd2']);
-      expect(webApps.deployments(alice, 'w1', 1)).toEqual([
+      expect((await webApps.deployments(alice, 'w1')).map((x) => x.id)).toEqual(['d3', 'd2', 'd1']);
+      expect((await webApps.deployments(alice, 'w1', 2)).map((x) => x.id)).toEqual(['d3', 'd2']);
+      expect(await webApps.deployments(alice, 'w1', 1)).toEqual([
         { id: 'd3', commitSHA: '', createdAt: at, status: 'queued', error: '', trigger: 'update', finishedAt: null },
       ]);
-      expect(webApps.deployments(alice, 'w1').at(-1)).toEqual({
+      expect((await webApps.deployments(alice, 'w1')).at(-1)).toEqual({
         id: 'd1', commitSHA: '', createdAt: at, status: 'failed', error: 'no Dockerfile', trigger: 'create', finishedAt: '2026-01-01T00:00:02.000Z',
       });
-      const others = refusalOf(() => webApps.deployments(bob, 'w1'));
+      const others = (await rejectionOf(() => webApps.deployments(bob, 'w1')));
       expect(others.kind).toBe('notFound');
       // The same answer as for an id that does not exist: nothing tells bob that the app exists.
-      expect(others.message).toBe(refusalOf(() => webApps.deployments(bob, 'nope')).message.replace('nope', 'w1'));
-      expect(refusalOf(() => webApps.deployments(alice, 'w1', 0)).kind).toBe('invalid');
+      expect(others.message).toBe((await rejectionOf(() => webApps.deployments(bob, 'nope'))).message.replace('nope', 'w1'));
+      expect((await rejectionOf(() => webApps.deployments(alice, 'w1', 0))).kind).toBe('invalid');
     } finally {
-      platform.close();
+      await platform.close();
       fs.rmSync(home, { recursive: true, force: true });
     }
   });

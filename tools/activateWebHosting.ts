@@ -18,8 +18,8 @@ export const activateWebHosting = defineOperation({
   output: z.object({ publicWebHostingURL: z.string() }),
   successStatus: 200,
   errors: [400, 401, 404, 500],
-  handler: ({ appId }, { account, services }) => {
-    const publicWebHostingURL = services.backendApps.activateHosting(account.id, appId);
+  handler: async ({ appId }, { account, services }) => {
+    const publicWebHostingURL = await services.backendApps.activateHosting(account.id, appId);
     if (publicWebHostingURL === undefined) {
       throw notFound(`This account has no Backend App with the application id "${appId}". Find the ids with getBackendApps.`);
     }

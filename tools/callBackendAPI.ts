@@ -27,7 +27,7 @@ export const callBackendAPI = defineOperation({
   successStatus: 200,
   errors: [400, 401, 500],
   handler: async ({ appId, requests }, { account, services }) => {
-    if (!services.backendApps.get(account.id, appId)) {
+    if (!(await services.backendApps.get(account.id, appId))) {
       throw invalid(`No Backend App with appId "${appId}" exists in this account. Find the appId with getBackendApps.`);
     }
     try {

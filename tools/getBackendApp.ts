@@ -18,8 +18,8 @@ export const getBackendApp = defineOperation({
   restBody: { key: 'backendApps' },
   successStatus: 200,
   errors: [401, 500],
-  handler: ({ appId }, { account, services }) => {
-    const app = services.backendApps.get(account.id, appId);
+  handler: async ({ appId }, { account, services }) => {
+    const app = await services.backendApps.get(account.id, appId);
     return { backendApps: app ? [app] : [] };
   },
 });

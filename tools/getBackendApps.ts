@@ -21,5 +21,5 @@ export const getBackendApps = defineOperation({
   restBody: { key: 'backendApps' },
   successStatus: 200,
   errors: [401, 500],
-  handler: ({ appName }, { account, services }) => ({ backendApps: services.backendApps.list(account.id, appName) }),
+  handler: async ({ appName }, { account, services }) => ({ backendApps: await services.backendApps.list(account.id, appName) }),
 });

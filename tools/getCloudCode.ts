@@ -26,7 +26,7 @@ export const getCloudCode = defineOperation({
   textResult: 'content',
   successStatus: 200,
   errors: [400, 401, 403, 404, 500],
-  handler: ({ appId, path, recursive }, { account, services }) => ({
-    content: services.cloudCode.read(account.id, appId, path, recursive ?? true),
+  handler: async ({ appId, path, recursive }, { account, services }) => ({
+    content: await services.cloudCode.read(account.id, appId, path, recursive ?? true),
   }),
 });

@@ -21,7 +21,7 @@ export const getDevelopmentEnvironments = defineOperation({
   restBody: { key: 'developmentEnvironments' },
   successStatus: 200,
   errors: [401, 500],
-  handler: ({ chatTitle }, { account, services }) => ({
-    developmentEnvironments: services.devenvs.list(account.id, chatTitle),
+  handler: async ({ chatTitle }, { account, services }) => ({
+    developmentEnvironments: await services.devenvs.list(account.id, chatTitle),
   }),
 });

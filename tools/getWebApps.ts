@@ -21,5 +21,5 @@ export const getWebApps = defineOperation({
   restBody: { key: 'webApps' },
   successStatus: 200,
   errors: [401, 500],
-  handler: ({ appName }, { account, services }) => ({ webApps: services.webApps.list(account.id, appName) }),
+  handler: async ({ appName }, { account, services }) => ({ webApps: await services.webApps.list(account.id, appName) }),
 });

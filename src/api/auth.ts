@@ -15,13 +15,13 @@ export function tokenLimits(limits: TokenLimits): CallerLimits {
  * token's limits.
  * @throws ManagementError(unauthorized) naming what is missing or wrong.
  */
-export function authenticateBearer(header: string | string[] | undefined, accounts: AccountService): { account: Account; limits: CallerLimits } {
+export async function authenticateBearer(header: string | string[] | undefined, accounts: AccountService): Promise<{ account: Account; limits: CallerLimits }> {
   if (typeof header !== 'string' || header.trim() === '') {
     throw unauthorized('Authentication required: send the header "Authorization: Bearer <account token>" (create a token with `backyard account create <login>`).');
   }
   const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
   if (!match) throw unauthorized('The Authorization header must have the form "Bearer <account token>".');
-  const found = accounts.authenticateWithLimits(match[1]!);
+  const found = await accounts.authenticateWithLimits(match[1]!);
   if (!found) throw unauthorized('The bearer token is not valid: it is unknown or was revoked.');
   return { account: found.account, limits: tokenLimits(found.limits) };
 }

@@ -61,7 +61,7 @@ export function managementApi(platform: Platform, ops: readonly AnyOperation[]) 
         url: op.path.replace(/\{(\w+)\}/g, ':$1'),
         handler: async (request, reply) => {
           try {
-            const { account, limits } = authenticateBearer(request.headers.authorization, services.accounts);
+            const { account, limits } = await authenticateBearer(request.headers.authorization, services.accounts);
             const input = restInput(
               op,
               request.params as Record<string, string>,

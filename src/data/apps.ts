@@ -19,9 +19,9 @@ export interface AppKeys {
 
 /** Where the data layer learns which apps exist, their keys and server options (the platform's Backend App records). */
 export interface AppDirectory {
-  keys(applicationId: string): AppKeys | undefined;
+  keys(applicationId: string): Promise<AppKeys | undefined>;
   /** The server options in force for an app (settings.ts), or undefined for an unknown app. */
-  settings(applicationId: string): ServerSettings | undefined;
+  settings(applicationId: string): Promise<ServerSettings | undefined>;
 }
 
 /**
@@ -53,35 +53,61 @@ export class DataApps {
   private readonly settingsCache = new Map<string, { settings: ServerSettings; readAt: number }>();
 
   /** An app's keys; keys never change once the app exists, so known apps are answered from memory. */
-  keys(applicationId: string): AppKeys | undefined {
+  async keys(applicationId: string): Promise<AppKeys | undefined> {
     let keys = this.keyCache.get(applicationId);
     if (!keys) {
-      keys = this.directory.keys(applicationId);
+      keys = await this.directory.keys(applicationId);
       if (keys) this.keyCache.set(applicationId, keys);
     }
     return keys;
   }
 
-  /** An app's server options in force (the defaults for an unknown app), from memory for up to SETTINGS_RECHECK_MS. */
+  /**
+   * An app's server options in force, as last read (`engine` reads them when older than
+   * SETTINGS_RECHECK_MS); the defaults for an app not read yet.
+   */
   settings(applicationId: string): ServerSettings {
-    const now = Date.now();
+    return this.settingsCache.get(applicationId)?.settings ?? DEFAULT_SETTINGS;
+  }
+
+  /** Reads an app's server options again now (they were just written), so that the next request uses them. */
+  async reloadSettings(applicationId: string): Promise<void> {
+    const settings = (await this.directory.settings(applicationId)) ?? DEFAULT_SETTINGS;
+    this.settingsCache.set(applicationId, { settings, readAt: Date.now() });
+  }
+
+  /** Reads an app's server options when those in memory are older than SETTINGS_RECHECK_MS. */
+  private async freshSettings(applicationId: string): Promise<void> {
     const cached = this.settingsCache.get(applicationId);
-    if (cached && now - cached.readAt < SETTINGS_RECHECK_MS) return cached.settings;
-    const settings = this.directory.settings(applicationId) ?? DEFAULT_SETTINGS;
-    this.settingsCache.set(applicationId, { settings, readAt: now });
-    return settings;
+    if (!cached || Date.now() - cached.readAt >= SETTINGS_RECHECK_MS) await this.reloadSettings(applicationId);
   }
 
-  /** Drops an app's cached server options, so that the next request reads the ones just written. */
-  forgetSettings(applicationId: string): void {
-    this.settingsCache.delete(applicationId);
+  /**
+   * The keys and engine of an app when everything a request needs is in memory (keys, an open
+   * engine, server options read within SETTINGS_RECHECK_MS); undefined otherwise: then `engine`
+   * reads what is missing. Lets a request on a warm app be answered without waiting.
+   */
+  ready(applicationId: string): { keys: AppKeys; engine: DataEngine } | undefined {
+    const keys = this.keyCache.get(applicationId);
+    const engine = this.engines.get(applicationId);
+    const cached = this.settingsCache.get(applicationId);
+    if (!keys || !engine || !cached || Date.now() - cached.readAt >= SETTINGS_RECHECK_MS) return undefined;
+    return { keys, engine };
   }
 
-  /** The engine of an app, or undefined when no app has this application id. */
-  engine(applicationId: string): DataEngine | undefined {
+  /**
+   * The engine of an app, with its server options read within SETTINGS_RECHECK_MS, or undefined
+   * when no app has this application id.
+   */
+  async engine(applicationId: string): Promise<DataEngine | undefined> {
     const existing = this.engines.get(applicationId);
-    if (existing) return existing;
-    if (!this.keys(applicationId)) return undefined;
+    if (existing) {
+      await this.freshSettings(applicationId);
+      return existing;
+    }
+    if (!(await this.keys(applicationId))) return undefined;
+    await this.freshSettings(applicationId);
+    if (this.engines.has(applicationId)) return this.engines.get(applicationId);
     const folder = homePaths(this.home).app(applicationId);
     const engine = new DataEngine(
       applicationId,

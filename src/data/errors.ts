@@ -1,3 +1,6 @@
+import { ManagementError } from '../errors.js';
+import { isUnreachableDatabase } from '../shared/unreachable.js';
+
 /**
  * Parse error codes used by the data API (the Parse JS SDK's `Parse.Error`; shared/notes/parse-protocol.md).
  */
@@ -83,20 +86,6 @@ export class ParseError extends Error {
 
 export const parseError = (code: number, message: string) => new ParseError(code, message);
 
-/** Socket errors of a database connection. */
-const SOCKET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT', 'EHOSTUNREACH', 'EPIPE']);
-
-/**
- * Whether a failure means PostgreSQL cannot be reached (rather than refused a statement): a socket
- * error, SQLSTATE class 08 (connection exception) but 08P01, 57P01-57P03 (shutting down, starting up) or 53300
- * (too many connections), or node-postgres's "Connection terminated".
- */
-function isUnreachableDatabase(code: unknown, message: string): boolean {
-  // 08P01 (protocol violation) is a statement the server refused, not a lost connection.
-  if (typeof code === 'string' && (SOCKET_CODES.has(code) || (code.startsWith('08') && code !== '08P01') || ['57P01', '57P02', '57P03', '53300'].includes(code))) return true;
-  return /^Connection terminated/.test(message);
-}
-
 /**
  * A failure of the app's database that the caller can act on, as a Parse error: SQLite's "database
  * is locked" (SQLITE_BUSY/SQLITE_LOCKED) means another process holds the app's `data.db`, which the
@@ -114,7 +103,9 @@ export function asParseError(error: unknown): ParseError | undefined {
       503,
     );
   }
-  if (error instanceof Error && isUnreachableDatabase(code, error.message)) {
+  // The platform's store (on PostgreSQL) could not be read for the app's keys or options.
+  if (error instanceof ManagementError && error.kind === 'unavailable') return new ParseError(ParseCode.INTERNAL_SERVER_ERROR, error.message, 503);
+  if (isUnreachableDatabase(error)) {
     return new ParseError(ParseCode.INTERNAL_SERVER_ERROR, `The app's database (PostgreSQL) cannot be reached right now (${error.message}); try again later.`, 503);
   }
   return undefined;

@@ -34,8 +34,8 @@ export class DataApiService {
    *   callBackendAPI, 2); nothing runs then.
    */
   async call(applicationId: string, calls: readonly BackendApiCall[]): Promise<Array<{ code: number; body: unknown }>> {
-    const engine = this.apps.engine(applicationId);
-    const keys = this.apps.keys(applicationId);
+    const engine = await this.apps.engine(applicationId);
+    const keys = await this.apps.keys(applicationId);
     if (!engine || !keys) throw new Error(`no data engine for ${applicationId}`);
     await engine.opened;
     const prepared = calls.map((c, i) => {

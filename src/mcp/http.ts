@@ -60,15 +60,15 @@ interface Caller {
  * @returns `{ refused }` with the 401's text and whether a token was presented (then the challenge
  *   says `invalid_token`, RFC 6750 §3.1).
  */
-function callerOf(header: string | undefined, platform: Platform): Caller | { refused: string; tokenSent: boolean } {
+async function callerOf(header: string | undefined, platform: Platform): Promise<Caller | { refused: string; tokenSent: boolean }> {
   const token = typeof header === 'string' ? /^Bearer\s+(\S+)\s*$/i.exec(header)?.[1] : undefined;
   if (token?.startsWith(ACCESS_TOKEN_PREFIX)) {
-    const access = oauthOf(platform).verifyAccessToken(token);
+    const access = await oauthOf(platform).verifyAccessToken(token);
     if ('problem' in access) return { refused: access.problem, tokenSent: true };
     return { account: access.account, clientId: access.clientId, scopes: access.scopes, limits: { readOnly: readOnlyGrant(access.scopes) } };
   }
   try {
-    const { account, limits } = authenticateBearer(header, platform.services.accounts);
+    const { account, limits } = await authenticateBearer(header, platform.services.accounts);
     return { account, clientId: account.login, scopes: SCOPES, limits };
   } catch (error) {
     return { refused: error instanceof ManagementError ? error.message : 'Unauthorized.', tokenSent: token !== undefined };
@@ -106,7 +106,7 @@ export function mcpHttp(platform: Platform, ops: readonly AnyOperation[]) {
       if (!hostAllowed(request.headers.host, base)) {
         return reply.code(403).type('text/plain; charset=utf-8').send(`Host ${request.headers.host} is not served here.`);
       }
-      const caller = callerOf(request.headers.authorization, platform);
+      const caller = await callerOf(request.headers.authorization, platform);
       if ('refused' in caller) {
         return reply
           .code(401)

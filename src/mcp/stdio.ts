@@ -27,8 +27,8 @@ export interface StdioHttp {
  * @returns when stdin closes or the process is told to stop.
  */
 export async function runStdioMcp(config: Config, log: Logger, http: StdioHttp, profile: McpProfile = { limits: {}, hideReadOnly: false }): Promise<void> {
-  const platform = openPlatform(config, log);
-  const account = platform.services.accounts.ensure(config.account);
+  const platform = await openPlatform(config, log);
+  const account = await platform.services.accounts.ensure(config.account);
   let stopHttp: (() => Promise<void>) | undefined;
   let forwardToken: string | undefined;
   let forwarder: RemoteExecutor | undefined;
@@ -43,7 +43,7 @@ export async function runStdioMcp(config: Config, log: Logger, http: StdioHttp, 
       if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw error;
       running = await http.findRunning(config.home);
       if (!running) {
-        platform.close();
+        await platform.close();
         throw new Error(
           `Port ${config.port} is taken by another program, not by a Backyard using ${config.home}. Set BACKYARD_PORT to a free port.`,
         );
@@ -51,7 +51,7 @@ export async function runStdioMcp(config: Config, log: Logger, http: StdioHttp, 
     }
   }
   if (running) {
-    forwardToken = platform.services.accounts.issueToken(account.id, 'forward', { readOnly: profile.limits.readOnly !== undefined, appId: profile.limits.appId ?? null });
+    forwardToken = await platform.services.accounts.issueToken(account.id, 'forward', { readOnly: profile.limits.readOnly !== undefined, appId: profile.limits.appId ?? null });
     forwarder = remoteExecutor(`${running.url}/mcp`, forwardToken);
     execute = forwarder.execute;
     platform.services.urls.bindDefault(running.url);
@@ -74,6 +74,6 @@ export async function runStdioMcp(config: Config, log: Logger, http: StdioHttp, 
   await handle.close().catch(() => undefined);
   await forwarder?.close();
   await stopHttp?.();
-  if (forwardToken) platform.services.accounts.revokeToken(forwardToken);
-  platform.close();
+  if (forwardToken) await platform.services.accounts.revokeToken(forwardToken);
+  await platform.close();
 }

@@ -6,7 +6,11 @@ import { BackendAppService } from './backendapps/service.js';
 import { CloudCodeService } from './backendapps/cloudCode/service.js';
 import { bundledGuides } from './guides/bundled.js';
 import type { Services } from './services.js';
-import { openDatabase, type Db } from '../shared/sqlite.js';
+import { openDatabase } from '../shared/sqlite.js';
+import type { Sql } from '../shared/sql.js';
+import { SqliteSql } from '../shared/sqliteSql.js';
+import { PostgresSql } from './store/postgresSql.js';
+import { postgresMigrations } from './store/postgresMigrations.js';
 import { migrations as platformMigrations } from './store/migrations.js';
 import { PublicUrls } from './urls.js';
 import { DataApps } from '../data/apps.js';
@@ -28,12 +32,13 @@ import { WebAppService, webAppSettings } from './webapps/service.js';
 export interface Platform {
   config: Config;
   log: Logger;
-  db: Db;
+  /** The platform's own state: `platform.db`, or the `backyard` schema of `BACKYARD_DATABASE_URL`. */
+  db: Sql;
   services: Services;
   /** Routes data API calls (Interface B) for the HTTP mount. */
   dataRouter: DataRouter;
-  /** Closes the databases. Call once, after the front ends have stopped. */
-  close(): void;
+  /** Stops the services' background work and closes the databases. Call once, after the front ends have stopped. */
+  close(): Promise<void>;
   /**
    * Checks that the database of the apps' data answers (PostgreSQL; SQLite always does).
    * @throws Error saying which database and what failed.
@@ -42,11 +47,16 @@ export interface Platform {
 }
 
 /**
- * Opens `platform.db` under the configured home (migrating it) and builds the domain services.
- * @throws Error when the home cannot be written or the database is from a newer Backyard.
+ * Opens the platform's store (migrating it): `platform.db` under the configured home, or with
+ * `BACKYARD_DATABASE_URL` the `backyard` schema of that PostgreSQL database (issue 16); builds the
+ * domain services and marks failed what a stopped process left unfinished.
+ * @throws Error when the home cannot be written, the database cannot be reached, or its schema is
+ *   from a newer Backyard.
  */
-export function openPlatform(config: Config, log: Logger): Platform {
-  const db = openDatabase(homePaths(config.home).platformDb, platformMigrations);
+export async function openPlatform(config: Config, log: Logger): Promise<Platform> {
+  const db: Sql = config.databaseUrl
+    ? await PostgresSql.open(config.databaseUrl, postgresMigrations, (err) => log.error({ err }, 'PostgreSQL connection of the platform store failed'))
+    : new SqliteSql(openDatabase(homePaths(config.home).platformDb, platformMigrations));
   const urls = new PublicUrls(config.publicUrl, config.hostingDomain);
   const storage = config.databaseUrl ? postgresStorage(config.databaseUrl, (err) => log.error({ err }, 'PostgreSQL connection failed')) : sqliteStorage;
   // Several processes on one PostgreSQL (issue 16): what one changes outside the database, the others hear of.
@@ -63,7 +73,7 @@ export function openPlatform(config: Config, log: Logger): Platform {
       await dataApps.remove(appId);
       await peers.announce('app_deleted', appId);
     },
-    (appId) => dataApps.forgetSettings(appId),
+    (appId) => dataApps.reloadSettings(appId),
   );
   const cloudCode = new CloudCodeService({
     home: config.home,
@@ -99,7 +109,12 @@ export function openPlatform(config: Config, log: Logger): Platform {
     for (const app of appId === EVERYTHING ? cloud.appsWithWorkers() : [appId]) if (cloud.liveWorkers(app) > 0) await cloud.reload(app);
   });
   peers.hear('app_deleted', async (appId) => {
-    for (const app of appId === EVERYTHING ? dataApps.openApps().filter((id) => !backendApps.keys(id)) : [appId]) {
+    const gone = async () => {
+      const open = dataApps.openApps();
+      const known = await Promise.all(open.map((id) => backendApps.keys(id)));
+      return open.filter((_, i) => !known[i]);
+    };
+    for (const app of appId === EVERYTHING ? await gone() : [appId]) {
       await cloud.forget(app);
       dataApps.close(app);
     }
@@ -122,6 +137,13 @@ export function openPlatform(config: Config, log: Logger): Platform {
     webApps: new WebAppService({ db, settings: webAppSettings(config), repoHost, urls, log, docker, networks }),
   };
   urls.describeEnvironmentsWith(() => services.devenvs.imageText());
+  try {
+    await services.devenvs.recoverInterrupted();
+    await services.webApps.recoverInterrupted();
+  } catch (error) {
+    await db.close().catch(() => undefined);
+    throw error;
+  }
   log.debug({ home: path.resolve(config.home) }, 'platform opened');
   return {
     config,
@@ -130,12 +152,14 @@ export function openPlatform(config: Config, log: Logger): Platform {
     services,
     dataRouter,
     checkStorage: () => storage.check(),
-    close: () => {
-      void cloud.close();
-      services.devenvs.close();
-      services.webApps.close();
-      void dataApps.closeAll();
-      if (db.open) db.close();
+    close: async () => {
+      await Promise.all([
+        cloud.close(),
+        services.devenvs.close(),
+        services.webApps.close(),
+      ]);
+      await dataApps.closeAll();
+      await db.close();
     },
   };
 }

@@ -97,7 +97,7 @@ export function gitHost(platform: Platform) {
         if (!service) return text(reply, 403, 'Only git\'s smart HTTP protocol is served here: use git clone, fetch or push.');
 
         const secret = credentialOf(request.headers.authorization);
-        const account = secret === undefined ? undefined : host.authenticate(secret);
+        const account = secret === undefined ? undefined : await host.authenticate(secret);
         if (!account) {
           return text(
             reply,

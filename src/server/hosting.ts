@@ -147,16 +147,13 @@ export function hostedSites(platform: Platform): (req: IncomingMessage, res: Ser
     const d = currentDomains();
     const sub = d && hostedSubdomain(req.headers.host, d.parent, d.publicHostname);
     if (sub === undefined) return false;
-    const webApp = services.webApps.proxy.route(sub);
-    if (webApp) {
-      services.webApps.proxy.web(req, res, webApp);
-      return true;
-    }
     const serve = async () => {
+      const webApp = await services.webApps.proxy.route(sub);
+      if (webApp) return services.webApps.proxy.web(req, res, webApp);
       if (req.method !== 'GET' && req.method !== 'HEAD') {
         return errorPage(req, res, 405, 'Hosted sites answer GET and HEAD only.', { Allow: 'GET, HEAD' });
       }
-      const appId = services.backendApps.hostedApp(sub);
+      const appId = await services.backendApps.hostedApp(sub);
       if (appId === undefined) return errorPage(req, res, 404, `No site is hosted at ${sub}.${d!.parent}.`);
       return serveFolder(req, res, hostedFolder(config.home, appId));
     };
@@ -182,11 +179,16 @@ export function hostedUpgrades(platform: Platform): (req: IncomingMessage, socke
     } catch {
       sub = undefined; // not listening yet
     }
-    const webApp = sub === undefined ? undefined : services.webApps.proxy.route(sub);
-    if (!webApp) {
+    if (sub === undefined) {
       socket.destroy();
       return;
     }
-    services.webApps.proxy.upgrade(req, socket, head, webApp);
+    services.webApps.proxy
+      .route(sub)
+      .then((webApp) => {
+        if (!webApp) return socket.destroy();
+        services.webApps.proxy.upgrade(req, socket, head, webApp);
+      })
+      .catch(() => socket.destroy());
   };
 }

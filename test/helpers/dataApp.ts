@@ -10,10 +10,10 @@ export interface TestApp {
 }
 
 /** Creates a Backend App for alice on a test server and a client for its data API. */
-export function createTestApp(server: TestServer, name = `app-${Math.random().toString(36).slice(2, 8)}`): TestApp {
+export async function createTestApp(server: TestServer, name = `app-${Math.random().toString(36).slice(2, 8)}`): Promise<TestApp> {
   const { backendApps, accounts } = server.platform.services;
-  const app = backendApps.create(accounts.findByLogin('alice')!.id, name);
-  const keys = backendApps.keys(app.appId)!;
+  const app = await backendApps.create((await accounts.findByLogin('alice'))!.id, name);
+  const keys = (await backendApps.keys(app.appId))!;
   const apiURL = `${server.url}/data`;
   return {
     appId: app.appId,

@@ -6,6 +6,7 @@ import { createLogger } from '../../src/log.js';
 import { openPlatform, type Platform } from '../../src/platform/platform.js';
 import { startBackyard } from '../../src/serve.js';
 import type { HttpServer } from '../../src/server/http.js';
+import { pgQuery } from './storage.js';
 
 export interface TestServer {
   home: string;
@@ -20,11 +21,18 @@ export interface TestServer {
 }
 
 /**
- * `BACKYARD_DATABASE_URL` of the PostgreSQL the suite runs on (vitest.postgres.config.ts starts one
- * and names it in BACKYARD_TEST_DATABASE_URL), or nothing for SQLite.
+ * On the PostgreSQL run (vitest.postgres.config.ts starts a cluster and names it in
+ * BACKYARD_TEST_DATABASE_URL): a new database of that cluster for one server's platform state and
+ * apps, as `BACKYARD_DATABASE_URL`, and how to drop it. Nothing for SQLite.
  */
-export const postgresEnv = (): NodeJS.ProcessEnv =>
-  process.env.BACKYARD_TEST_DATABASE_URL ? { BACKYARD_DATABASE_URL: process.env.BACKYARD_TEST_DATABASE_URL } : {};
+export async function postgresDatabase(): Promise<{ env: NodeJS.ProcessEnv; drop: () => Promise<void> }> {
+  if (!process.env.BACKYARD_TEST_DATABASE_URL) return { env: {}, drop: async () => undefined };
+  const name = `server_${Math.random().toString(36).slice(2, 12)}`;
+  await pgQuery(`CREATE DATABASE ${name}`);
+  const url = new URL(process.env.BACKYARD_TEST_DATABASE_URL);
+  url.pathname = `/${name}`;
+  return { env: { BACKYARD_DATABASE_URL: url.toString() }, drop: async () => void (await pgQuery(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)) };
+}
 
 /** A fresh temporary home. Removed by `removeHome`. */
 export const makeHome = (): string => fs.mkdtempSync(path.join(os.tmpdir(), 'backyard-test-'));
@@ -36,10 +44,11 @@ export const removeHome = (home: string) => fs.rmSync(home, { recursive: true, f
  */
 export async function startTestServer(env: NodeJS.ProcessEnv = {}): Promise<TestServer> {
   const home = makeHome();
-  const config = loadConfig({ home, port: 0, host: '127.0.0.1' }, { BACKYARD_LOG_LEVEL: 'silent', ...postgresEnv(), ...env });
-  const platform = openPlatform(config, createLogger(config.logLevel));
-  const alice = platform.services.accounts.create('alice').token;
-  const bob = platform.services.accounts.create('bob').token;
+  const database = await postgresDatabase();
+  const config = loadConfig({ home, port: 0, host: '127.0.0.1' }, { BACKYARD_LOG_LEVEL: 'silent', ...database.env, ...env });
+  const platform = await openPlatform(config, createLogger(config.logLevel));
+  const alice = (await platform.services.accounts.create('alice')).token;
+  const bob = (await platform.services.accounts.create('bob')).token;
   const http = await startBackyard(platform, { port: 0, host: '127.0.0.1' });
   return {
     home,
@@ -50,8 +59,9 @@ export async function startTestServer(env: NodeJS.ProcessEnv = {}): Promise<Test
     bob,
     close: async () => {
       await http.close();
-      platform.close();
+      await platform.close();
       removeHome(home);
+      await database.drop();
     },
   };
 }

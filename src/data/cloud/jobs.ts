@@ -28,6 +28,6 @@ export async function startJob(engine: DataEngine, cloud: CloudRuntime, name: st
 export function jobMessage(apps: DataApps, appId: string, jobId: string, message: string, log: Logger): void {
   apps
     .engine(appId)
-    ?.update('_JobStatus', jobId, { message }, MASTER)
+    .then((engine) => engine?.update('_JobStatus', jobId, { message }, MASTER))
     .catch((error: unknown) => log.warn({ err: error, app: appId, jobId }, 'could not record a job message'));
 }

@@ -128,7 +128,7 @@ export class WorkerCloudRuntime implements CloudRuntime {
   }
 
   private async start(appId: string): Promise<Worker | undefined> {
-    const keys = this.options.directory.keys(appId);
+    const keys = await this.options.directory.keys(appId);
     const mainFile = this.mainFile(appId);
     if (this.closed || !keys || !fs.existsSync(mainFile)) return undefined;
     const tree = fs.realpathSync(cloudTree(this.options.home, appId));

@@ -197,9 +197,16 @@ export function createDataHandler(options: DataHandlerOptions): DataHandler {
     if (!METHODS.has(method)) throw new ParseError(ParseCode.INVALID_JSON, `Unsupported method ${method}.`);
 
     const credentials = readCredentials(req.headers, bodyObject);
-    const keys = credentials.applicationId ? apps.keys(credentials.applicationId) : undefined;
-    const engine = keys && apps.engine(keys.applicationId);
-    if (!keys || !engine) throw unauthorized();
+    if (!credentials.applicationId) throw unauthorized();
+    const ready = apps.ready(credentials.applicationId);
+    if (!ready) {
+      // A cold app: read its keys and server options, open its engine, then answer as a warm one.
+      return apps.engine(credentials.applicationId).then((engine) => {
+        if (!engine) throw unauthorized();
+        return answerCall(req, path, query, httpMethod, isFilePost, buffer);
+      });
+    }
+    const { keys, engine } = ready;
     const opened = engine.opened;
     if (opened) return opened.then(() => answerCall(req, path, query, httpMethod, isFilePost, buffer));
 

@@ -6,6 +6,7 @@ import { PostgresDatabase } from './postgres/database.js';
 export { EVERYTHING } from './postgres/database.js';
 import { appSchema, quoteIdent } from './postgres/layout.js';
 import { SqliteAdapter } from './sqlite/adapter.js';
+import { unreachableText } from '../../shared/unreachable.js';
 
 /**
  * Where Backend Apps keep their data (issue 16): SQLite files under the home, the embedded default,
@@ -69,9 +70,7 @@ export function postgresStorage(url: string, onError: (error: Error) => void): S
       try {
         await db.run('SELECT 1');
       } catch (error) {
-        const shown = new URL(url);
-        shown.password = '';
-        throw new Error(`PostgreSQL at ${shown.toString()} cannot be reached (${(error as Error).message}). Start it, or fix BACKYARD_DATABASE_URL.`);
+        throw new Error(unreachableText(url, error));
       }
     },
     broadcast: {

@@ -1,4 +1,4 @@
-import type { Db } from '../../shared/sqlite.js';
+import type { Sql } from '../../shared/sql.js';
 import { nowIso } from '../../shared/sqlite.js';
 import { newId } from '../../shared/ids.js';
 import { invalid } from '../../errors.js';
@@ -38,93 +38,85 @@ export interface TokenLimits {
  * Tokens are shown once at creation; only their SHA-256 is kept and compared in constant time.
  */
 export class AccountService {
-  constructor(private readonly db: Db) {}
+  constructor(private readonly db: Sql) {}
 
   /**
    * Creates an account and its first token.
    * @returns the account and the token in clear, which is never retrievable again.
    * @throws ManagementError(invalid) for a malformed or taken login.
    */
-  create(login: string): { account: Account; token: string } {
+  async create(login: string): Promise<{ account: Account; token: string }> {
     if (!LOGIN_PATTERN.test(login)) {
       throw invalid(`The login "${login}" is not valid: use 1 to 39 letters, digits or single dashes, not starting or ending with a dash.`);
     }
-    return this.db
-      .transaction(() => {
-        if (this.findByLogin(login)) throw invalid(`An account with the login "${login}" already exists.`);
-        const account = this.insert(login);
-        const token = this.issueToken(account.id, 'user');
-        return { account, token };
-      })
-      .immediate();
+    return this.db.transaction(async () => {
+      if (await this.findByLogin(login)) throw invalid(`An account with the login "${login}" already exists.`);
+      const account = await this.insert(login);
+      const token = await this.issueToken(account.id, 'user');
+      return { account, token };
+    });
   }
 
   /** Finds or creates the account that stdio MCP acts as (`BACKYARD_ACCOUNT`). */
-  ensure(login: string): Account {
+  async ensure(login: string): Promise<Account> {
     if (!LOGIN_PATTERN.test(login)) throw invalid(`The account login "${login}" is not valid: use 1 to 39 letters, digits or single dashes.`);
-    return this.db
-      .transaction(() => {
-        return this.findByLogin(login) ?? this.insert(login);
-      })
-      .immediate();
+    return this.db.transaction(async () => (await this.findByLogin(login)) ?? (await this.insert(login)));
   }
 
   /**
    * Issues another token for an account. `forward` tokens are made by `backyard mcp` to reach a
    * Backyard already running on the same home, and revoked when it exits.
    */
-  issueToken(accountId: string, kind: 'user' | 'forward', limits: TokenLimits = { readOnly: false, appId: null }): string {
+  async issueToken(accountId: string, kind: 'user' | 'forward', limits: TokenLimits = { readOnly: false, appId: null }): Promise<string> {
     const token = newToken();
-    this.db
-      .prepare('INSERT INTO account_tokens (id, account_id, token_hash, kind, created_at, read_only, app_id) VALUES (?, ?, ?, ?, ?, ?, ?)')
-      .run(newId(), accountId, hashToken(token), kind, nowIso(), limits.readOnly ? 1 : 0, limits.appId);
+    await this.db.run(
+      'INSERT INTO account_tokens (id, account_id, token_hash, kind, created_at, read_only, app_id) VALUES (?, ?, ?, ?, ?, ?, ?)',
+      newId(), accountId, hashToken(token), kind, nowIso(), limits.readOnly ? 1 : 0, limits.appId,
+    );
     return token;
   }
 
   /** Deletes one token (by its clear text); unknown tokens are ignored. */
-  revokeToken(token: string): void {
-    this.db.prepare('DELETE FROM account_tokens WHERE token_hash = ?').run(hashToken(token));
+  async revokeToken(token: string): Promise<void> {
+    await this.db.run('DELETE FROM account_tokens WHERE token_hash = ?', hashToken(token));
   }
 
   /**
    * The account a bearer token belongs to, or undefined for an unknown token and for a limited one
    * (TokenLimits): the dashboard and the git host call this, and a limited token is not for them.
    */
-  authenticate(token: string): Account | undefined {
-    const found = this.authenticateWithLimits(token);
+  async authenticate(token: string): Promise<Account | undefined> {
+    const found = await this.authenticateWithLimits(token);
     return found && !found.limits.readOnly && found.limits.appId === null ? found.account : undefined;
   }
 
   /** The account a bearer token belongs to and what the token was limited to; undefined for an unknown token. */
-  authenticateWithLimits(token: string): { account: Account; limits: TokenLimits } | undefined {
+  async authenticateWithLimits(token: string): Promise<{ account: Account; limits: TokenLimits } | undefined> {
     const hash = hashToken(token);
-    const row = this.db
-      .prepare(
-        `SELECT a.id, a.login, a.created_at, t.token_hash AS hash, t.read_only, t.app_id
-           FROM account_tokens t JOIN accounts a ON a.id = t.account_id
-          WHERE t.token_hash = ?`,
-      )
-      .get(hash) as (AccountRow & { hash: Buffer; read_only: number; app_id: string | null }) | undefined;
+    const row = await this.db.get<AccountRow & { hash: Buffer; read_only: number; app_id: string | null }>(
+      `SELECT a.id, a.login, a.created_at, t.token_hash AS hash, t.read_only, t.app_id
+         FROM account_tokens t JOIN accounts a ON a.id = t.account_id
+        WHERE t.token_hash = ?`,
+      hash,
+    );
     if (!row || !sameHash(row.hash, hash)) return undefined;
     return { account: toAccount(row), limits: { readOnly: row.read_only === 1, appId: row.app_id } };
   }
 
-  findByLogin(login: string): Account | undefined {
-    const row = this.db.prepare('SELECT id, login, created_at FROM accounts WHERE login = ?').get(login) as
-      | AccountRow
-      | undefined;
+  /** The account whose login is `login`, compared without case. */
+  async findByLogin(login: string): Promise<Account | undefined> {
+    const row = await this.db.get<AccountRow>('SELECT id, login, created_at FROM accounts WHERE lower(login) = lower(?)', login);
     return row && toAccount(row);
   }
 
-  private insert(login: string): Account {
+  private async insert(login: string): Promise<Account> {
     const account: Account = { id: newId(), login, createdAt: nowIso() };
-    this.db.prepare('INSERT INTO accounts (id, login, created_at) VALUES (?, ?, ?)').run(account.id, account.login, account.createdAt);
+    await this.db.run('INSERT INTO accounts (id, login, created_at) VALUES (?, ?, ?)', account.id, account.login, account.createdAt);
     return account;
   }
 
-  list(): Account[] {
-    return (this.db.prepare('SELECT id, login, created_at FROM accounts ORDER BY login').all() as AccountRow[]).map(
-      toAccount,
-    );
+  /** Every account, by login. */
+  async list(): Promise<Account[]> {
+    return (await this.db.all<AccountRow>('SELECT id, login, created_at FROM accounts ORDER BY lower(login), login')).map(toAccount);
   }
 }

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import { homePaths } from '../../config.js';
 import { invalid, ManagementError, notFound } from '../../errors.js';
-import type { Db } from '../../shared/sqlite.js';
+import type { Sql } from '../../shared/sql.js';
 import { nowIso } from '../../shared/sqlite.js';
 import { randomAlphanumeric, randomSecret } from '../../shared/ids.js';
 import type { PublicUrls } from '../urls.js';
@@ -96,18 +96,16 @@ function changed(current: SettingOverrides, changes: Record<string, unknown>): A
  * one account (another account's apps behave as unknown).
  */
 export class BackendAppService {
-  private byId: ReturnType<Db['prepare']> | undefined;
-
   constructor(
-    private readonly db: Db,
+    private readonly db: Sql,
     private readonly home: string,
     private readonly urls: PublicUrls,
     /** Fills a new app's folder (its starting cloud code tree); runs before the record commits. */
-    private readonly initialiseFolder: (appId: string, folder: string) => void = () => undefined,
+    private readonly initialiseFolder: (appId: string, folder: string) => Promise<void> = async () => undefined,
     /** Lets go of a deleted app: stops its cloud code workers and closes its open database. */
     private readonly release: (appId: string) => Promise<void> = async () => undefined,
     /** Tells this process's data API that an app's server options changed (other processes re-read them: data/apps.ts). */
-    private readonly settingsChanged: (appId: string) => void = () => undefined,
+    private readonly settingsChanged: (appId: string) => Promise<void> = async () => undefined,
   ) {}
 
   /**
@@ -118,7 +116,7 @@ export class BackendAppService {
    * @throws ManagementError(invalid) when the name is empty, too long or already used by the account,
    *   a given key is malformed, a setting is unknown or invalid, or the application id is taken.
    */
-  create(accountId: string, appName: string, given: Partial<BackendAppKeys> = {}, settings: Record<string, unknown> = {}): BackendApp {
+  async create(accountId: string, appName: string, given: Partial<BackendAppKeys> = {}, settings: Record<string, unknown> = {}): Promise<BackendApp> {
     if (appName.trim() === '') throw invalid('appName must not be empty or blank.');
     if ([...appName].length > APP_NAME_MAX) {
       throw invalid(`appName must be at most ${APP_NAME_MAX} characters long; "${appName.slice(0, 20)}…" is ${[...appName].length}.`);
@@ -150,7 +148,7 @@ export class BackendAppService {
     const folder = homePaths(this.home).app(row.app_id);
     const existed = fs.existsSync(folder);
     try {
-      this.insertWithFolder(row, folder, accountId, appName);
+      await this.insertWithFolder(row, folder, accountId, appName);
     } catch (error) {
       // Nothing half-written: a folder this call made goes with the record that was rolled back.
       if (!existed) fs.rmSync(folder, { recursive: true, force: true });
@@ -159,48 +157,38 @@ export class BackendAppService {
     return this.toFull(row);
   }
 
-  private insertWithFolder(row: AppRow, folder: string, accountId: string, appName: string): void {
-    this.db
-      .transaction(() => {
-        const taken = this.db
-          .prepare('SELECT 1 FROM backend_apps WHERE account_id = ? AND app_name = ?')
-          .get(accountId, appName);
-        if (this.row(row.app_id)) throw invalid(`A Backend App with the application id "${row.app_id}" already exists on this Backyard.`);
+  private async insertWithFolder(row: AppRow, folder: string, accountId: string, appName: string): Promise<void> {
+    await this.db.transaction(async () => {
+        const taken = await this.db.get('SELECT 1 FROM backend_apps WHERE account_id = ? AND app_name = ?', accountId, appName);
+        if (await this.row(row.app_id)) throw invalid(`A Backend App with the application id "${row.app_id}" already exists on this Backyard.`);
         if (taken) {
           throw invalid(`A Backend App named "${appName}" already exists in this account. Choose another appName, or use getBackendApps to find the existing one.`);
         }
-        this.db
-          .prepare(
-            `INSERT INTO backend_apps (app_id, account_id, app_name, rest_key, javascript_key, client_key, dotnet_key,
+        await this.db.run(`INSERT INTO backend_apps (app_id, account_id, app_name, rest_key, javascript_key, client_key, dotnet_key,
                webhook_key, file_key, master_key, hosting_subdomain, server_settings, created_at)
-             VALUES (@app_id, @account_id, @app_name, @rest_key, @javascript_key, @client_key, @dotnet_key,
-               @webhook_key, @file_key, @master_key, @hosting_subdomain, @server_settings, @created_at)`,
-          )
-          .run(row);
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+          row.app_id, row.account_id, row.app_name, row.rest_key, row.javascript_key, row.client_key, row.dotnet_key,
+          row.webhook_key, row.file_key, row.master_key, row.hosting_subdomain, row.server_settings, row.created_at,
+        );
         // Inside the transaction: if the folder cannot be made, no record is left behind.
         fs.mkdirSync(folder, { recursive: true });
-        this.initialiseFolder(row.app_id, folder);
-      })
-      .immediate();
+        await this.initialiseFolder(row.app_id, folder);
+    });
   }
 
   /** The account's apps in creation order, optionally only the one named exactly `appName`. */
-  list(accountId: string, appName?: string): BackendAppSummary[] {
+  async list(accountId: string, appName?: string): Promise<BackendAppSummary[]> {
     const rows = (
       appName === undefined
-        ? this.db
-            .prepare('SELECT app_id, app_name FROM backend_apps WHERE account_id = ? ORDER BY created_at, app_id')
-            .all(accountId)
-        : this.db
-            .prepare('SELECT app_id, app_name FROM backend_apps WHERE account_id = ? AND app_name = ?')
-            .all(accountId, appName)
+        ? (await this.db.all('SELECT app_id, app_name FROM backend_apps WHERE account_id = ? ORDER BY created_at, app_id', accountId))
+        : (await this.db.all('SELECT app_id, app_name FROM backend_apps WHERE account_id = ? AND app_name = ?', accountId, appName))
     ) as Pick<AppRow, 'app_id' | 'app_name'>[];
     return rows.map((r) => ({ appId: r.app_id, appName: r.app_name }));
   }
 
   /** The full form of one of the account's apps, or undefined when the account has no such app. */
-  get(accountId: string, appId: string): BackendApp | undefined {
-    const row = this.row(appId);
+  async get(accountId: string, appId: string): Promise<BackendApp | undefined> {
+    const row = await this.row(appId);
     return row && row.account_id === accountId ? this.toFull(row) : undefined;
   }
 
@@ -210,10 +198,9 @@ export class BackendAppService {
    * an app that has one keeps it.
    * @returns the app's `publicWebHostingURL`, or undefined when the account has no such app.
    */
-  activateHosting(accountId: string, appId: string): string | undefined {
-    return this.db
-      .transaction(() => {
-        const row = this.row(appId);
+  async activateHosting(accountId: string, appId: string): Promise<string | undefined> {
+    return this.db.transaction(async () => {
+        const row = await this.row(appId);
         if (!row || row.account_id !== accountId) return undefined;
         if (row.hosting_subdomain) return this.urls.hosting(row.hosting_subdomain);
         const base =
@@ -225,13 +212,12 @@ export class BackendAppService {
             .slice(0, 40)
             .replace(/-+$/, '') || 'app';
         // One subdomain namespace with Web Apps (issue 6; migration 5 guards it too).
-        const taken = this.db.prepare('SELECT 1 FROM backend_apps WHERE hosting_subdomain = ? UNION ALL SELECT 1 FROM web_apps WHERE subdomain = ?');
+        const taken = (sub: string) => this.db.get('SELECT 1 FROM backend_apps WHERE hosting_subdomain = ? UNION ALL SELECT 1 FROM web_apps WHERE subdomain = ?', sub, sub);
         let sub = base;
-        for (let n = 2; taken.get(sub, sub); n++) sub = `${base}-${n}`;
-        this.db.prepare('UPDATE backend_apps SET hosting_subdomain = ? WHERE app_id = ?').run(sub, appId);
+        for (let n = 2; await taken(sub); n++) sub = `${base}-${n}`;
+        await this.db.run('UPDATE backend_apps SET hosting_subdomain = ? WHERE app_id = ?', sub, appId);
         return this.urls.hosting(sub);
-      })
-      .immediate();
+    });
   }
 
   /**
@@ -241,33 +227,31 @@ export class BackendAppService {
    * @throws ManagementError(notFound) when the account has no such app (another account's included).
    */
   async delete(accountId: string, appId: string): Promise<void> {
-    const deleted = this.db
-      .transaction(() => {
-        const row = this.row(appId);
-        if (!row || row.account_id !== accountId) return false;
-        this.db.prepare('DELETE FROM backend_apps WHERE app_id = ?').run(appId);
-        return true;
-      })
-      .immediate();
+    const deleted = await this.db.transaction(async () => {
+      const row = await this.row(appId);
+      if (!row || row.account_id !== accountId) return false;
+      await this.db.run('DELETE FROM backend_apps WHERE app_id = ?', appId);
+      return true;
+    });
     if (!deleted) throw notFound(`This account has no Backend App with the id "${appId}". Find the ids with getBackendApps.`);
     await this.release(appId);
     fs.rmSync(homePaths(this.home).app(appId), { recursive: true, force: true, maxRetries: 3 });
   }
 
   /** The account that owns an app, whoever asks: for the machine's owner (CLI). */
-  owner(appId: string): string | undefined {
-    return this.row(appId)?.account_id;
+  async owner(appId: string): Promise<string | undefined> {
+    return (await this.row(appId))?.account_id;
   }
 
   /** The application id of the app hosted at `subdomain`, if any. */
-  hostedApp(subdomain: string): string | undefined {
-    const row = this.db.prepare('SELECT app_id FROM backend_apps WHERE hosting_subdomain = ?').get(subdomain) as { app_id: string } | undefined;
+  async hostedApp(subdomain: string): Promise<string | undefined> {
+    const row = (await this.db.get('SELECT app_id FROM backend_apps WHERE hosting_subdomain = ?', subdomain)) as { app_id: string } | undefined;
     return row?.app_id;
   }
 
   /** Every key of an app, master key included, whoever owns it: for the machine's owner (CLI). */
-  keys(appId: string): (BackendAppKeys & { appName: string }) | undefined {
-    const row = this.row(appId);
+  async keys(appId: string): Promise<(BackendAppKeys & { appName: string }) | undefined> {
+    const row = await this.row(appId);
     if (!row) return undefined;
     return {
       appName: row.app_name,
@@ -287,14 +271,14 @@ export class BackendAppService {
    * cached there), the machine's owner (CLI) and the dashboard (which checks ownership first).
    * @returns undefined when no app has this id.
    */
-  serverSettings(appId: string): AppServerSettings | undefined {
-    const row = this.row(appId);
+  async serverSettings(appId: string): Promise<AppServerSettings | undefined> {
+    const row = await this.row(appId);
     return row ? storedSettings(row.server_settings) : undefined;
   }
 
   /** The server options in force for an app (AppDirectory), or undefined when no app has this id. */
-  settings(appId: string): ServerSettings | undefined {
-    return this.serverSettings(appId)?.settings;
+  async settings(appId: string): Promise<ServerSettings | undefined> {
+    return (await this.serverSettings(appId))?.settings;
   }
 
   /**
@@ -305,24 +289,20 @@ export class BackendAppService {
    * @throws ManagementError(notFound) for an unknown app; SettingRefused (invalid) naming an unknown
    *   option or a bad value, with nothing changed.
    */
-  configure(appId: string, changes: Record<string, unknown>): AppServerSettings {
-    const result = this.db
-      .transaction(() => {
-        const row = this.row(appId);
-        if (!row) throw notFound(`No Backend App has the application id "${appId}".`);
-        const next = changed(storedSettings(row.server_settings).overrides, changes);
-        this.db.prepare('UPDATE backend_apps SET server_settings = ? WHERE app_id = ?').run(JSON.stringify(next.overrides), appId);
-        return next;
-      })
-      .immediate();
-    this.settingsChanged(appId);
+  async configure(appId: string, changes: Record<string, unknown>): Promise<AppServerSettings> {
+    const result = await this.db.transaction(async () => {
+      const row = await this.row(appId);
+      if (!row) throw notFound(`No Backend App has the application id "${appId}".`);
+      const next = changed(storedSettings(row.server_settings).overrides, changes);
+      await this.db.run('UPDATE backend_apps SET server_settings = ? WHERE app_id = ?', JSON.stringify(next.overrides), appId);
+      return next;
+    });
+    await this.settingsChanged(appId);
     return result;
   }
 
-  private row(appId: string): AppRow | undefined {
-    // Prepared once: data API requests look their app up here.
-    this.byId ??= this.db.prepare('SELECT * FROM backend_apps WHERE app_id = ?');
-    return this.byId.get(appId) as AppRow | undefined;
+  private row(appId: string): Promise<AppRow | undefined> {
+    return this.db.get<AppRow>('SELECT * FROM backend_apps WHERE app_id = ?', appId);
   }
 
   private toFull(row: AppRow): BackendApp {

@@ -3,7 +3,7 @@ import type { Account, AccountService } from '../accounts/service.js';
 import { hashToken, sameHash } from '../accounts/tokens.js';
 import { randomSecret } from '../../shared/ids.js';
 import type { Platform } from '../platform.js';
-import type { Db } from '../../shared/sqlite.js';
+import type { Sql } from '../../shared/sql.js';
 
 /*
  * The storage side of dashboard sign-in: sessions and one-time sign-in links. What travels over HTTP
@@ -35,7 +35,7 @@ export const csrfTokenOf = (sessionToken: string): string => createHmac('sha256'
  */
 export class DashboardSessions {
   constructor(
-    private readonly db: Db,
+    private readonly db: Sql,
     private readonly accounts: AccountService,
     private readonly now: () => number = Date.now,
   ) {}
@@ -44,31 +44,25 @@ export class DashboardSessions {
    * Starts a session for an account.
    * @returns the session token for the cookie (never stored in clear) and the session.
    */
-  create(account: Account): { token: string; session: DashboardSession } {
+  async create(account: Account): Promise<{ token: string; session: DashboardSession }> {
     const token = randomSecret(32);
     const hash = hashToken(token);
     const now = this.now();
     const expiresAt = new Date(now + SESSION_TTL_MS).toISOString();
-    this.db.transaction(() => {
-      this.db.prepare('DELETE FROM dashboard_sessions WHERE expires_at <= ?').run(new Date(now).toISOString());
-      this.db
-        .prepare('INSERT INTO dashboard_sessions (token_hash, account_id, created_at, expires_at) VALUES (?, ?, ?, ?)')
-        .run(hash, account.id, new Date(now).toISOString(), expiresAt);
-    })();
+    await this.db.transaction(async () => {
+      await this.db.run('DELETE FROM dashboard_sessions WHERE expires_at <= ?', new Date(now).toISOString());
+      await this.db.run('INSERT INTO dashboard_sessions (token_hash, account_id, created_at, expires_at) VALUES (?, ?, ?, ?)', hash, account.id, new Date(now).toISOString(), expiresAt);
+    });
     return { token, session: { account, hash, csrfToken: csrfTokenOf(token), expiresAt } };
   }
 
   /** The live session of a session token (the dashboard's cookie), or undefined when it is unknown, ended or expired. */
-  find(token: string | undefined): DashboardSession | undefined {
+  async find(token: string | undefined): Promise<DashboardSession | undefined> {
     if (!token || token.length > 200) return undefined;
     const hash = hashToken(token);
-    const row = this.db
-      .prepare(
-        `SELECT s.token_hash AS hash, s.expires_at, a.id, a.login, a.created_at
+    const row = (await this.db.get(`SELECT s.token_hash AS hash, s.expires_at, a.id, a.login, a.created_at
            FROM dashboard_sessions s JOIN accounts a ON a.id = s.account_id
-          WHERE s.token_hash = ? AND s.expires_at > ?`,
-      )
-      .get(hash, new Date(this.now()).toISOString()) as
+          WHERE s.token_hash = ? AND s.expires_at > ?`, hash, new Date(this.now()).toISOString())) as
       | { hash: Buffer; expires_at: string; id: string; login: string; created_at: string }
       | undefined;
     if (!row || !sameHash(row.hash, hash)) return undefined;
@@ -81,57 +75,49 @@ export class DashboardSessions {
   }
 
   /** Ends a session (sign-out). Unknown sessions are ignored. */
-  end(hash: Buffer): void {
-    this.db.prepare('DELETE FROM dashboard_sessions WHERE token_hash = ?').run(hash);
+  async end(hash: Buffer): Promise<void> {
+    await this.db.run('DELETE FROM dashboard_sessions WHERE token_hash = ?', hash);
   }
 
   /**
    * Makes a one-time sign-in code for an account (`backyard dashboard`), usable once within
    * `SIGN_IN_LINK_TTL_MS`.
    */
-  createLinkCode(accountId: string): string {
+  async createLinkCode(accountId: string): Promise<string> {
     const code = randomSecret(32);
     const now = this.now();
-    this.db.transaction(() => {
-      this.db.prepare('DELETE FROM dashboard_sign_in_links WHERE expires_at <= ?').run(new Date(now).toISOString());
-      this.db
-        .prepare('INSERT INTO dashboard_sign_in_links (code_hash, account_id, created_at, expires_at) VALUES (?, ?, ?, ?)')
-        .run(hashToken(code), accountId, new Date(now).toISOString(), new Date(now + SIGN_IN_LINK_TTL_MS).toISOString());
-    })();
+    await this.db.transaction(async () => {
+      await this.db.run('DELETE FROM dashboard_sign_in_links WHERE expires_at <= ?', new Date(now).toISOString());
+      await this.db.run('INSERT INTO dashboard_sign_in_links (code_hash, account_id, created_at, expires_at) VALUES (?, ?, ?, ?)', hashToken(code), accountId, new Date(now).toISOString(), new Date(now + SIGN_IN_LINK_TTL_MS).toISOString());
+    });
     return code;
   }
 
   /** The account a sign-in code would sign in, without using it up; undefined when unknown, used or expired. */
-  peekLinkCode(code: string | undefined): Account | undefined {
+  async peekLinkCode(code: string | undefined): Promise<Account | undefined> {
     if (!code || code.length > 200) return undefined;
-    const row = this.db
-      .prepare('SELECT account_id FROM dashboard_sign_in_links WHERE code_hash = ? AND expires_at > ?')
-      .get(hashToken(code), new Date(this.now()).toISOString()) as { account_id: string } | undefined;
-    return row && this.accountById(row.account_id);
+    const row = (await this.db.get('SELECT account_id FROM dashboard_sign_in_links WHERE code_hash = ? AND expires_at > ?', hashToken(code), new Date(this.now()).toISOString())) as { account_id: string } | undefined;
+    return row && (await this.accountById(row.account_id));
   }
 
   /** Uses up a sign-in code: the account it signs in, or undefined when it is unknown, used or expired. */
-  redeemLinkCode(code: string | undefined): Account | undefined {
+  async redeemLinkCode(code: string | undefined): Promise<Account | undefined> {
     if (!code || code.length > 200) return undefined;
     const hash = hashToken(code);
-    return this.db
-      .transaction(() => {
-        const row = this.db
-          .prepare('SELECT account_id FROM dashboard_sign_in_links WHERE code_hash = ? AND expires_at > ?')
-          .get(hash, new Date(this.now()).toISOString()) as { account_id: string } | undefined;
-        this.db.prepare('DELETE FROM dashboard_sign_in_links WHERE code_hash = ?').run(hash);
-        return row && this.accountById(row.account_id);
-      })
-      .immediate();
+    return await this.db.transaction(async () => {
+        const row = (await this.db.get('SELECT account_id FROM dashboard_sign_in_links WHERE code_hash = ? AND expires_at > ?', hash, new Date(this.now()).toISOString())) as { account_id: string } | undefined;
+        await this.db.run('DELETE FROM dashboard_sign_in_links WHERE code_hash = ?', hash);
+        return row && (await this.accountById(row.account_id));
+      });
   }
 
   /** The account a bearer token (`backyard account create`) belongs to. */
-  authenticateToken(token: string): Account | undefined {
+  async authenticateToken(token: string): Promise<Account | undefined> {
     return token.length > 200 ? undefined : this.accounts.authenticate(token.trim());
   }
 
-  private accountById(id: string): Account | undefined {
-    const row = this.db.prepare('SELECT id, login, created_at FROM accounts WHERE id = ?').get(id) as
+  private async accountById(id: string): Promise<Account | undefined> {
+    const row = (await this.db.get('SELECT id, login, created_at FROM accounts WHERE id = ?', id)) as
       | { id: string; login: string; created_at: string }
       | undefined;
     return row && { id: row.id, login: row.login, createdAt: row.created_at };
@@ -146,9 +132,9 @@ export const dashboardSessionsOf = (platform: Pick<Platform, 'db' | 'services'>)
  * A one-time link that signs `login` in to the dashboard served at `base` (`backyard dashboard`).
  * The account is created when it does not exist yet, as `backyard mcp` would.
  */
-export function signInLink(db: Db, accounts: AccountService, login: string, base: string): string {
-  const account = accounts.ensure(login);
-  const code = new DashboardSessions(db, accounts).createLinkCode(account.id);
+export async function signInLink(db: Sql, accounts: AccountService, login: string, base: string): Promise<string> {
+  const account = await accounts.ensure(login);
+  const code = await new DashboardSessions(db, accounts).createLinkCode(account.id);
   // The dashboard's sign-in link route (src/server/dashboard/signin.ts), as `dashboardURL`s are built here too.
   return `${base.replace(/\/+$/, '')}/dashboard/sign-in/link?code=${encodeURIComponent(code)}`;
 }

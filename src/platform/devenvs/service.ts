@@ -5,7 +5,8 @@ import { reportWhileRunning } from './progress.js';
 import { invalid, notFound, unavailable } from '../../errors.js';
 import type { Logger } from '../../log.js';
 import { newId } from '../../shared/ids.js';
-import { nowIso, type Db } from '../../shared/sqlite.js';
+import { nowIso } from '../../shared/sqlite.js';
+import type { Sql } from '../../shared/sql.js';
 import { EnvironmentContainers, type ContainerSettings } from './containers.js';
 import { ENGINE_TIMEOUTS, dockerClient, engineStatus, type DockerClient } from './engine.js';
 import { LiveExecution, groupScript, inputScript, runScript } from './executions.js';
@@ -117,7 +118,7 @@ export class DevEnvService {
    *   one process creates an account's network once.
    */
   constructor(
-    db: Db,
+    db: Sql,
     private readonly settings: DevEnvSettings,
     private readonly log: Logger,
     private readonly docker: DockerClient = dockerClient(settings.dockerHost),
@@ -126,8 +127,14 @@ export class DevEnvService {
     this.store = new DevEnvStore(db);
     this.images = new ImageProvider(docker, settings.dockerHost, log, settings.image);
     this.containers = new EnvironmentContainers(docker, settings, this.images, networks, log);
-    // Executions left running by a Backyard that is gone read as exited (issue 5, item 6).
-    for (const row of this.store.runningExecutions()) this.reconcile(row);
+  }
+
+  /**
+   * Marks exited the executions a stopped Backyard process left running (issue 5, item 6).
+   * openPlatform calls it once, before anything is served.
+   */
+  async recoverInterrupted(): Promise<void> {
+    for (const row of await this.store.runningExecutions()) await this.reconcile(row);
   }
 
   /**
@@ -143,7 +150,7 @@ export class DevEnvService {
     const row: EnvironmentRow = { id: newId(), account_id: accountId, chat_title: chatTitle, created_at: nowIso() };
     progress?.(`Getting the image (${this.images.current().image}) and starting the container.`);
     const image = await this.containers.create(accountId, row.id);
-    this.store.insertEnvironment(row);
+    await this.store.insertEnvironment(row);
     progress?.(`The container runs ${image}; letting it reach Backyard at backyard.internal.`);
     await this.containerAccess();
     const { packageManager: _, ...facts } = await this.imageFacts(image);
@@ -170,8 +177,8 @@ export class DevEnvService {
   }
 
   /** The account's environments, oldest first; only those titled exactly `chatTitle` when given. */
-  list(accountId: string, chatTitle?: string): DevelopmentEnvironment[] {
-    return this.store.environments(accountId, chatTitle).map((row) => this.withAccess(environmentOf(row)));
+  async list(accountId: string, chatTitle?: string): Promise<DevelopmentEnvironment[]> {
+    return (await this.store.environments(accountId, chatTitle)).map((row) => this.withAccess(environmentOf(row)));
   }
 
   /**
@@ -226,13 +233,13 @@ export class DevEnvService {
    *   (unavailable) when Docker is not reachable or refuses.
    */
   async execute(accountId: string, environmentId: string, command: string, signal?: AbortSignal, progress?: (message: string) => void): Promise<CommandExecution> {
-    this.requireEnvironment(accountId, environmentId);
+    await this.requireEnvironment(accountId, environmentId);
     if (command === '') throw invalid('command must not be empty: give a shell command line, run with sh -c.');
     if (this.closed) throw unavailable('Backyard is stopping; run the command again once it is back.');
     const id = newId();
     const execution = await this.startExec(accountId, environmentId, id, command);
     const createdAt = nowIso();
-    this.store.insertExecution({ id, environment_id: environmentId, command, owner: this.owner, created_at: createdAt });
+    await this.store.insertExecution({ id, environment_id: environmentId, command, owner: this.owner, created_at: createdAt });
     const recorded = this.track(execution);
     this.live.set(id, { execution, environmentId, accountId, recorded });
     const stopReporting = progress ? reportWhileRunning(execution, command, progress) : undefined;
@@ -257,7 +264,7 @@ export class DevEnvService {
     action: { stdin?: string; exit?: boolean },
     signal?: AbortSignal,
   ): Promise<CommandExecution> {
-    const row = this.requireExecution(accountId, environmentId, executionId);
+    const row = await this.requireExecution(accountId, environmentId, executionId);
     const entry = this.live.get(executionId);
     if (row.status === 'exited' || entry?.execution.status === 'exited') {
       const code = entry?.execution.exitCode ?? row.exit_code;
@@ -287,8 +294,8 @@ export class DevEnvService {
    * The execution's current state: status, exitCode once exited, output so far.
    * @throws ManagementError(notFound) for unknown ids.
    */
-  inspect(accountId: string, environmentId: string, executionId: string): CommandExecution {
-    const row = this.requireExecution(accountId, environmentId, executionId);
+  async inspect(accountId: string, environmentId: string, executionId: string): Promise<CommandExecution> {
+    const row = await this.requireExecution(accountId, environmentId, executionId);
     const entry = this.live.get(executionId);
     return entry ? entry.execution.snapshot() : executionOf(row);
   }
@@ -301,8 +308,8 @@ export class DevEnvService {
    * @throws ManagementError(notFound) for an unknown environment or another account's (design.md,
    *   decision 2); (invalid) for a limit that is not a positive integer (SQLite reads a negative LIMIT as none).
    */
-  executions(accountId: string, environmentId: string, limit = EXECUTIONS_LIST_LIMIT): ExecutionSummary[] {
-    this.requireEnvironment(accountId, environmentId);
+  async executions(accountId: string, environmentId: string, limit = EXECUTIONS_LIST_LIMIT): Promise<ExecutionSummary[]> {
+    await this.requireEnvironment(accountId, environmentId);
     if (!Number.isInteger(limit) || limit < 1) throw invalid(`limit must be a positive integer (it is ${limit}).`);
     return this.store.executionSummaries(environmentId, limit);
   }
@@ -312,10 +319,10 @@ export class DevEnvService {
    * (as stored, see `executions`), and its latest one.
    * @throws ManagementError(notFound) for an unknown environment or another account's.
    */
-  activity(accountId: string, environmentId: string): EnvironmentActivity {
-    this.requireEnvironment(accountId, environmentId);
-    const { total, running } = this.store.executionCounts(environmentId);
-    const [latest] = this.store.executionSummaries(environmentId, 1);
+  async activity(accountId: string, environmentId: string): Promise<EnvironmentActivity> {
+    await this.requireEnvironment(accountId, environmentId);
+    const { total, running } = await this.store.executionCounts(environmentId);
+    const [latest] = await this.store.executionSummaries(environmentId, 1);
     return { total, running, ...(latest ? { latest } : {}) };
   }
 
@@ -323,9 +330,9 @@ export class DevEnvService {
    * One execution's command, state and times, without its output (as stored, see `executions`).
    * @throws ManagementError(notFound) for unknown ids, or an environment of another account.
    */
-  executionSummary(accountId: string, environmentId: string, executionId: string): ExecutionSummary {
-    this.requireEnvironment(accountId, environmentId);
-    const summary = this.store.executionSummary(environmentId, executionId);
+  async executionSummary(accountId: string, environmentId: string, executionId: string): Promise<ExecutionSummary> {
+    await this.requireEnvironment(accountId, environmentId);
+    const summary = await this.store.executionSummary(environmentId, executionId);
     if (!summary) throw executionNotFound(environmentId, executionId);
     return summary;
   }
@@ -336,7 +343,7 @@ export class DevEnvService {
    * @throws ManagementError(notFound) for an unknown environment; (unavailable) when Docker fails.
    */
   async restart(accountId: string, environmentId: string): Promise<DevelopmentEnvironment> {
-    const env = this.requireEnvironment(accountId, environmentId);
+    const env = await this.requireEnvironment(accountId, environmentId);
     const ending = this.liveIn(environmentId);
     for (const { execution } of ending) execution.note(RESTART_NOTE);
     await this.containers.restart(accountId, environmentId);
@@ -352,18 +359,18 @@ export class DevEnvService {
    *   (then the record stays, and deleting again retries).
    */
   async remove(accountId: string, environmentId: string): Promise<void> {
-    this.requireEnvironment(accountId, environmentId);
+    await this.requireEnvironment(accountId, environmentId);
     const ending = this.liveIn(environmentId);
     for (const { execution } of ending) execution.note(DELETE_NOTE);
     await this.containers.destroy(accountId, environmentId);
     await this.settle(ending);
-    this.store.deleteEnvironment(environmentId);
+    await this.store.deleteEnvironment(environmentId);
     this.log.info({ environmentId }, 'development environment deleted');
   }
 
   /** The account that owns an environment, whoever asks: for the machine's owner (CLI). */
-  ownerOf(environmentId: string): string | undefined {
-    return this.store.environmentById(environmentId)?.account_id;
+  async ownerOf(environmentId: string): Promise<string | undefined> {
+    return (await this.store.environmentById(environmentId))?.account_id;
   }
 
   private liveIn(environmentId: string) {
@@ -383,7 +390,7 @@ export class DevEnvService {
    * the next Backyard on this home sees that its owner is gone, marks it exited with a note, and ends
    * what may be left of it. Call once, before the database closes.
    */
-  close(): void {
+  async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
     clearInterval(this.heartbeatTimer);
@@ -391,20 +398,20 @@ export class DevEnvService {
       execution.detach();
       const s = execution.snapshot();
       if (execution.status === 'running') {
-        this.store.writeOutput(id, s.stdout, s.stderr, nowIso());
+        await this.store.writeOutput(id, s.stdout, s.stderr, nowIso());
         void this.containers
           .running(accountId, environmentId)
           .then((container) => this.terminate(container, id))
           .catch(() => undefined);
       } else {
-        this.store.writeExited(id, outcomeOf(execution), s.stdout, s.stderr, nowIso());
+        await this.store.writeExited(id, outcomeOf(execution), s.stdout, s.stderr, nowIso());
       }
     }
     this.live.clear();
   }
 
-  private requireEnvironment(accountId: string, environmentId: string): EnvironmentRow {
-    const env = this.store.environment(accountId, environmentId);
+  private async requireEnvironment(accountId: string, environmentId: string): Promise<EnvironmentRow> {
+    const env = await this.store.environment(accountId, environmentId);
     if (!env) {
       throw notFound(
         `No development environment has the id "${environmentId}" in this account. Call getDevelopmentEnvironments to list yours, or createDevelopmentEnvironment to make one.`,
@@ -413,9 +420,9 @@ export class DevEnvService {
     return env;
   }
 
-  private requireExecution(accountId: string, environmentId: string, executionId: string): ExecutionRow {
-    this.requireEnvironment(accountId, environmentId);
-    const row = this.store.execution(environmentId, executionId);
+  private async requireExecution(accountId: string, environmentId: string, executionId: string): Promise<ExecutionRow> {
+    await this.requireEnvironment(accountId, environmentId);
+    const row = await this.store.execution(environmentId, executionId);
     if (!row) throw executionNotFound(environmentId, executionId);
     return this.reconcile(row);
   }
@@ -495,35 +502,33 @@ export class DevEnvService {
     const flush = () => {
       timer = undefined;
       if (this.closed || execution.status !== 'running') return;
-      try {
-        this.store.writeOutput(execution.id, execution.stdout.render(), execution.stderr.render(), nowIso());
-      } catch (error) {
-        this.log.error({ err: error, executionId: execution.id }, 'could not store the output of a command execution');
-      }
+      this.store
+        .writeOutput(execution.id, execution.stdout.render(), execution.stderr.render(), nowIso())
+        .catch((error: unknown) => this.log.error({ err: error, executionId: execution.id }, 'could not store the output of a command execution'));
     };
     execution.on('output', () => {
       timer ??= setTimeout(flush, FLUSH_MS);
     });
-    this.heartbeatTimer ??= setInterval(() => this.heartbeat(), HEARTBEAT_MS).unref();
+    this.heartbeatTimer ??= setInterval(() => void this.heartbeat().catch((error: unknown) => this.log.warn({ err: error }, 'command execution heartbeat failed')), HEARTBEAT_MS).unref();
     return execution.finished
-      .then(() => {
+      .then(async () => {
         clearTimeout(timer);
         if (this.closed) return;
         const s = execution.snapshot();
-        this.store.writeExited(execution.id, outcomeOf(execution), s.stdout, s.stderr, nowIso());
+        await this.store.writeExited(execution.id, outcomeOf(execution), s.stdout, s.stderr, nowIso());
       })
       .catch((error: unknown) => this.log.error({ err: error, executionId: execution.id }, 'could not record the end of a command execution'))
       .finally(() => this.live.delete(execution.id));
   }
 
-  private heartbeat(): void {
+  private async heartbeat(): Promise<void> {
     if (this.closed) return;
     if (this.live.size === 0) {
       clearInterval(this.heartbeatTimer);
       this.heartbeatTimer = undefined;
       return;
     }
-    this.store.heartbeat(this.owner, nowIso());
+    await this.store.heartbeat(this.owner, nowIso());
   }
 
   /**
@@ -583,13 +588,13 @@ export class DevEnvService {
    * A row marked running whose owner is gone (this process's earlier self, a process that died, or one
    * silent for too long) is marked exited with a note; the current row is returned.
    */
-  private reconcile(row: ExecutionRow): ExecutionRow {
+  private async reconcile(row: ExecutionRow): Promise<ExecutionRow> {
     if (row.status !== 'running' || this.live.has(row.id) || !ownerGone(row.owner, row.heartbeat_at, this.owner)) return row;
-    if (this.store.writeInterrupted(row.id, UNKNOWN_EXIT_CODE, INTERRUPTED_NOTE, nowIso())) {
+    if (await this.store.writeInterrupted(row.id, UNKNOWN_EXIT_CODE, INTERRUPTED_NOTE, nowIso())) {
       this.log.info({ executionId: row.id, owner: row.owner }, 'command execution interrupted by a restart marked exited');
       void this.reapOrphan(row).catch((error: unknown) => this.log.debug({ err: error, executionId: row.id }, 'could not end an orphaned command'));
     }
-    return this.store.execution(row.environment_id, row.id) ?? row;
+    return (await this.store.execution(row.environment_id, row.id)) ?? row;
   }
 
   /**
@@ -597,7 +602,7 @@ export class DevEnvService {
    * since (then its processes are gone already, and its recorded process group id may have been reused).
    */
   private async reapOrphan(row: ExecutionRow): Promise<void> {
-    const env = this.store.environmentById(row.environment_id);
+    const env = await this.store.environmentById(row.environment_id);
     if (!env) return;
     const running = await this.containers.ifRunning(env.account_id, env.id);
     if (!running || running.startedAt >= Date.parse(row.created_at)) return;

@@ -1,4 +1,4 @@
-import type { Db } from '../../shared/sqlite.js';
+import type { Sql } from '../../shared/sql.js';
 
 /**
  * The rows of development environments and command executions in `platform.db` (migration 3).
@@ -101,123 +101,114 @@ const summaryOf = (r: SummaryRow): ExecutionSummary => ({
   exitedAt: r.exited_at,
 });
 
-/** Prepared statements over the two tables. */
-export class DevEnvStore {
-  private readonly stmts;
+/** The statements over the two tables (the same text on SQLite and PostgreSQL). */
+const SQL = {
+  insertEnv: 'INSERT INTO development_environments (id, account_id, chat_title, created_at) VALUES (?, ?, ?, ?)',
+  env: 'SELECT * FROM development_environments WHERE id = ? AND account_id = ?',
+  envById: 'SELECT * FROM development_environments WHERE id = ?',
+  envs: 'SELECT * FROM development_environments WHERE account_id = ? ORDER BY created_at, id',
+  envsByTitle: 'SELECT * FROM development_environments WHERE account_id = ? AND chat_title = ? ORDER BY created_at, id',
+  insertExec: `INSERT INTO command_executions (id, environment_id, command, status, owner, heartbeat_at, created_at)
+     VALUES (?, ?, ?, 'running', ?, ?, ?)`,
+  exec: 'SELECT * FROM command_executions WHERE id = ? AND environment_id = ?',
+  // rowid breaks ties between executions started in the same millisecond: the later insert is newer.
+  summaries: `SELECT id, command, status, exit_code, created_at, exited_at FROM command_executions
+      WHERE environment_id = ? ORDER BY created_at DESC, rowid DESC LIMIT ?`,
+  summary: 'SELECT id, command, status, exit_code, created_at, exited_at FROM command_executions WHERE id = ? AND environment_id = ?',
+  counts: `SELECT COUNT(*) AS total, SUM(CASE WHEN status = 'running' THEN 1 ELSE 0 END) AS running FROM command_executions WHERE environment_id = ?`,
+  output: "UPDATE command_executions SET stdout = ?, stderr = ?, heartbeat_at = ? WHERE id = ? AND status = 'running'",
+  exited: "UPDATE command_executions SET status = 'exited', exit_code = ?, start_error = ?, stdout = ?, stderr = ?, exited_at = ? WHERE id = ? AND status = 'running'",
+  interrupted: `UPDATE command_executions SET status = 'exited', exit_code = ?,
+       stderr = stderr || CASE WHEN stderr = '' OR substr(stderr, length(stderr), 1) = ? THEN '' ELSE ? END || ?,
+       exited_at = ?
+     WHERE id = ? AND status = 'running'`,
+  heartbeat: "UPDATE command_executions SET heartbeat_at = ? WHERE owner = ? AND status = 'running'",
+  running: "SELECT * FROM command_executions WHERE status = 'running'",
+};
 
-  constructor(private readonly db: Db) {
-    this.stmts = {
-      insertEnv: db.prepare('INSERT INTO development_environments (id, account_id, chat_title, created_at) VALUES (?, ?, ?, ?)'),
-      env: db.prepare('SELECT * FROM development_environments WHERE id = ? AND account_id = ?'),
-      envById: db.prepare('SELECT * FROM development_environments WHERE id = ?'),
-      envs: db.prepare('SELECT * FROM development_environments WHERE account_id = ? ORDER BY created_at, id'),
-      envsByTitle: db.prepare('SELECT * FROM development_environments WHERE account_id = ? AND chat_title = ? ORDER BY created_at, id'),
-      insertExec: db.prepare(
-        `INSERT INTO command_executions (id, environment_id, command, status, owner, heartbeat_at, created_at)
-         VALUES (?, ?, ?, 'running', ?, ?, ?)`,
-      ),
-      exec: db.prepare('SELECT * FROM command_executions WHERE id = ? AND environment_id = ?'),
-      // rowid breaks ties between executions started in the same millisecond: the later insert is newer.
-      summaries: db.prepare(
-        `SELECT id, command, status, exit_code, created_at, exited_at FROM command_executions
-          WHERE environment_id = ? ORDER BY created_at DESC, rowid DESC LIMIT ?`,
-      ),
-      summary: db.prepare('SELECT id, command, status, exit_code, created_at, exited_at FROM command_executions WHERE id = ? AND environment_id = ?'),
-      counts: db.prepare(`SELECT COUNT(*) AS total, SUM(status = 'running') AS running FROM command_executions WHERE environment_id = ?`),
-      output: db.prepare("UPDATE command_executions SET stdout = ?, stderr = ?, heartbeat_at = ? WHERE id = ? AND status = 'running'"),
-      exited: db.prepare(
-        "UPDATE command_executions SET status = 'exited', exit_code = ?, start_error = ?, stdout = ?, stderr = ?, exited_at = ? WHERE id = ? AND status = 'running'",
-      ),
-      interrupted: db.prepare(
-        `UPDATE command_executions SET status = 'exited', exit_code = ?,
-           stderr = stderr || CASE WHEN stderr = '' OR substr(stderr, -1) = char(10) THEN '' ELSE char(10) END || ?,
-           exited_at = ?
-         WHERE id = ? AND status = 'running'`,
-      ),
-      heartbeat: db.prepare("UPDATE command_executions SET heartbeat_at = ? WHERE owner = ? AND status = 'running'"),
-      running: db.prepare("SELECT * FROM command_executions WHERE status = 'running'"),
-    };
-  }
+/** The development environments and their command executions in the platform store. */
+export class DevEnvStore {
+  constructor(private readonly db: Sql) {}
 
   /** Removes an environment and its command executions, in one transaction. */
-  deleteEnvironment(id: string): void {
-    this.db.transaction(() => {
-      this.db.prepare('DELETE FROM command_executions WHERE environment_id = ?').run(id);
-      this.db.prepare('DELETE FROM development_environments WHERE id = ?').run(id);
-    }).immediate();
+  async deleteEnvironment(id: string): Promise<void> {
+    await this.db.transaction(async () => {
+      await this.db.run('DELETE FROM command_executions WHERE environment_id = ?', id);
+      await this.db.run('DELETE FROM development_environments WHERE id = ?', id);
+    });
   }
 
-  insertEnvironment(row: EnvironmentRow): void {
-    this.stmts.insertEnv.run(row.id, row.account_id, row.chat_title, row.created_at);
+  async insertEnvironment(row: EnvironmentRow): Promise<void> {
+    await this.db.run(SQL.insertEnv, row.id, row.account_id, row.chat_title, row.created_at);
   }
 
   /** The environment `id` when it belongs to `accountId`. */
-  environment(accountId: string, id: string): EnvironmentRow | undefined {
-    return this.stmts.env.get(id, accountId) as EnvironmentRow | undefined;
+  async environment(accountId: string, id: string): Promise<EnvironmentRow | undefined> {
+    return (await this.db.get(SQL.env, id, accountId)) as EnvironmentRow | undefined;
   }
 
   /** The environment `id`, whoever owns it (for Backyard's own housekeeping, never for a caller). */
-  environmentById(id: string): EnvironmentRow | undefined {
-    return this.stmts.envById.get(id) as EnvironmentRow | undefined;
+  async environmentById(id: string): Promise<EnvironmentRow | undefined> {
+    return (await this.db.get(SQL.envById, id)) as EnvironmentRow | undefined;
   }
 
   /** An account's environments, oldest first, optionally only those titled exactly `chatTitle`. */
-  environments(accountId: string, chatTitle?: string): EnvironmentRow[] {
-    return (chatTitle === undefined ? this.stmts.envs.all(accountId) : this.stmts.envsByTitle.all(accountId, chatTitle)) as EnvironmentRow[];
+  async environments(accountId: string, chatTitle?: string): Promise<EnvironmentRow[]> {
+    return (chatTitle === undefined ? (await this.db.all(SQL.envs, accountId)) : (await this.db.all(SQL.envsByTitle, accountId, chatTitle))) as EnvironmentRow[];
   }
 
-  insertExecution(row: Pick<ExecutionRow, 'id' | 'environment_id' | 'command' | 'owner' | 'created_at'>): void {
-    this.stmts.insertExec.run(row.id, row.environment_id, row.command, row.owner, row.created_at, row.created_at);
+  async insertExecution(row: Pick<ExecutionRow, 'id' | 'environment_id' | 'command' | 'owner' | 'created_at'>): Promise<void> {
+    await this.db.run(SQL.insertExec, row.id, row.environment_id, row.command, row.owner, row.created_at, row.created_at);
   }
 
   /** The execution `id` when it belongs to the environment `environmentId`. */
-  execution(environmentId: string, id: string): ExecutionRow | undefined {
-    return this.stmts.exec.get(id, environmentId) as ExecutionRow | undefined;
+  async execution(environmentId: string, id: string): Promise<ExecutionRow | undefined> {
+    return (await this.db.get(SQL.exec, id, environmentId)) as ExecutionRow | undefined;
   }
 
   /** The newest `limit` executions of the environment `environmentId`, newest first, without their output. */
-  executionSummaries(environmentId: string, limit: number): ExecutionSummary[] {
-    return (this.stmts.summaries.all(environmentId, limit) as SummaryRow[]).map(summaryOf);
+  async executionSummaries(environmentId: string, limit: number): Promise<ExecutionSummary[]> {
+    return ((await this.db.all(SQL.summaries, environmentId, limit)) as SummaryRow[]).map(summaryOf);
   }
 
   /** The execution `id` of the environment `environmentId`, without its output. */
-  executionSummary(environmentId: string, id: string): ExecutionSummary | undefined {
-    const row = this.stmts.summary.get(id, environmentId) as SummaryRow | undefined;
+  async executionSummary(environmentId: string, id: string): Promise<ExecutionSummary | undefined> {
+    const row = (await this.db.get(SQL.summary, id, environmentId)) as SummaryRow | undefined;
     return row && summaryOf(row);
   }
 
   /** How many executions the environment `environmentId` has, and how many are marked running. */
-  executionCounts(environmentId: string): { total: number; running: number } {
+  async executionCounts(environmentId: string): Promise<{ total: number; running: number }> {
     // SUM over no rows is NULL.
-    const counts = this.stmts.counts.get(environmentId) as { total: number; running: number | null };
+    const counts = (await this.db.get(SQL.counts, environmentId)) as { total: number; running: number | null };
     return { total: counts.total, running: counts.running ?? 0 };
   }
 
   /** Output so far of a running execution (also refreshes its heartbeat). */
-  writeOutput(id: string, stdout: string, stderr: string, now: string): void {
-    this.stmts.output.run(stdout, stderr, now, id);
+  async writeOutput(id: string, stdout: string, stderr: string, now: string): Promise<void> {
+    await this.db.run(SQL.output, stdout, stderr, now, id);
   }
 
   /**
    * Marks a running execution exited with its final output; `exitCode` null and `startError` set for
    * a command that never started. No effect on one already exited.
    */
-  writeExited(id: string, outcome: { exitCode: number | null; startError?: string }, stdout: string, stderr: string, now: string): void {
-    this.stmts.exited.run(outcome.exitCode, outcome.startError ?? null, stdout, stderr, now, id);
+  async writeExited(id: string, outcome: { exitCode: number | null; startError?: string }, stdout: string, stderr: string, now: string): Promise<void> {
+    await this.db.run(SQL.exited, outcome.exitCode, outcome.startError ?? null, stdout, stderr, now, id);
   }
 
   /** Marks a running execution exited with `note` appended to its stderr. No effect on one already exited. */
-  writeInterrupted(id: string, exitCode: number, note: string, now: string): boolean {
-    return this.stmts.interrupted.run(exitCode, note, now, id).changes > 0;
+  async writeInterrupted(id: string, exitCode: number, note: string, now: string): Promise<boolean> {
+    return (await this.db.run(SQL.interrupted, exitCode, '\n', '\n', note, now, id)).changes > 0;
   }
 
   /** Refreshes the heartbeat of every running execution of `owner`. */
-  heartbeat(owner: string, now: string): void {
-    this.stmts.heartbeat.run(now, owner);
+  async heartbeat(owner: string, now: string): Promise<void> {
+    await this.db.run(SQL.heartbeat, now, owner);
   }
 
   /** Every execution still marked running, whoever runs it. */
-  runningExecutions(): ExecutionRow[] {
-    return this.stmts.running.all() as ExecutionRow[];
+  async runningExecutions(): Promise<ExecutionRow[]> {
+    return (await this.db.all(SQL.running)) as ExecutionRow[];
   }
 }

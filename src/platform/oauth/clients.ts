@@ -1,6 +1,6 @@
 import type { OAuthClientInformationFull } from '@modelcontextprotocol/server';
 import { randomSecret } from '../../shared/ids.js';
-import type { Db } from '../../shared/sqlite.js';
+import type { Sql } from '../../shared/sql.js';
 import { checkClientMetadata, type OAuthClient } from './clientMetadata.js';
 import type { MetadataDocuments } from './metadataDocuments.js';
 import { isMetadataDocumentId, metadataDocumentIdProblem } from './uris.js';
@@ -19,7 +19,7 @@ export type ClientLookup = { client: OAuthClient } | { problem: string };
  */
 export class OAuthClients {
   constructor(
-    private readonly db: Db,
+    private readonly db: Sql,
     private readonly documents: MetadataDocuments,
     private readonly now: () => number = Date.now,
   ) {}
@@ -30,7 +30,7 @@ export class OAuthClients {
    *   `token_endpoint_auth_method: "none"` whatever was asked.
    * @throws OAuthError `invalid_redirect_uri` or `invalid_client_metadata` (RFC 7591 §3.2.2).
    */
-  register(input: unknown): OAuthClientInformationFull {
+  async register(input: unknown): Promise<OAuthClientInformationFull> {
     const metadata = checkClientMetadata(input);
     const clientId = REGISTERED_PREFIX + randomSecret(18);
     const issuedAt = Math.floor(this.now() / 1000);
@@ -47,9 +47,7 @@ export class OAuthClients {
       ...(metadata.software_id !== undefined ? { software_id: metadata.software_id } : {}),
       ...(metadata.software_version !== undefined ? { software_version: metadata.software_version } : {}),
     };
-    this.db
-      .prepare('INSERT INTO oauth_clients (client_id, client_name, redirect_uris, metadata, created_at) VALUES (?, ?, ?, ?, ?)')
-      .run(clientId, metadata.client_name ?? '', JSON.stringify(metadata.redirect_uris), JSON.stringify(registered), new Date(this.now()).toISOString());
+    await this.db.run('INSERT INTO oauth_clients (client_id, client_name, redirect_uris, metadata, created_at) VALUES (?, ?, ?, ?, ?)', clientId, metadata.client_name ?? '', JSON.stringify(metadata.redirect_uris), JSON.stringify(registered), new Date(this.now()).toISOString());
     return registered;
   }
 
@@ -69,7 +67,7 @@ export class OAuthClients {
         return { problem: error instanceof Error ? error.message : 'The client metadata document cannot be used.' };
       }
     }
-    const row = this.db.prepare('SELECT client_id, client_name, redirect_uris FROM oauth_clients WHERE client_id = ?').get(clientId) as
+    const row = (await this.db.get('SELECT client_id, client_name, redirect_uris FROM oauth_clients WHERE client_id = ?', clientId)) as
       | { client_id: string; client_name: string; redirect_uris: string }
       | undefined;
     if (!row) return { problem: 'The client_id is not registered with this Backyard (register with Dynamic Client Registration, or use a metadata document URL).' };

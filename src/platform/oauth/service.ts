@@ -2,7 +2,7 @@ import { OAuthError, OAuthErrorCode, type OAuthTokens } from '@modelcontextproto
 import type { Account } from '../accounts/service.js';
 import { hashToken, sameHash } from '../accounts/tokens.js';
 import { newId, randomSecret } from '../../shared/ids.js';
-import type { Db } from '../../shared/sqlite.js';
+import type { Sql } from '../../shared/sql.js';
 import type { OAuthClient } from './clientMetadata.js';
 import type { OAuthClients } from './clients.js';
 import { isS256Challenge, verifierMatches } from './pkce.js';
@@ -82,7 +82,7 @@ const scopesOf = (text: string): Scope[] => parseScope(text).scopes;
  */
 export class OAuthService {
   constructor(
-    private readonly db: Db,
+    private readonly db: Sql,
     readonly clients: OAuthClients,
     /** The resource identifier of this server's MCP endpoint, e.g. `http://localhost:4000/mcp`. */
     readonly resource: () => string,
@@ -143,20 +143,15 @@ export class OAuthService {
    * what was asked). Single use, valid for `CODE_TTL_MS`.
    * @returns the code in clear; only its hash is stored.
    */
-  issueCode(account: Account, request: AuthorizationRequest, scopes: readonly Scope[]): string {
+  async issueCode(account: Account, request: AuthorizationRequest, scopes: readonly Scope[]): Promise<string> {
     const granted = request.scopes.filter((s) => scopes.includes(s));
     if (granted.length === 0) throw new OAuthError(OAuthErrorCode.InvalidScope, 'No scope was granted.');
     const code = randomSecret(32);
     const now = this.now();
-    this.db.transaction(() => {
-      this.db.prepare('DELETE FROM oauth_codes WHERE expires_at <= ?').run(new Date(now - 60 * 60 * 1000).toISOString());
-      this.db
-        .prepare(
-          `INSERT INTO oauth_codes (code_hash, account_id, client_id, client_name, redirect_uri, redirect_uri_sent, code_challenge, scope, resource, expires_at)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-        )
-        .run(
-          hashToken(code),
+    await this.db.transaction(async () => {
+      await this.db.run('DELETE FROM oauth_codes WHERE expires_at <= ?', new Date(now - 60 * 60 * 1000).toISOString());
+      await this.db.run(`INSERT INTO oauth_codes (code_hash, account_id, client_id, client_name, redirect_uri, redirect_uri_sent, code_challenge, scope, resource, expires_at)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, hashToken(code),
           account.id,
           request.client.clientId,
           request.client.clientName,
@@ -165,9 +160,8 @@ export class OAuthService {
           request.codeChallenge,
           scopeText(granted),
           request.resource,
-          new Date(now + CODE_TTL_MS).toISOString(),
-        );
-    })();
+          new Date(now + CODE_TTL_MS).toISOString());
+    });
     return code;
   }
 
@@ -180,7 +174,7 @@ export class OAuthService {
    * @throws OAuthError `invalid_request` (a parameter missing), `invalid_grant` (unknown, used,
    *   expired code, another client, another redirect URI, wrong verifier), `invalid_target`.
    */
-  exchangeCode(params: { code?: string; client_id?: string; redirect_uri?: string; code_verifier?: string; resource?: string }): OAuthTokens {
+  async exchangeCode(params: { code?: string; client_id?: string; redirect_uri?: string; code_verifier?: string; resource?: string }): Promise<OAuthTokens> {
     if (!params.code) throw new OAuthError(OAuthErrorCode.InvalidRequest, 'The request has no code.');
     if (!params.client_id) throw new OAuthError(OAuthErrorCode.InvalidRequest, 'The request has no client_id (public clients identify themselves with it).');
     if (!params.code_verifier) throw new OAuthError(OAuthErrorCode.InvalidRequest, 'The request has no code_verifier (PKCE is required).');
@@ -190,16 +184,15 @@ export class OAuthService {
       code_hash: Buffer; account_id: string; client_id: string; client_name: string; redirect_uri: string; redirect_uri_sent: number;
       code_challenge: string; scope: string; resource: string; expires_at: string; grant_id: string | null; redeemed_at: string | null;
     };
-    const outcome = this.db
-      .transaction((): OAuthTokens | OAuthError => {
-        const row = this.db.prepare('SELECT * FROM oauth_codes WHERE code_hash = ?').get(hash) as CodeRow | undefined;
+    const outcome = await this.db.transaction(async (): Promise<OAuthTokens | OAuthError> => {
+        const row = (await this.db.get('SELECT * FROM oauth_codes WHERE code_hash = ?', hash)) as CodeRow | undefined;
         if (!row || !sameHash(row.code_hash, hash)) return invalidGrant('The authorization code is not valid.');
         if (row.redeemed_at !== null) {
           // A code used twice was intercepted or replayed: what the first use obtained is revoked.
-          if (row.grant_id) this.db.prepare('DELETE FROM oauth_grants WHERE id = ?').run(row.grant_id);
+          if (row.grant_id) await this.db.run('DELETE FROM oauth_grants WHERE id = ?', row.grant_id);
           return invalidGrant('The authorization code was already used; the tokens issued for it are revoked. Start the authorization again.');
         }
-        this.db.prepare('UPDATE oauth_codes SET redeemed_at = ? WHERE code_hash = ?').run(new Date(now).toISOString(), hash);
+        await this.db.run('UPDATE oauth_codes SET redeemed_at = ? WHERE code_hash = ?', new Date(now).toISOString(), hash);
         if (row.expires_at <= new Date(now).toISOString()) return invalidGrant('The authorization code expired. Start the authorization again.');
         if (row.client_id !== params.client_id) return invalidGrant('The authorization code was issued to another client.');
         if ((row.redirect_uri_sent || params.redirect_uri !== undefined) && params.redirect_uri !== row.redirect_uri) {
@@ -210,16 +203,11 @@ export class OAuthService {
           return new OAuthError(OAuthErrorCode.InvalidTarget, `The code was issued for the resource ${row.resource}, not ${params.resource}.`);
         }
         const grantId = newId();
-        this.db
-          .prepare(
-            `INSERT INTO oauth_grants (id, account_id, client_id, client_name, redirect_uri, scope, resource, created_at)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-          )
-          .run(grantId, row.account_id, row.client_id, row.client_name, row.redirect_uri, row.scope, row.resource, new Date(now).toISOString());
-        this.db.prepare('UPDATE oauth_codes SET grant_id = ? WHERE code_hash = ?').run(grantId, hash);
-        return this.issueTokens(grantId, scopesOf(row.scope), scopesOf(row.scope));
-      })
-      .immediate();
+        await this.db.run(`INSERT INTO oauth_grants (id, account_id, client_id, client_name, redirect_uri, scope, resource, created_at)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, grantId, row.account_id, row.client_id, row.client_name, row.redirect_uri, row.scope, row.resource, new Date(now).toISOString());
+        await this.db.run('UPDATE oauth_codes SET grant_id = ? WHERE code_hash = ?', grantId, hash);
+        return await this.issueTokens(grantId, scopesOf(row.scope), scopesOf(row.scope));
+    });
     if (outcome instanceof OAuthError) throw outcome;
     return outcome;
   }
@@ -231,25 +219,20 @@ export class OAuthService {
    * narrow the new access token; `resource` must be the grant's.
    * @throws OAuthError `invalid_request`, `invalid_grant`, `invalid_scope`, `invalid_target`.
    */
-  refresh(params: { refresh_token?: string; client_id?: string; scope?: string; resource?: string }): OAuthTokens {
+  async refresh(params: { refresh_token?: string; client_id?: string; scope?: string; resource?: string }): Promise<OAuthTokens> {
     if (!params.refresh_token) throw new OAuthError(OAuthErrorCode.InvalidRequest, 'The request has no refresh_token.');
     if (!params.client_id) throw new OAuthError(OAuthErrorCode.InvalidRequest, 'The request has no client_id (public clients identify themselves with it).');
     const hash = hashToken(params.refresh_token);
     const now = this.now();
-    const outcome = this.db
-      .transaction((): OAuthTokens | OAuthError => {
-        const row = this.db
-          .prepare(
-            `SELECT t.token_hash, t.kind, t.expires_at, t.used_at, g.id AS grant_id, g.client_id, g.scope, g.resource
-               FROM oauth_tokens t JOIN oauth_grants g ON g.id = t.grant_id WHERE t.token_hash = ?`,
-          )
-          .get(hash) as
+    const outcome = await this.db.transaction(async (): Promise<OAuthTokens | OAuthError> => {
+        const row = (await this.db.get(`SELECT t.token_hash, t.kind, t.expires_at, t.used_at, g.id AS grant_id, g.client_id, g.scope, g.resource
+               FROM oauth_tokens t JOIN oauth_grants g ON g.id = t.grant_id WHERE t.token_hash = ?`, hash)) as
           | { token_hash: Buffer; kind: string; expires_at: string; used_at: string | null; grant_id: string; client_id: string; scope: string; resource: string }
           | undefined;
         if (!row || row.kind !== 'refresh' || !sameHash(row.token_hash, hash)) return invalidGrant('The refresh token is not valid: it is unknown or was revoked.');
         if (row.client_id !== params.client_id) return invalidGrant('The refresh token was issued to another client.');
         if (row.used_at !== null) {
-          this.db.prepare('DELETE FROM oauth_grants WHERE id = ?').run(row.grant_id);
+          await this.db.run('DELETE FROM oauth_grants WHERE id = ?', row.grant_id);
           return invalidGrant('The refresh token was already used; as it may have leaked, this connection is revoked. Authorize again.');
         }
         if (row.expires_at <= new Date(now).toISOString()) return invalidGrant('The refresh token expired. Authorize again.');
@@ -264,10 +247,9 @@ export class OAuthService {
           if (beyond.length > 0) return new OAuthError(OAuthErrorCode.InvalidScope, `The scope ${beyond.join(' ')} was not granted to this client.`);
           scopes = granted.filter((s) => asked.includes(s));
         }
-        this.db.prepare('UPDATE oauth_tokens SET used_at = ? WHERE token_hash = ?').run(new Date(now).toISOString(), hash);
-        return this.issueTokens(row.grant_id, scopes, granted);
-      })
-      .immediate();
+        await this.db.run('UPDATE oauth_tokens SET used_at = ? WHERE token_hash = ?', new Date(now).toISOString(), hash);
+        return await this.issueTokens(row.grant_id, scopes, granted);
+    });
     if (outcome instanceof OAuthError) throw outcome;
     return outcome;
   }
@@ -277,16 +259,14 @@ export class OAuthService {
    * itself. Unknown tokens, and tokens of another client, are answered as done (RFC 7009 §2.2).
    * @throws OAuthError `invalid_request` without `token` or `client_id`.
    */
-  revoke(params: { token?: string; client_id?: string }): void {
+  async revoke(params: { token?: string; client_id?: string }): Promise<void> {
     if (!params.token) throw new OAuthError(OAuthErrorCode.InvalidRequest, 'The request has no token.');
     if (!params.client_id) throw new OAuthError(OAuthErrorCode.InvalidRequest, 'The request has no client_id (public clients identify themselves with it).');
     const hash = hashToken(params.token);
-    const row = this.db
-      .prepare('SELECT t.kind, g.id AS grant_id, g.client_id FROM oauth_tokens t JOIN oauth_grants g ON g.id = t.grant_id WHERE t.token_hash = ?')
-      .get(hash) as { kind: string; grant_id: string; client_id: string } | undefined;
+    const row = (await this.db.get('SELECT t.kind, g.id AS grant_id, g.client_id FROM oauth_tokens t JOIN oauth_grants g ON g.id = t.grant_id WHERE t.token_hash = ?', hash)) as { kind: string; grant_id: string; client_id: string } | undefined;
     if (!row || row.client_id !== params.client_id) return;
-    if (row.kind === 'refresh') this.db.prepare('DELETE FROM oauth_grants WHERE id = ?').run(row.grant_id);
-    else this.db.prepare('DELETE FROM oauth_tokens WHERE token_hash = ?').run(hash);
+    if (row.kind === 'refresh') await this.db.run('DELETE FROM oauth_grants WHERE id = ?', row.grant_id);
+    else await this.db.run('DELETE FROM oauth_tokens WHERE token_hash = ?', hash);
   }
 
   /**
@@ -295,17 +275,13 @@ export class OAuthService {
    * `/mcp`.
    * @returns `{ problem }` (for the `error_description` of the 401) otherwise.
    */
-  verifyAccessToken(token: string): VerifiedAccess | { problem: string } {
+  async verifyAccessToken(token: string): Promise<VerifiedAccess | { problem: string }> {
     if (!token.startsWith(ACCESS_TOKEN_PREFIX) || token.length > 200) return { problem: 'The access token is not valid.' };
     const hash = hashToken(token);
-    const row = this.db
-      .prepare(
-        `SELECT t.token_hash, t.kind, t.scope, t.expires_at, g.id AS grant_id, g.client_id, g.resource, g.last_used_at,
+    const row = (await this.db.get(`SELECT t.token_hash, t.kind, t.scope, t.expires_at, g.id AS grant_id, g.client_id, g.resource, g.last_used_at,
                 a.id, a.login, a.created_at
            FROM oauth_tokens t JOIN oauth_grants g ON g.id = t.grant_id JOIN accounts a ON a.id = g.account_id
-          WHERE t.token_hash = ?`,
-      )
-      .get(hash) as
+          WHERE t.token_hash = ?`, hash)) as
       | { token_hash: Buffer; kind: string; scope: string; expires_at: string; grant_id: string; client_id: string; resource: string; last_used_at: string | null; id: string; login: string; created_at: string }
       | undefined;
     if (!row || row.kind !== 'access' || !sameHash(row.token_hash, hash)) return { problem: 'The access token is not valid: it is unknown or was revoked.' };
@@ -314,7 +290,7 @@ export class OAuthService {
     if (!this.isOwnResource(row.resource)) return { problem: `The access token was issued for ${row.resource}, not for ${this.resource()}.` };
     // Last use, for the dashboard: written at most once a minute per grant.
     if (!row.last_used_at || Date.parse(row.last_used_at) < now - 60_000) {
-      this.db.prepare('UPDATE oauth_grants SET last_used_at = ? WHERE id = ?').run(new Date(now).toISOString(), row.grant_id);
+      await this.db.run('UPDATE oauth_grants SET last_used_at = ? WHERE id = ?', new Date(now).toISOString(), row.grant_id);
     }
     return {
       account: { id: row.id, login: row.login, createdAt: row.created_at },
@@ -326,10 +302,8 @@ export class OAuthService {
   }
 
   /** The connections an account approved, newest first. */
-  grantsOf(accountId: string): GrantSummary[] {
-    const rows = this.db
-      .prepare('SELECT id, client_id, client_name, redirect_uri, scope, created_at, last_used_at FROM oauth_grants WHERE account_id = ? ORDER BY created_at DESC, id')
-      .all(accountId) as Array<{ id: string; client_id: string; client_name: string; redirect_uri: string; scope: string; created_at: string; last_used_at: string | null }>;
+  async grantsOf(accountId: string): Promise<GrantSummary[]> {
+    const rows = (await this.db.all('SELECT id, client_id, client_name, redirect_uri, scope, created_at, last_used_at FROM oauth_grants WHERE account_id = ? ORDER BY created_at DESC, id', accountId)) as Array<{ id: string; client_id: string; client_name: string; redirect_uri: string; scope: string; created_at: string; last_used_at: string | null }>;
     return rows.map((r) => ({
       id: r.id,
       clientId: r.client_id,
@@ -345,8 +319,8 @@ export class OAuthService {
    * Ends one of an account's connections: its access and refresh tokens stop working at once.
    * @returns false when the account has no such grant.
    */
-  revokeGrant(accountId: string, grantId: string): boolean {
-    return this.db.prepare('DELETE FROM oauth_grants WHERE id = ? AND account_id = ?').run(grantId, accountId).changes > 0;
+  async revokeGrant(accountId: string, grantId: string): Promise<boolean> {
+    return (await this.db.run('DELETE FROM oauth_grants WHERE id = ? AND account_id = ?', grantId, accountId)).changes > 0;
   }
 
   /** Whether a resource indicator names this server's `/mcp` (one trailing slash ignored). */
@@ -355,14 +329,14 @@ export class OAuthService {
     return resource === own || resource === `${own}/`;
   }
 
-  private issueTokens(grantId: string, scopes: readonly Scope[], grantScopes: readonly Scope[]): OAuthTokens {
+  private async issueTokens(grantId: string, scopes: readonly Scope[], grantScopes: readonly Scope[]): Promise<OAuthTokens> {
     const now = this.now();
     const access = ACCESS_TOKEN_PREFIX + randomSecret(32);
     const refresh = REFRESH_TOKEN_PREFIX + randomSecret(32);
-    const insert = this.db.prepare('INSERT INTO oauth_tokens (token_hash, grant_id, kind, scope, expires_at) VALUES (?, ?, ?, ?, ?)');
-    this.db.prepare("DELETE FROM oauth_tokens WHERE grant_id = ? AND kind = 'access' AND expires_at <= ?").run(grantId, new Date(now).toISOString());
-    insert.run(hashToken(access), grantId, 'access', scopeText(scopes), new Date(now + ACCESS_TOKEN_TTL_MS).toISOString());
-    insert.run(hashToken(refresh), grantId, 'refresh', scopeText(grantScopes), new Date(now + REFRESH_TOKEN_TTL_MS).toISOString());
+    const insert = 'INSERT INTO oauth_tokens (token_hash, grant_id, kind, scope, expires_at) VALUES (?, ?, ?, ?, ?)';
+    await this.db.run("DELETE FROM oauth_tokens WHERE grant_id = ? AND kind = 'access' AND expires_at <= ?", grantId, new Date(now).toISOString());
+    await this.db.run(insert, hashToken(access), grantId, 'access', scopeText(scopes), new Date(now + ACCESS_TOKEN_TTL_MS).toISOString());
+    await this.db.run(insert, hashToken(refresh), grantId, 'refresh', scopeText(grantScopes), new Date(now + REFRESH_TOKEN_TTL_MS).toISOString());
     return {
       access_token: access,
       token_type: 'Bearer',

@@ -42,7 +42,8 @@ const COMMIT_SHA = /^[0-9a-f]{40}(?:[0-9a-f]{24})?$/;
  * reach them is decided by `RepoHostService`.
  *
  * Owners are Backyard account logins, matched without regard to case and stored as the account
- * spells them; `canonicalOwner` maps a login to that spelling (undefined: no such account).
+ * spells them: `accountLogin` maps a login to that spelling (undefined: no such account) when a
+ * repository is made, and the owner folders on disk keep it for every later lookup.
  */
 export class BuiltinGitHost {
   private readonly listeners = new Set<PushListener>();
@@ -52,7 +53,7 @@ export class BuiltinGitHost {
   constructor(
     /** `BACKYARD_HOME/git`, the `GIT_PROJECT_ROOT` of `git http-backend`. */
     readonly root: string,
-    private readonly canonicalOwner: (login: string) => string | undefined,
+    private readonly accountLogin: (login: string) => Promise<string | undefined>,
     private readonly log: Logger,
   ) {}
 
@@ -88,7 +89,8 @@ export class BuiltinGitHost {
    * @throws ManagementError(invalid) for a malformed name or an owner that is no Backyard account.
    */
   async create(owner: string, repo: string): Promise<{ created: boolean; repository: BuiltinRepository }> {
-    const canonical = this.canonicalOwner(owner);
+    this.checkNames(owner, repo);
+    const canonical = await this.accountLogin(owner);
     if (canonical === undefined) throw invalid(`No Backyard account has the login "${owner}"; repositories of the built-in git host belong to an account.`);
     const dir = this.localPath(canonical, repo);
     return this.withWriteLock(dir, async () => {
@@ -105,7 +107,7 @@ export class BuiltinGitHost {
 
   /** The repositories of `owner` (every owner when omitted), sorted. */
   list(owner?: string): BuiltinRepository[] {
-    const owners = owner === undefined ? safeReaddir(this.root) : [this.canonicalOwner(owner) ?? owner];
+    const owners = owner === undefined ? safeReaddir(this.root) : [this.canonicalOwner(owner)];
     const found: BuiltinRepository[] = [];
     for (const o of owners.sort()) {
       if (!isOwnerLogin(o)) continue;
@@ -228,7 +230,7 @@ export class BuiltinGitHost {
     if (changed.length === 0) return;
     changed.sort((a, b) => (a.ref < b.ref ? -1 : a.ref > b.ref ? 1 : 0));
     await this.repairHead(owner, repo, after, changed);
-    const event: PushEvent = { owner: this.canonicalOwner(owner) ?? owner, repo, refs: changed, pusher };
+    const event: PushEvent = { owner: this.canonicalOwner(owner), repo, refs: changed, pusher };
     this.log.info({ owner: event.owner, repo, refs: changed.map((r) => r.ref), pusher }, 'push received');
     for (const listener of this.listeners) {
       try {
@@ -285,7 +287,14 @@ export class BuiltinGitHost {
     if (!isOwnerLogin(owner)) throw invalid(`"${owner}" is not a valid owner login: use 1 to 39 letters, digits or single dashes.`);
     const problem = repoNameProblem(repo);
     if (problem) throw invalid(`"${repo}" is not a valid repository name: ${problem}.`);
-    return { owner: this.canonicalOwner(owner) ?? owner, repo };
+    return { owner: this.canonicalOwner(owner), repo };
+  }
+
+  /** The spelling of `owner` among the owner folders (as its account spells it), or `owner` when it has none yet. */
+  private canonicalOwner(owner: string): string {
+    if (fs.existsSync(path.join(this.root, owner))) return owner;
+    const lower = owner.toLowerCase();
+    return safeReaddir(this.root).find((folder) => folder.toLowerCase() === lower) ?? owner;
   }
 }
 

@@ -3,7 +3,7 @@ import { Octokit } from '@octokit/core';
 import type { GitHubAppConfig } from '../../config.js';
 import { ManagementError, invalid, unavailable } from '../../errors.js';
 import type { Logger } from '../../log.js';
-import type { Db } from '../../shared/sqlite.js';
+import type { Sql } from '../../shared/sql.js';
 import { nowIso } from '../../shared/sqlite.js';
 import { isOwnerLogin } from './names.js';
 
@@ -12,33 +12,33 @@ import { isOwnerLogin } from './names.js';
  * "linked" accounts of operation 7. Managed with `backyard account link|unlink|links`.
  */
 export class GitHubLinks {
-  constructor(private readonly db: Db) {}
+  constructor(private readonly db: Sql) {}
 
   /**
    * Links `githubLogin` to the account; linking twice changes nothing.
    * @throws ManagementError(invalid) for a malformed login.
    */
-  link(accountId: string, githubLogin: string): void {
+  async link(accountId: string, githubLogin: string): Promise<void> {
     if (!isOwnerLogin(githubLogin)) throw invalid(`"${githubLogin}" is not a GitHub login: use 1 to 39 letters, digits or single dashes.`);
-    this.db.prepare('INSERT OR IGNORE INTO github_links (account_id, github_login, created_at) VALUES (?, ?, ?)').run(accountId, githubLogin, nowIso());
+    await this.db.run('INSERT INTO github_links (account_id, github_login, created_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING', accountId, githubLogin, nowIso());
   }
 
   /** Removes a link. @returns whether there was one. */
-  unlink(accountId: string, githubLogin: string): boolean {
-    return this.db.prepare('DELETE FROM github_links WHERE account_id = ? AND github_login = ?').run(accountId, githubLogin).changes > 0;
+  async unlink(accountId: string, githubLogin: string): Promise<boolean> {
+    return (await this.db.run('DELETE FROM github_links WHERE account_id = ? AND lower(github_login) = lower(?)', accountId, githubLogin)).changes > 0;
   }
 
   /** The GitHub logins linked to the account, sorted. */
-  list(accountId: string): string[] {
-    const rows = this.db.prepare('SELECT github_login FROM github_links WHERE account_id = ? ORDER BY github_login').all(accountId) as Array<{
+  async list(accountId: string): Promise<string[]> {
+    const rows = (await this.db.all('SELECT github_login FROM github_links WHERE account_id = ? ORDER BY lower(github_login), github_login', accountId)) as Array<{
       github_login: string;
     }>;
     return rows.map((r) => r.github_login);
   }
 
   /** The linked spelling of `githubLogin` (matched without regard to case), or undefined when it is not linked. */
-  find(accountId: string, githubLogin: string): string | undefined {
-    const row = this.db.prepare('SELECT github_login FROM github_links WHERE account_id = ? AND github_login = ?').get(accountId, githubLogin) as
+  async find(accountId: string, githubLogin: string): Promise<string | undefined> {
+    const row = (await this.db.get('SELECT github_login FROM github_links WHERE account_id = ? AND lower(github_login) = lower(?)', accountId, githubLogin)) as
       | { github_login: string }
       | undefined;
     return row?.github_login;

@@ -2,7 +2,7 @@ import type { GitHubAppConfig } from '../../config.js';
 import { invalid } from '../../errors.js';
 import type { Logger } from '../../log.js';
 import type { Account, AccountService } from '../accounts/service.js';
-import type { Db } from '../../shared/sqlite.js';
+import type { Sql } from '../../shared/sql.js';
 import type { PublicUrls } from '../urls.js';
 import { AccessTokens, ACCESS_TOKEN_TTL_MS } from './accessTokens.js';
 import { BuiltinGitHost, type PushListener } from './builtin.js';
@@ -27,7 +27,7 @@ export interface RepositorySource {
 }
 
 export interface RepoHostOptions {
-  db: Db;
+  db: Sql;
   /** `BACKYARD_HOME/git`. */
   root: string;
   accounts: AccountService;
@@ -60,7 +60,7 @@ export class RepoHostService {
   constructor(options: RepoHostOptions) {
     this.accounts = options.accounts;
     this.urls = options.urls;
-    this.builtin = new BuiltinGitHost(options.root, (login) => options.accounts.findByLogin(login)?.login, options.log);
+    this.builtin = new BuiltinGitHost(options.root, async (login) => (await options.accounts.findByLogin(login))?.login, options.log);
     this.accessTokens = new AccessTokens(options.db, options.tokenTtlMs ?? ACCESS_TOKEN_TTL_MS);
     this.githubLinks = new GitHubLinks(options.db);
     this.github = options.github ? new GitHubAppHost(options.github, options.log) : undefined;
@@ -77,16 +77,16 @@ export class RepoHostService {
    */
   async createAccessToken(caller: Account, accountLogin?: string): Promise<{ token: string; expiresAt: string; host: RepoHostKind }> {
     const login = accountLogin ?? caller.login;
-    const githubLogin = this.linkedGitHubLogin(caller, login);
+    const githubLogin = await this.linkedGitHubLogin(caller, login);
     if (githubLogin !== undefined) {
       const token = await this.github!.installationToken(githubLogin);
       return { ...token, host: 'github' };
     }
     if (login.toLowerCase() === caller.login.toLowerCase()) {
-      return { ...this.accessTokens.mint(caller.id), host: 'builtin' };
+      return { ...(await this.accessTokens.mint(caller.id)), host: 'builtin' };
     }
     const linked = [`"${caller.login}" (the built-in git host)`];
-    if (this.github) linked.push(...this.githubLinks.list(caller.id).map((l) => `"${l}" (GitHub)`));
+    if (this.github) linked.push(...(await this.githubLinks.list(caller.id)).map((l) => `"${l}" (GitHub)`));
     throw invalid(
       `The repository-host account "${login}" is not linked to your Backyard account. Linked accounts: ${linked.join(', ')}. ` +
         (this.github
@@ -96,13 +96,13 @@ export class RepoHostService {
   }
 
   /** Which host serves repositories of `ownerLogin` for `caller` (see the class comment). */
-  hostFor(caller: Account, ownerLogin: string): RepoHostKind {
-    return this.linkedGitHubLogin(caller, ownerLogin) === undefined ? 'builtin' : 'github';
+  async hostFor(caller: Account, ownerLogin: string): Promise<RepoHostKind> {
+    return (await this.linkedGitHubLogin(caller, ownerLogin)) === undefined ? 'builtin' : 'github';
   }
 
   /** The logins `caller` may mint tokens for: its own (built-in host) and, with GitHub configured, its linked GitHub accounts. */
-  linkedLogins(caller: Account): { builtin: string; github: string[] } {
-    return { builtin: caller.login, github: this.github ? this.githubLinks.list(caller.id) : [] };
+  async linkedLogins(caller: Account): Promise<{ builtin: string; github: string[] }> {
+    return { builtin: caller.login, github: this.github ? await this.githubLinks.list(caller.id) : [] };
   }
 
   // ---- The built-in host's HTTP access ----
@@ -111,9 +111,9 @@ export class RepoHostService {
    * The account a git HTTP password (Basic auth) stands for: an account token, or an unexpired
    * access token from operation 7. Undefined for anything else.
    */
-  authenticate(secret: string): Account | undefined {
+  async authenticate(secret: string): Promise<Account | undefined> {
     if (secret === '') return undefined;
-    return this.accessTokens.verify(secret) ?? this.accounts.authenticate(secret);
+    return (await this.accessTokens.verify(secret)) ?? (await this.accounts.authenticate(secret));
   }
 
   /** The public address of a built-in repository, without credentials: `http://localhost:4000/git/<owner>/<repo>.git`. */
@@ -130,7 +130,7 @@ export class RepoHostService {
    *   another account (the same text for both: nothing leaks), or the GitHub login is not usable.
    */
   async source(caller: Account, owner: string, repo: string): Promise<RepositorySource> {
-    const githubLogin = this.linkedGitHubLogin(caller, owner);
+    const githubLogin = await this.linkedGitHubLogin(caller, owner);
     if (githubLogin !== undefined) {
       const { token } = await this.github!.installationToken(githubLogin);
       const url = this.github!.cloneUrl(githubLogin, repo, token);
@@ -174,7 +174,7 @@ export class RepoHostService {
   }
 
   /** The linked GitHub spelling of `login` when GitHub is configured and `login` is linked to `caller`. */
-  private linkedGitHubLogin(caller: Account, login: string): string | undefined {
+  private async linkedGitHubLogin(caller: Account, login: string): Promise<string | undefined> {
     return this.github ? this.githubLinks.find(caller.id, login) : undefined;
   }
 }

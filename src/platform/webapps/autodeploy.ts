@@ -6,7 +6,7 @@ import type { RepositorySources } from './source.js';
 import type { WebAppRow, WebAppStore } from './store.js';
 
 /** What auto-deploy asks of the Web App service: start a deployment of an app (recorded as queued at once). */
-export type Deploy = (app: WebAppRow, trigger: 'push' | 'poll') => void;
+export type Deploy = (app: WebAppRow, trigger: 'push' | 'poll') => Promise<unknown>;
 
 /**
  * Auto-deploy (issue 6, item 5): with `autoDeploy`, a push to the Web App's branch starts a
@@ -39,17 +39,20 @@ export class AutoDeploy {
    * since it was last seen gets a deployment. Rounds never overlap.
    * @param polled which apps are polled (default: those the repository host says are on GitHub).
    */
-  pollOnce(polled: (app: WebAppRow, account: Account) => boolean = (app, account) => this.repoHost.hostFor(account, app.repository_owner_login) === 'github'): Promise<void> {
+  async pollOnce(
+    polled: (app: WebAppRow, account: Account) => boolean | Promise<boolean> = async (app, account) =>
+      (await this.repoHost.hostFor(account, app.repository_owner_login)) === 'github',
+  ): Promise<void> {
     this.polling ??= (async () => {
-      for (const app of this.store.autoDeployApps()) {
-        const account = this.store.account(app.account_id);
-        if (!account || !polled(app, account)) continue;
+      for (const app of await this.store.autoDeployApps()) {
+        const account = await this.store.account(app.account_id);
+        if (!account || !(await polled(app, account))) continue;
         try {
           const head = await this.sources.headOf(account, { owner: app.repository_owner_login, repo: app.repository_name, branch: app.branch_name });
           if (head === undefined || head === app.last_seen_sha) continue;
-          this.store.setLastSeen(app.id, head);
+          await this.store.setLastSeen(app.id, head);
           this.log.info({ webAppId: app.id, head }, 'branch head moved: deploying');
-          this.deploy(app, 'poll');
+          await this.deploy(app, 'poll');
         } catch (error) {
           this.log.warn({ webAppId: app.id, message: (error as Error).message }, 'could not read the branch head for auto-deploy');
         }
@@ -64,18 +67,18 @@ export class AutoDeploy {
     this.unsubscribe();
   }
 
-  private onPush(event: PushEvent): void {
+  private async onPush(event: PushEvent): Promise<void> {
     for (const update of event.refs) {
       if (!update.ref.startsWith('refs/heads/') || update.after === ZERO_SHA) continue;
       const branch = update.ref.slice('refs/heads/'.length);
-      for (const app of this.store.pushTargets(event.owner, event.repo, branch)) {
-        const account = this.store.account(app.account_id);
+      for (const app of await this.store.pushTargets(event.owner, event.repo, branch)) {
+        const account = await this.store.account(app.account_id);
         // Built-in repositories belong to the account of the same login: only its own apps deploy them.
         if (!account || account.login.toLowerCase() !== event.owner.toLowerCase()) continue;
-        if (this.repoHost.hostFor(account, app.repository_owner_login) !== 'builtin') continue;
-        this.store.setLastSeen(app.id, update.after);
+        if ((await this.repoHost.hostFor(account, app.repository_owner_login)) !== 'builtin') continue;
+        await this.store.setLastSeen(app.id, update.after);
         this.log.info({ webAppId: app.id, commit: update.after }, 'push to the branch: deploying');
-        this.deploy(app, 'push');
+        await this.deploy(app, 'push');
       }
     }
   }

@@ -31,9 +31,9 @@ export async function followDeployment(
   let status: string | undefined;
   let lastLogId = 0;
   for (;;) {
-    const row = store.deployment(appId, deploymentId);
+    const row = await store.deployment(appId, deploymentId);
     if (!row) throw notFound(`The deployment "${deploymentId}" is gone: its Web App was deleted while the deployment was followed.`);
-    for (const log of store.logsAfter(deploymentId, 'build', lastLogId, 100)) {
+    for (const log of await store.logsAfter(deploymentId, 'build', lastLogId, 100)) {
       lastLogId = log.id;
       report(`Build: ${logLine(log.message)}`);
     }

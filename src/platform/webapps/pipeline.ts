@@ -116,27 +116,27 @@ export class DeploymentPipeline {
    * Stops: builds and health checks in progress are abandoned, and this process's unfinished
    * deployments read `failed` with a reason saying Backyard stopped. Call once, before the database closes.
    */
-  close(): void {
+  async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
     this.controller.abort();
     clearInterval(this.heartbeatTimer);
     const now = nowIso();
-    for (const row of this.deps.store.unfinished()) {
-      if (row.owner === this.deps.owner) this.deps.store.finish(row.id, 'failed', interruptedText(row.status), now);
+    for (const row of await this.deps.store.unfinished()) {
+      if (row.owner === this.deps.owner) await this.deps.store.finish(row.id, 'failed', interruptedText(row.status), now);
     }
   }
 
   /** One deployment, from `queued` to `active` or `failed`. */
   private async run(id: string): Promise<void> {
     const { store, log } = this.deps;
-    const row = store.deploymentById(id);
+    const row = await store.deploymentById(id);
     if (this.closed || !row || row.status !== 'queued') return;
-    const app = store.appById(row.web_app_id);
-    const account = app && store.account(app.account_id);
+    const app = await store.appById(row.web_app_id);
+    const account = app && await store.account(app.account_id);
     if (!app || !account) return;
-    if (store.hasNewer(app.id, id)) {
-      store.finish(id, 'superseded', '', nowIso());
+    if (await store.hasNewer(app.id, id)) {
+      await store.finish(id, 'superseded', '', nowIso());
       return;
     }
     this.beginRun();
@@ -148,11 +148,11 @@ export class DeploymentPipeline {
     this.cancels.set(app.id, cancel);
     const run: RunState = { step: 'clone', containerId: undefined, signal: AbortSignal.any([this.controller.signal, cancel.signal]) };
     try {
-      store.setStatus(id, 'building', nowIso());
+      await store.setStatus(id, 'building', nowIso());
       fs.rmSync(work, { recursive: true, force: true });
       const ref = { owner: app.repository_owner_login, repo: app.repository_name, branch: app.branch_name };
       const commit = await this.deps.sources.checkout(account, ref, work, { timeoutMs: this.deps.settings.buildTimeoutMs, signal: run.signal });
-      store.setCommit(id, commit.sha);
+      await store.setCommit(id, commit.sha);
       marks.cloned = Date.now() - started;
 
       run.step = 'build';
@@ -162,9 +162,9 @@ export class DeploymentPipeline {
       fs.rmSync(work, { recursive: true, force: true });
 
       run.step = 'start';
-      if (this.closed || !store.setStatus(id, 'starting', nowIso())) throw new DeployError(interruptedText('building'));
+      if (this.closed || !await store.setStatus(id, 'starting', nowIso())) throw new DeployError(interruptedText('building'));
       await this.start(id, app, imageId, tag, run);
-      const { switched, previous } = store.activate(app.id, id, nowIso());
+      const { switched, previous } = await store.activate(app.id, id, nowIso());
       if (!switched) throw new DeployError(interruptedText('starting'));
       log.info({ webAppId: app.id, deploymentId: id, commit: commit.sha, ...marks, ms: Date.now() - started }, 'deployment active');
       if (previous) this.track(this.retire(previous, app.subdomain));
@@ -181,7 +181,7 @@ export class DeploymentPipeline {
   private async build(id: string, app: WebAppRow, work: string, commit: { sha: string; time: number }, tag: string, remainingMs: number, signal: AbortSignal): Promise<string> {
     const contextDir = this.contextFolder(work, app.root_dir_path, commit.sha);
     const context = buildContext(contextDir, { mtime: new Date(commit.time * 1000), skipGit: app.root_dir_path === '.' }) as unknown as Readable;
-    const rows = new BuildRows(this.deps.store, id, () => this.closed);
+    const rows = new BuildRows(this.deps.store, id, () => this.closed, (error) => this.deps.log.warn({ err: error, deploymentId: id }, 'could not store build log rows'));
     // A file of the context that cannot be read (the work folder removed under us) fails the build with
     // its reason instead of escaping as an unhandled stream error.
     let contextError: Error | undefined;
@@ -196,11 +196,11 @@ export class DeploymentPipeline {
         onLog: (row) => rows.add(row),
       });
       if (contextError) throw new DeployError(`the build context could not be read: ${contextError.message}`);
-      this.deps.store.setImage(id, imageId);
+      await this.deps.store.setImage(id, imageId);
       return imageId;
     } finally {
       // On an engine failure its own error is thrown: it also ends the context stream, whose echo says less.
-      rows.flush();
+      await rows.flush();
     }
   }
 
@@ -208,7 +208,7 @@ export class DeploymentPipeline {
   private async start(id: string, app: WebAppRow, imageId: string, tag: string, run: RunState): Promise<void> {
     const { store, runner } = this.deps;
     const port = app.port ?? (await this.deps.builder.exposedPort(imageId)) ?? DEFAULT_PORT;
-    store.setPorts(id, port, null);
+    await store.setPorts(id, port, null);
     const containerId = await runner.run({
       accountId: app.account_id,
       name: containerName(app.subdomain, id),
@@ -226,7 +226,7 @@ export class DeploymentPipeline {
       signal: run.signal,
     });
     if (this.closed) throw new DeployError(interruptedText('starting'));
-    store.setPorts(id, port, hostPort);
+    await store.setPorts(id, port, hostPort);
   }
 
   /** A deployment that failed at `run.step`: its container's output kept, then `failed` with the step and the reason, then its container and image go. */
@@ -238,7 +238,7 @@ export class DeploymentPipeline {
     // Kept before the failure shows, so whoever reads `failed` can read why.
     if (run.containerId) await this.keepLogs(id, run.containerId);
     if (!this.closed) {
-      store.finish(id, 'failed', `${STEP[run.step]} failed: ${upperFirst(reason)}`, nowIso());
+      await store.finish(id, 'failed', `${STEP[run.step]} failed: ${upperFirst(reason)}`, nowIso());
       log.info({ webAppId: app.id, deploymentId: id, step: run.step }, 'deployment failed');
     }
     await this.discard(id, app.subdomain, run.containerId);
@@ -294,7 +294,7 @@ export class DeploymentPipeline {
 
   private async keepLogs(id: string, containerId: string): Promise<void> {
     const rows = await this.deps.runner.logs(containerId, KEPT_CONTAINER_ROWS).catch(() => []);
-    if (!this.closed && rows.length > 0) this.deps.store.insertLogs(id, 'container', rows);
+    if (!this.closed && rows.length > 0) await this.deps.store.insertLogs(id, 'container', rows);
   }
 
   private track(task: Promise<unknown>): void {
@@ -306,7 +306,7 @@ export class DeploymentPipeline {
   private beginRun(): void {
     this.runs++;
     this.heartbeatTimer ??= setInterval(() => {
-      if (!this.closed) this.deps.store.heartbeat(this.deps.owner, nowIso());
+      if (!this.closed) this.deps.store.heartbeat(this.deps.owner, nowIso()).catch((error: unknown) => this.deps.log.warn({ err: error }, 'deployment heartbeat failed'));
     }, HEARTBEAT_MS).unref();
   }
 
@@ -330,28 +330,39 @@ class BuildRows {
   private pending: LogRow[] = [];
   private timer: NodeJS.Timeout | undefined;
   private count = 0;
+  private writing: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly store: WebAppStore,
     private readonly deploymentId: string,
     private readonly closed: () => boolean,
+    /** Where a failed write goes (the log): a build goes on without its rows rather than fail. */
+    private readonly onError: (error: unknown) => void,
   ) {}
 
   add(row: LogRow): void {
     this.pending.push(row);
-    this.timer ??= setTimeout(() => this.flush(), BuildRows.FLUSH_MS);
+    this.timer ??= setTimeout(() => void this.flush(), BuildRows.FLUSH_MS);
   }
 
-  flush(): void {
+  /** Writes the rows added so far, after those of earlier flushes (one write at a time keeps their order); never rejects. */
+  flush(): Promise<void> {
     clearTimeout(this.timer);
     this.timer = undefined;
-    if (this.pending.length === 0 || this.closed()) return;
+    if (this.pending.length === 0 || this.closed()) return this.writing;
     const rows = this.pending;
     this.pending = [];
-    this.store.insertLogs(this.deploymentId, 'build', rows);
-    const before = this.count;
-    this.count += rows.length;
-    if (this.count > KEPT_BUILD_ROWS && Math.floor(this.count / 1000) > Math.floor(before / 1000)) this.store.pruneLogs(this.deploymentId, 'build', KEPT_BUILD_ROWS);
+    this.writing = this.writing.then(async () => {
+      try {
+        await this.store.insertLogs(this.deploymentId, 'build', rows);
+        const before = this.count;
+        this.count += rows.length;
+        if (this.count > KEPT_BUILD_ROWS && Math.floor(this.count / 1000) > Math.floor(before / 1000)) await this.store.pruneLogs(this.deploymentId, 'build', KEPT_BUILD_ROWS);
+      } catch (error) {
+        this.onError(error);
+      }
+    });
+    return this.writing;
   }
 }
 

@@ -8,7 +8,7 @@ import type { RouteRow } from './store.js';
 /** What the proxy asks of the Web App service. */
 export interface ProxyDirectory {
   /** The Web App at a subdomain and its active container's loopback port (remembered; no engine call). */
-  route(subdomain: string): RouteRow | undefined;
+  route(subdomain: string): Promise<RouteRow | undefined>;
   /** Looks the deployment's container up again (by label) after a refused connection; resolves to its port, if it runs. */
   relocate(deploymentId: string): Promise<number | undefined>;
   /** The container's own network address, when it can be trusted and reached (addresses.ts); else the loopback port is used. */
@@ -97,7 +97,7 @@ export class WebAppProxy {
   }
 
   /** The Web App at `subdomain`, or undefined when the subdomain is not a Web App's (hosted sites then answer). */
-  route(subdomain: string): RouteRow | undefined {
+  route(subdomain: string): Promise<RouteRow | undefined> {
     return this.directory.route(subdomain);
   }
 

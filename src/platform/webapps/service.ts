@@ -10,7 +10,8 @@ import { AccountNetworks } from '../devenvs/networks.js';
 import { newOwner, ownerGone } from '../devenvs/owners.js';
 import { newId } from '../../shared/ids.js';
 import type { RepoHostService } from '../repohost/service.js';
-import { nowIso, type Db } from '../../shared/sqlite.js';
+import { nowIso } from '../../shared/sqlite.js';
+import type { Sql } from '../../shared/sql.js';
 import type { PublicUrls } from '../urls.js';
 import { AutoDeploy } from './autodeploy.js';
 import { ImageBuilder } from './builder.js';
@@ -68,7 +69,7 @@ export const webAppSettings = (config: Config): WebAppSettings => ({
 });
 
 export interface WebAppServiceOptions {
-  db: Db;
+  db: Sql;
   settings: WebAppSettings;
   repoHost: RepoHostService;
   urls: PublicUrls;
@@ -141,7 +142,14 @@ export class WebAppService {
       retire: (id, maxMs) => this.proxy.retire(id, maxMs),
     });
     this.autoDeploy = new AutoDeploy(this.store, options.repoHost, this.sources, (app, trigger) => this.queue(app, trigger), options.log);
-    this.reconcile();
+  }
+
+  /**
+   * Marks failed the deployments a stopped Backyard process left unfinished (its heartbeat ended).
+   * openPlatform calls it once, before anything is served.
+   */
+  recoverInterrupted(): Promise<void> {
+    return this.reconcile();
   }
 
   // ---- Operations ----
@@ -161,23 +169,22 @@ export class WebAppService {
     checkHealthCheckPath(healthCheckPath);
     const variables = input.environmentVariables ?? [];
     checkVariables(variables, 'environmentVariables');
-    this.requireFreeName(account.id, input.appName);
+    await this.requireFreeName(account.id, input.appName);
     const head = await this.sources.check(account, input.repositoryOwnerLogin, input.repositoryName, input.branchName, rootDir);
 
     const id = newId();
     const deploymentId = newId();
-    this.store.db
-      .transaction(() => {
-        this.requireFreeName(account.id, input.appName);
+    await this.store.db.transaction(async () => {
+        await this.requireFreeName(account.id, input.appName);
         let subdomain = '';
         for (const candidate of subdomainCandidates(input.appName)) {
-          if (!this.store.subdomainTaken(candidate)) {
+          if (!await this.store.subdomainTaken(candidate)) {
             subdomain = candidate;
             break;
           }
         }
         const now = nowIso();
-        this.store.insertApp({
+        await this.store.insertApp({
           id,
           account_id: account.id,
           app_name: input.appName,
@@ -193,17 +200,16 @@ export class WebAppService {
           last_seen_sha: head.sha,
           created_at: now,
         });
-        this.store.insertDeployment({ id: deploymentId, web_app_id: id, trigger: 'create', owner: this.owner, created_at: now });
-      })
-      .immediate();
+        await this.store.insertDeployment({ id: deploymentId, web_app_id: id, trigger: 'create', owner: this.owner, created_at: now });
+    });
     this.log.info({ webAppId: id, appName: input.appName, repository: `${input.repositoryOwnerLogin}/${input.repositoryName}`, branch: head.branch }, 'web app created');
     this.pipeline.enqueue(id, deploymentId);
-    return this.view(this.store.appById(id)!);
+    return this.view((await this.store.appById(id))!);
   }
 
   /** getWebApps (operation 16): the account's Web Apps, oldest first; only the one named exactly `appName` when given. */
-  list(accountId: string, appName?: string): Array<{ appId: string; appName: string }> {
-    return this.store.apps(accountId, appName).map((r) => ({ appId: r.id, appName: r.app_name }));
+  async list(accountId: string, appName?: string): Promise<Array<{ appId: string; appName: string }>> {
+    return (await this.store.apps(accountId, appName)).map((r) => ({ appId: r.id, appName: r.app_name }));
   }
 
   /**
@@ -212,8 +218,8 @@ export class WebAppService {
    * @throws ManagementError(notFound) for an unknown id or another account's app.
    */
   async get(accountId: string, appId: string): Promise<WebApp> {
-    const app = this.requireApp(accountId, appId);
-    const view = this.view(app);
+    const app = await this.requireApp(accountId, appId);
+    const view = await this.view(app);
     if (view.status === 'running' && app.stopped === 0 && app.active_deployment_id && !(await this.containerRuns(app.active_deployment_id))) {
       return { ...view, status: 'stopped', error: 'The active deployment\'s container is not running (stopped outside Backyard, or the Docker engine is not reachable). Start a new deployment with startDeployment.' };
     }
@@ -227,7 +233,7 @@ export class WebAppService {
    * @throws ManagementError(notFound) for an unknown app; (invalid) for a bad setting or a missing branch or Dockerfile.
    */
   async update(account: Account, appId: string, input: UpdateWebAppInput): Promise<WebApp> {
-    const app = this.requireApp(account.id, appId);
+    const app = await this.requireApp(account.id, appId);
     if (input.branchName !== undefined) checkBranchName(input.branchName);
     const rootDir = input.rootDirPath === undefined ? undefined : normaliseRootDir(input.rootDirPath);
     if (input.healthCheckPath !== undefined) checkHealthCheckPath(input.healthCheckPath);
@@ -248,11 +254,11 @@ export class WebAppService {
 
     if (update.branch_name !== undefined || update.root_dir_path !== undefined) {
       const head = await this.sources.check(account, app.repository_owner_login, app.repository_name, update.branch_name ?? app.branch_name, update.root_dir_path ?? app.root_dir_path);
-      this.store.setLastSeen(app.id, head.sha);
+      await this.store.setLastSeen(app.id, head.sha);
     }
-    this.store.updateSettings(app.id, update);
-    if (redeploy) this.queue(this.store.appById(app.id)!, 'update');
-    return this.view(this.store.appById(app.id)!);
+    await this.store.updateSettings(app.id, update);
+    if (redeploy) await this.queue((await this.store.appById(app.id))!, 'update');
+    return this.view((await this.store.appById(app.id))!);
   }
 
   /**
@@ -260,9 +266,9 @@ export class WebAppService {
    * @throws ManagementError(notFound) for an unknown app; (invalid) when the repository, branch or Dockerfile is gone.
    */
   async deploy(account: Account, appId: string): Promise<Deployment> {
-    const app = this.requireApp(account.id, appId);
+    const app = await this.requireApp(account.id, appId);
     await this.sources.check(account, app.repository_owner_login, app.repository_name, app.branch_name, app.root_dir_path);
-    return deploymentOf(this.queue(app, 'manual'));
+    return deploymentOf(await this.queue(app, 'manual'));
   }
 
   /**
@@ -271,8 +277,8 @@ export class WebAppService {
    * @throws ManagementError(notFound) for an unknown app or deployment.
    */
   async follow(accountId: string, appId: string, deploymentId: string, report: (message: string) => void, signal?: AbortSignal): Promise<Deployment> {
-    this.requireApp(accountId, appId);
-    if (!this.store.deployment(appId, deploymentId)) throw notFound(`The Web App "${appId}" has no deployment with the id "${deploymentId}".`);
+    await this.requireApp(accountId, appId);
+    if (!await this.store.deployment(appId, deploymentId)) throw notFound(`The Web App "${appId}" has no deployment with the id "${deploymentId}".`);
     return deploymentOf(await followDeployment(this.store, appId, deploymentId, report, signal));
   }
 
@@ -283,12 +289,12 @@ export class WebAppService {
    * @throws ManagementError(notFound) for an unknown app or a deployment of another app.
    */
   async deployment(accountId: string, appId: string, deploymentId: string, options: LogOptions = {}): Promise<Deployment & { buildLogs: LogRow[]; containersLogs: LogRow[] }> {
-    this.requireApp(accountId, appId);
-    const row = this.store.deployment(appId, deploymentId);
+    await this.requireApp(accountId, appId);
+    const row = await this.store.deployment(appId, deploymentId);
     if (!row) {
       throw notFound(`The Web App "${appId}" has no deployment with the id "${deploymentId}". Use the id from the app's lastDeployment or activeDeployment (getWebApp).`);
     }
-    const buildLogs = options.includeBuildLogs ? this.store.lastLogs(row.id, 'build', options.buildLogsLimit ?? DEFAULT_LOGS_LIMIT) : [];
+    const buildLogs = options.includeBuildLogs ? await this.store.lastLogs(row.id, 'build', options.buildLogsLimit ?? DEFAULT_LOGS_LIMIT) : [];
     const containersLogs = options.includeContainersLogs ? await this.containerLogs(row, options.containersLogsLimit ?? DEFAULT_LOGS_LIMIT) : [];
     return { ...deploymentOf(row), buildLogs, containersLogs };
   }
@@ -300,10 +306,10 @@ export class WebAppService {
    * @throws ManagementError(notFound) for an unknown app or another account's (design.md, decision 2);
    *   (invalid) for a limit that is not a positive integer (SQLite reads a negative LIMIT as none).
    */
-  deployments(accountId: string, appId: string, limit = DEPLOYMENTS_LIST_LIMIT): DeploymentSummary[] {
-    this.requireApp(accountId, appId);
+  async deployments(accountId: string, appId: string, limit = DEPLOYMENTS_LIST_LIMIT): Promise<DeploymentSummary[]> {
+    await this.requireApp(accountId, appId);
     if (!Number.isInteger(limit) || limit < 1) throw invalid(`limit must be a positive integer (it is ${limit}).`);
-    return this.store.deployments(appId, limit).map((row) => ({ ...deploymentOf(row), trigger: row.trigger, finishedAt: row.finished_at }));
+    return (await this.store.deployments(appId, limit)).map((row) => ({ ...deploymentOf(row), trigger: row.trigger, finishedAt: row.finished_at }));
   }
 
   /**
@@ -312,15 +318,15 @@ export class WebAppService {
    * @throws ManagementError(notFound) for an unknown app; (invalid) while a deployment is on its way.
    */
   async stop(accountId: string, appId: string): Promise<WebApp> {
-    const app = this.requireApp(accountId, appId);
-    if (this.store.unfinishedOf(app.id).length > 0) {
+    const app = await this.requireApp(accountId, appId);
+    if ((await this.store.unfinishedOf(app.id)).length > 0) {
       throw invalid(`The Web App "${app.app_name}" is deploying: wait until getWebApp shows it running or failed, then stop it.`);
     }
-    this.store.setStopped(app.id, true);
+    await this.store.setStopped(app.id, true);
     for (const container of await this.runner.listApp(app.id)) await this.runner.stop(container, STOP_GRACE_S);
     if (app.active_deployment_id) this.addresses.forget(app.active_deployment_id);
     this.log.info({ webAppId: app.id }, 'web app stopped');
-    return this.view(this.store.appById(app.id)!);
+    return this.view((await this.store.appById(app.id))!);
   }
 
   /**
@@ -330,17 +336,17 @@ export class WebAppService {
    *   or its container is gone (then startDeployment makes a new one).
    */
   async startApp(accountId: string, appId: string): Promise<WebApp> {
-    const app = this.requireApp(accountId, appId);
-    const active = this.store.deploymentById(app.active_deployment_id);
+    const app = await this.requireApp(accountId, appId);
+    const active = await this.store.deploymentById(app.active_deployment_id);
     const containerId = active ? await this.runner.find(active.id) : undefined;
     if (!active || !containerId) {
       throw invalid(`The Web App "${app.app_name}" has no deployment to start${active ? ' (its container is gone)' : ''}. Deploy it with startDeployment.`);
     }
     await this.runner.start(app.account_id, containerId);
     const state = await this.runner.state(containerId, active.container_port ?? DEFAULT_PORT);
-    if (state.hostPort !== undefined && state.hostPort !== active.host_port) this.store.setHostPort(active.id, state.hostPort);
+    if (state.hostPort !== undefined && state.hostPort !== active.host_port) await this.store.setHostPort(active.id, state.hostPort);
     this.addresses.forget(active.id);
-    this.store.setStopped(app.id, false);
+    await this.store.setStopped(app.id, false);
     this.log.info({ webAppId: app.id }, 'web app started');
     return this.get(accountId, appId);
   }
@@ -351,20 +357,20 @@ export class WebAppService {
    * @throws ManagementError(notFound) for an unknown app or another account's.
    */
   async remove(accountId: string, appId: string): Promise<void> {
-    const app = this.requireApp(accountId, appId);
+    const app = await this.requireApp(accountId, appId);
     const now = nowIso();
-    for (const row of this.store.unfinishedOf(app.id)) this.store.finish(row.id, 'failed', 'The Web App was deleted.', now);
+    for (const row of await this.store.unfinishedOf(app.id)) await this.store.finish(row.id, 'failed', 'The Web App was deleted.', now);
     await this.pipeline.cancel(app.id);
     for (const container of await this.runner.listApp(app.id)) await this.runner.remove(container);
     await this.builder.removeRepository(imageRepository(this.settings.home, app.subdomain));
-    for (const id of this.store.deploymentIds(app.id)) this.addresses.forget(id);
-    this.store.deleteApp(app.id);
+    for (const id of await this.store.deploymentIds(app.id)) this.addresses.forget(id);
+    await this.store.deleteApp(app.id);
     this.log.info({ webAppId: app.id, appName: app.app_name }, 'web app deleted');
   }
 
   /** The account that owns a Web App, whoever asks: for the machine's owner (CLI). */
-  ownerOf(appId: string): string | undefined {
-    return this.store.appById(appId)?.account_id;
+  async ownerOf(appId: string): Promise<string | undefined> {
+    return (await this.store.appById(appId))?.account_id;
   }
 
   // ---- Life cycle ----
@@ -392,11 +398,11 @@ export class WebAppService {
   }
 
   /** Stops auto-deploy and the pipeline (unfinished deployments read failed). Active containers keep running. Call once, before the database closes. */
-  close(): void {
+  async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
     this.autoDeploy.close();
-    this.pipeline.close();
+    await this.pipeline.close();
     this.proxy.close();
     this.addresses.close();
   }
@@ -404,16 +410,16 @@ export class WebAppService {
   // ---- Internals ----
 
   /** Records a queued deployment of `app` and hands it to the pipeline. */
-  private queue(app: WebAppRow, trigger: DeploymentTrigger): DeploymentRow {
+  private async queue(app: WebAppRow, trigger: DeploymentTrigger): Promise<DeploymentRow> {
     const id = newId();
-    this.store.insertDeployment({ id, web_app_id: app.id, trigger, owner: this.owner, created_at: nowIso() });
+    await this.store.insertDeployment({ id, web_app_id: app.id, trigger, owner: this.owner, created_at: nowIso() });
     this.pipeline.enqueue(app.id, id);
-    return this.store.deploymentById(id)!;
+    return (await this.store.deploymentById(id))!;
   }
 
-  private view(app: WebAppRow): WebApp {
-    const last = this.store.deploymentById(app.last_deployment_id);
-    const active = this.store.deploymentById(app.active_deployment_id);
+  private async view(app: WebAppRow): Promise<WebApp> {
+    const last = await this.store.deploymentById(app.last_deployment_id);
+    const active = await this.store.deploymentById(app.active_deployment_id);
     let status: WebApp['status'] = 'stopped';
     if (last && UNFINISHED.includes(last.status)) status = 'deploying';
     else if (last?.status === 'failed') status = 'failed';
@@ -438,14 +444,14 @@ export class WebAppService {
     };
   }
 
-  private requireApp(accountId: string, appId: string): WebAppRow {
-    const app = this.store.app(accountId, appId);
+  private async requireApp(accountId: string, appId: string): Promise<WebAppRow> {
+    const app = await this.store.app(accountId, appId);
     if (!app) throw notFound(`This account has no Web App with the id "${appId}". Find the ids with getWebApps.`);
     return app;
   }
 
-  private requireFreeName(accountId: string, appName: string): void {
-    if (this.store.appByName(accountId, appName)) {
+  private async requireFreeName(accountId: string, appName: string): Promise<void> {
+    if (await this.store.appByName(accountId, appName)) {
       throw invalid(`A Web App named "${appName}" already exists in this account. Choose another appName, or change the existing app with updateWebApp (find it with getWebApps).`);
     }
   }
@@ -454,7 +460,7 @@ export class WebAppService {
     try {
       const id = await this.runner.find(deploymentId);
       if (!id) return false;
-      const row = this.store.deploymentById(deploymentId);
+      const row = await this.store.deploymentById(deploymentId);
       return (await this.runner.state(id, row?.container_port ?? DEFAULT_PORT)).running;
     } catch {
       return false;
@@ -473,8 +479,8 @@ export class WebAppService {
 
   /** The proxy's call after a refused connection: the container's current loopback port, started again if it stopped. */
   private async relocate(deploymentId: string): Promise<number | undefined> {
-    const row = this.store.deploymentById(deploymentId);
-    const app = row && this.store.appById(row.web_app_id);
+    const row = await this.store.deploymentById(deploymentId);
+    const app = row && await this.store.appById(row.web_app_id);
     if (!row || !app || app.stopped === 1 || row.status !== 'active' || !row.container_port) return undefined;
     const containerId = await this.runner.find(deploymentId);
     if (!containerId) return undefined;
@@ -484,7 +490,7 @@ export class WebAppService {
       state = await this.runner.state(containerId, row.container_port);
     }
     if (!this.closed && state.hostPort !== undefined && state.hostPort !== row.host_port) {
-      this.store.setHostPort(deploymentId, state.hostPort);
+      await this.store.setHostPort(deploymentId, state.hostPort);
       this.log.info({ deploymentId, hostPort: state.hostPort }, 'web app container found again on a new port');
     }
     return state.hostPort;
@@ -494,11 +500,11 @@ export class WebAppService {
    * Deployments left unfinished by a Backyard that is gone (stopped or crashed: issue 6, "Restart")
    * read `failed` with a reason; their containers go at the next `start`'s sweep.
    */
-  private reconcile(): void {
+  private async reconcile(): Promise<void> {
     const now = nowIso();
-    for (const row of this.store.unfinished()) {
+    for (const row of await this.store.unfinished()) {
       if (!ownerGone(row.owner, row.heartbeat_at, this.owner)) continue;
-      if (this.store.finish(row.id, 'failed', interruptedText(row.status), now)) {
+      if (await this.store.finish(row.id, 'failed', interruptedText(row.status), now)) {
         this.log.info({ deploymentId: row.id, status: row.status }, 'deployment interrupted by a restart marked failed');
       }
     }
@@ -515,19 +521,19 @@ export class WebAppService {
 
   /** See `start`. */
   private async sweep(): Promise<void> {
-    for (const row of this.store.activeDeployments()) {
+    for (const row of await this.store.activeDeployments()) {
       await this.relocate(row.id).catch((error: unknown) => this.log.warn({ deploymentId: row.id, message: (error as Error).message }, 'active web app container not found'));
     }
     // Containers of this home whose deployment is neither active nor still on its way: left by a stop or crash.
     const containers = await this.runner.listHome(this.settings.home);
     for (const container of containers) {
       const { id, deploymentId } = container;
-      const row = this.store.deploymentById(deploymentId);
+      const row = await this.store.deploymentById(deploymentId);
       const keep = row && (row.status === 'active' || (UNFINISHED.includes(row.status) && !ownerGone(row.owner, row.heartbeat_at, this.owner)));
       if (row?.status === 'active' && container.accountId !== '' && !this.closed) await this.adopt(container);
       if (keep || this.closed) continue;
       await this.runner.remove(id).catch(() => undefined);
-      const app = row && this.store.appById(row.web_app_id);
+      const app = row && await this.store.appById(row.web_app_id);
       if (app) await this.builder.remove(imageTag(this.settings.home, app.subdomain, deploymentId));
       this.log.info({ deploymentId }, 'removed the container of an abandoned deployment');
     }

@@ -1,5 +1,5 @@
 import type { Account } from '../accounts/service.js';
-import type { Db } from '../../shared/sqlite.js';
+import type { Sql } from '../../shared/sql.js';
 import type { EnvironmentVariable } from './names.js';
 
 /**
@@ -82,123 +82,113 @@ export type SettingsUpdate = Partial<
 
 export const variablesOf = (row: WebAppRow): EnvironmentVariable[] => JSON.parse(row.environment_variables) as EnvironmentVariable[];
 
+/** The statements over the three tables (the same text on SQLite and PostgreSQL). */
+const SQL = {
+  subdomainTaken: 'SELECT 1 FROM backend_apps WHERE hosting_subdomain = ? UNION ALL SELECT 1 FROM web_apps WHERE subdomain = ?',
+  insertApp: `INSERT INTO web_apps (id, account_id, app_name, subdomain, repository_owner_login, repository_name, branch_name, root_dir_path,
+       environment_variables, port, health_check_path, auto_deploy, last_seen_sha, created_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  app: 'SELECT * FROM web_apps WHERE id = ? AND account_id = ?',
+  appById: 'SELECT * FROM web_apps WHERE id = ?',
+  appByName: 'SELECT * FROM web_apps WHERE account_id = ? AND app_name = ?',
+  apps: 'SELECT id, app_name FROM web_apps WHERE account_id = ? ORDER BY created_at, id',
+  appsNamed: 'SELECT id, app_name FROM web_apps WHERE account_id = ? AND app_name = ?',
+  route: `SELECT w.id, w.app_name, w.active_deployment_id, a.host_port, l.status AS last_status
+     FROM web_apps w
+     LEFT JOIN deployments a ON a.id = w.active_deployment_id
+     LEFT JOIN deployments l ON l.id = w.last_deployment_id
+     WHERE w.subdomain = ?`,
+  pushTargets: `SELECT * FROM web_apps WHERE auto_deploy = 1 AND lower(repository_owner_login) = lower(?) AND repository_name = ? AND branch_name = ?`,
+  autoDeploy: 'SELECT * FROM web_apps WHERE auto_deploy = 1',
+  lastSeen: 'UPDATE web_apps SET last_seen_sha = ? WHERE id = ?',
+  account: 'SELECT id, login, created_at FROM accounts WHERE id = ?',
+  insertDeployment: `INSERT INTO deployments (id, web_app_id, status, trigger, owner, heartbeat_at, created_at)
+     VALUES (?, ?, 'queued', ?, ?, ?, ?)`,
+  setLast: 'UPDATE web_apps SET last_deployment_id = ? WHERE id = ?',
+  deployment: 'SELECT * FROM deployments WHERE id = ? AND web_app_id = ?',
+  deploymentById: 'SELECT * FROM deployments WHERE id = ?',
+  // rowid is the order of insertion: created_at can tie within a millisecond.
+  deployments: 'SELECT * FROM deployments WHERE web_app_id = ? ORDER BY rowid DESC LIMIT ?',
+  newer: 'SELECT 1 FROM deployments WHERE web_app_id = ? AND rowid > (SELECT rowid FROM deployments WHERE id = ?) LIMIT 1',
+  status: `UPDATE deployments SET status = ?, heartbeat_at = ? WHERE id = ? AND status IN ('queued', 'building', 'starting')`,
+  commit: 'UPDATE deployments SET commit_sha = ? WHERE id = ?',
+  image: 'UPDATE deployments SET image_id = ? WHERE id = ?',
+  ports: 'UPDATE deployments SET container_port = ?, host_port = ? WHERE id = ?',
+  hostPort: 'UPDATE deployments SET host_port = ? WHERE id = ?',
+  finish: `UPDATE deployments SET status = ?, error = ?, finished_at = ? WHERE id = ? AND status IN ('queued', 'building', 'starting')`,
+  supersedeActive: `UPDATE deployments SET status = 'superseded', finished_at = ? WHERE id = ? AND status = 'active'`,
+  makeActive: `UPDATE deployments SET status = 'active', finished_at = ? WHERE id = ? AND status = 'starting'`,
+  // A new active deployment runs the app again, stopped or not.
+  setActive: 'UPDATE web_apps SET active_deployment_id = ?, stopped = 0 WHERE id = ?',
+  setStopped: 'UPDATE web_apps SET stopped = ? WHERE id = ?',
+  unfinishedOf: `SELECT * FROM deployments WHERE web_app_id = ? AND status IN ('queued', 'building', 'starting')`,
+  deploymentIds: 'SELECT id FROM deployments WHERE web_app_id = ?',
+  deleteLogs: 'DELETE FROM deployment_logs WHERE deployment_id IN (SELECT id FROM deployments WHERE web_app_id = ?)',
+  deleteDeployments: 'DELETE FROM deployments WHERE web_app_id = ?',
+  deleteApp: 'DELETE FROM web_apps WHERE id = ?',
+  unfinished: `SELECT * FROM deployments WHERE status IN ('queued', 'building', 'starting') ORDER BY rowid`,
+  active: `SELECT * FROM deployments WHERE status = 'active'`,
+  heartbeat: `UPDATE deployments SET heartbeat_at = ? WHERE owner = ? AND status IN ('queued', 'building', 'starting')`,
+  insertLog: 'INSERT INTO deployment_logs (deployment_id, kind, source, message, time) VALUES (?, ?, ?, ?, ?)',
+  pruneLogs: 'DELETE FROM deployment_logs WHERE deployment_id = ? AND kind = ? AND id <= (SELECT id FROM deployment_logs WHERE deployment_id = ? AND kind = ? ORDER BY id DESC LIMIT 1 OFFSET ?)',
+  logsAfter: 'SELECT id, source, message, time FROM deployment_logs WHERE deployment_id = ? AND kind = ? AND id > ? ORDER BY id LIMIT ?',
+  lastLogs: 'SELECT source, message, time FROM (SELECT id, source, message, time FROM deployment_logs WHERE deployment_id = ? AND kind = ? ORDER BY id DESC LIMIT ?) AS recent ORDER BY id',
+};
+
 /**
- * Prepared statements over the three tables. The proxy's `route` lookups are remembered (one per
- * request otherwise) and forgotten on every write that can change a route: writes go through here.
+ * The Web Apps, their deployments and log rows in the platform store. The proxy's `route` lookups
+ * are remembered (one per request otherwise) and forgotten on every write that can change a route:
+ * writes go through here.
  */
 export class WebAppStore {
-  private readonly s;
   private readonly routes = new Map<string, RouteRow | undefined>();
 
-  constructor(readonly db: Db) {
-    this.s = {
-      subdomainTaken: db.prepare('SELECT 1 FROM backend_apps WHERE hosting_subdomain = ? UNION ALL SELECT 1 FROM web_apps WHERE subdomain = ?'),
-      insertApp: db.prepare(
-        `INSERT INTO web_apps (id, account_id, app_name, subdomain, repository_owner_login, repository_name, branch_name, root_dir_path,
-           environment_variables, port, health_check_path, auto_deploy, last_seen_sha, created_at)
-         VALUES (@id, @account_id, @app_name, @subdomain, @repository_owner_login, @repository_name, @branch_name, @root_dir_path,
-           @environment_variables, @port, @health_check_path, @auto_deploy, @last_seen_sha, @created_at)`,
-      ),
-      app: db.prepare('SELECT * FROM web_apps WHERE id = ? AND account_id = ?'),
-      appById: db.prepare('SELECT * FROM web_apps WHERE id = ?'),
-      appByName: db.prepare('SELECT * FROM web_apps WHERE account_id = ? AND app_name = ?'),
-      apps: db.prepare('SELECT id, app_name FROM web_apps WHERE account_id = ? ORDER BY created_at, id'),
-      appsNamed: db.prepare('SELECT id, app_name FROM web_apps WHERE account_id = ? AND app_name = ?'),
-      route: db.prepare(
-        `SELECT w.id, w.app_name, w.active_deployment_id, a.host_port, l.status AS last_status
-         FROM web_apps w
-         LEFT JOIN deployments a ON a.id = w.active_deployment_id
-         LEFT JOIN deployments l ON l.id = w.last_deployment_id
-         WHERE w.subdomain = ?`,
-      ),
-      pushTargets: db.prepare(
-        `SELECT * FROM web_apps WHERE auto_deploy = 1 AND repository_owner_login = ? COLLATE NOCASE AND repository_name = ? AND branch_name = ?`,
-      ),
-      autoDeploy: db.prepare('SELECT * FROM web_apps WHERE auto_deploy = 1'),
-      lastSeen: db.prepare('UPDATE web_apps SET last_seen_sha = ? WHERE id = ?'),
-      account: db.prepare('SELECT id, login, created_at FROM accounts WHERE id = ?'),
-      insertDeployment: db.prepare(
-        `INSERT INTO deployments (id, web_app_id, status, trigger, owner, heartbeat_at, created_at)
-         VALUES (@id, @web_app_id, 'queued', @trigger, @owner, @created_at, @created_at)`,
-      ),
-      setLast: db.prepare('UPDATE web_apps SET last_deployment_id = ? WHERE id = ?'),
-      deployment: db.prepare('SELECT * FROM deployments WHERE id = ? AND web_app_id = ?'),
-      deploymentById: db.prepare('SELECT * FROM deployments WHERE id = ?'),
-      // rowid is the order of insertion: created_at can tie within a millisecond.
-      deployments: db.prepare('SELECT * FROM deployments WHERE web_app_id = ? ORDER BY rowid DESC LIMIT ?'),
-      newer: db.prepare('SELECT 1 FROM deployments WHERE web_app_id = ? AND rowid > (SELECT rowid FROM deployments WHERE id = ?) LIMIT 1'),
-      status: db.prepare(`UPDATE deployments SET status = ?, heartbeat_at = ? WHERE id = ? AND status IN ('queued', 'building', 'starting')`),
-      commit: db.prepare('UPDATE deployments SET commit_sha = ? WHERE id = ?'),
-      image: db.prepare('UPDATE deployments SET image_id = ? WHERE id = ?'),
-      ports: db.prepare('UPDATE deployments SET container_port = ?, host_port = ? WHERE id = ?'),
-      hostPort: db.prepare('UPDATE deployments SET host_port = ? WHERE id = ?'),
-      finish: db.prepare(
-        `UPDATE deployments SET status = ?, error = ?, finished_at = ? WHERE id = ? AND status IN ('queued', 'building', 'starting')`,
-      ),
-      supersedeActive: db.prepare(`UPDATE deployments SET status = 'superseded', finished_at = ? WHERE id = ? AND status = 'active'`),
-      makeActive: db.prepare(`UPDATE deployments SET status = 'active', finished_at = ? WHERE id = ? AND status = 'starting'`),
-      // A new active deployment runs the app again, stopped or not.
-      setActive: db.prepare('UPDATE web_apps SET active_deployment_id = ?, stopped = 0 WHERE id = ?'),
-      setStopped: db.prepare('UPDATE web_apps SET stopped = ? WHERE id = ?'),
-      unfinishedOf: db.prepare(`SELECT * FROM deployments WHERE web_app_id = ? AND status IN ('queued', 'building', 'starting')`),
-      deploymentIds: db.prepare('SELECT id FROM deployments WHERE web_app_id = ?'),
-      deleteLogs: db.prepare('DELETE FROM deployment_logs WHERE deployment_id IN (SELECT id FROM deployments WHERE web_app_id = ?)'),
-      deleteDeployments: db.prepare('DELETE FROM deployments WHERE web_app_id = ?'),
-      deleteApp: db.prepare('DELETE FROM web_apps WHERE id = ?'),
-      unfinished: db.prepare(`SELECT * FROM deployments WHERE status IN ('queued', 'building', 'starting') ORDER BY rowid`),
-      active: db.prepare(`SELECT * FROM deployments WHERE status = 'active'`),
-      heartbeat: db.prepare(`UPDATE deployments SET heartbeat_at = ? WHERE owner = ? AND status IN ('queued', 'building', 'starting')`),
-      insertLog: db.prepare('INSERT INTO deployment_logs (deployment_id, kind, source, message, time) VALUES (?, ?, ?, ?, ?)'),
-      pruneLogs: db.prepare(
-        'DELETE FROM deployment_logs WHERE deployment_id = ? AND kind = ? AND id <= (SELECT id FROM deployment_logs WHERE deployment_id = ? AND kind = ? ORDER BY id DESC LIMIT 1 OFFSET ?)',
-      ),
-      logsAfter: db.prepare('SELECT id, source, message, time FROM deployment_logs WHERE deployment_id = ? AND kind = ? AND id > ? ORDER BY id LIMIT ?'),
-      lastLogs: db.prepare(
-        'SELECT source, message, time FROM (SELECT id, source, message, time FROM deployment_logs WHERE deployment_id = ? AND kind = ? ORDER BY id DESC LIMIT ?) ORDER BY id',
-      ),
-    };
-  }
+  constructor(readonly db: Sql) {}
 
   /** True when a hosted Backend App or a Web App already uses `subdomain`. */
-  subdomainTaken(subdomain: string): boolean {
-    return this.s.subdomainTaken.get(subdomain, subdomain) !== undefined;
+  async subdomainTaken(subdomain: string): Promise<boolean> {
+    return (await this.db.get(SQL.subdomainTaken, subdomain, subdomain)) !== undefined;
   }
 
-  insertApp(row: Omit<WebAppRow, 'last_deployment_id' | 'active_deployment_id' | 'stopped'>): void {
+  async insertApp(row: Omit<WebAppRow, 'last_deployment_id' | 'active_deployment_id' | 'stopped'>): Promise<void> {
     this.routes.clear();
-    this.s.insertApp.run(row);
+    await this.db.run(
+      SQL.insertApp,
+      row.id, row.account_id, row.app_name, row.subdomain, row.repository_owner_login, row.repository_name, row.branch_name, row.root_dir_path,
+      row.environment_variables, row.port, row.health_check_path, row.auto_deploy, row.last_seen_sha, row.created_at,
+    );
   }
 
   /** The Web App `id` when it belongs to `accountId`. */
-  app(accountId: string, id: string): WebAppRow | undefined {
-    return this.s.app.get(id, accountId) as WebAppRow | undefined;
+  async app(accountId: string, id: string): Promise<WebAppRow | undefined> {
+    return (await this.db.get(SQL.app, id, accountId)) as WebAppRow | undefined;
   }
 
   /** The Web App `id`, whoever owns it (Backyard's own housekeeping, never for a caller). */
-  appById(id: string): WebAppRow | undefined {
-    return this.s.appById.get(id) as WebAppRow | undefined;
+  async appById(id: string): Promise<WebAppRow | undefined> {
+    return (await this.db.get(SQL.appById, id)) as WebAppRow | undefined;
   }
 
-  appByName(accountId: string, name: string): WebAppRow | undefined {
-    return this.s.appByName.get(accountId, name) as WebAppRow | undefined;
+  async appByName(accountId: string, name: string): Promise<WebAppRow | undefined> {
+    return (await this.db.get(SQL.appByName, accountId, name)) as WebAppRow | undefined;
   }
 
   /** An account's Web Apps, oldest first; only the one named exactly `name` when given. */
-  apps(accountId: string, name?: string): Array<{ id: string; app_name: string }> {
-    return (name === undefined ? this.s.apps.all(accountId) : this.s.appsNamed.all(accountId, name)) as Array<{ id: string; app_name: string }>;
+  async apps(accountId: string, name?: string): Promise<Array<{ id: string; app_name: string }>> {
+    return (name === undefined ? (await this.db.all(SQL.apps, accountId)) : (await this.db.all(SQL.appsNamed, accountId, name))) as Array<{ id: string; app_name: string }>;
   }
 
   /** The proxy's view of the Web App at `subdomain`, or undefined when none is there. */
-  route(subdomain: string): RouteRow | undefined {
+  async route(subdomain: string): Promise<RouteRow | undefined> {
     if (this.routes.has(subdomain)) return this.routes.get(subdomain);
-    const row = this.s.route.get(subdomain) as RouteRow | undefined;
+    const row = (await this.db.get(SQL.route, subdomain)) as RouteRow | undefined;
     if (this.routes.size > 10_000) this.routes.clear();
     this.routes.set(subdomain, row);
     return row;
   }
 
   /** Changes the settings given (only those). */
-  updateSettings(id: string, update: SettingsUpdate): void {
+  async updateSettings(id: string, update: SettingsUpdate): Promise<void> {
     this.routes.clear();
     const columns: Record<string, unknown> = {};
     if (update.branch_name !== undefined) columns.branch_name = update.branch_name;
@@ -210,84 +200,84 @@ export class WebAppStore {
     const names = Object.keys(columns);
     if (names.length === 0) return;
     // Column names come from the fixed list above, never from a caller.
-    this.db.prepare(`UPDATE web_apps SET ${names.map((n) => `${n} = @${n}`).join(', ')} WHERE id = @id`).run({ ...columns, id });
+    await this.db.run(`UPDATE web_apps SET ${names.map((n) => `${n} = ?`).join(', ')} WHERE id = ?`, ...names.map((n) => columns[n]), id);
   }
 
   /** Web Apps with autoDeploy that deploy `owner/repo` at `branch`. */
-  pushTargets(owner: string, repo: string, branch: string): WebAppRow[] {
-    return this.s.pushTargets.all(owner, repo, branch) as WebAppRow[];
+  async pushTargets(owner: string, repo: string, branch: string): Promise<WebAppRow[]> {
+    return (await this.db.all(SQL.pushTargets, owner, repo, branch)) as WebAppRow[];
   }
 
   /** Every Web App with autoDeploy on. */
-  autoDeployApps(): WebAppRow[] {
-    return this.s.autoDeploy.all() as WebAppRow[];
+  async autoDeployApps(): Promise<WebAppRow[]> {
+    return (await this.db.all(SQL.autoDeploy)) as WebAppRow[];
   }
 
-  setLastSeen(id: string, sha: string): void {
-    this.s.lastSeen.run(sha, id);
+  async setLastSeen(id: string, sha: string): Promise<void> {
+    await this.db.run(SQL.lastSeen, sha, id);
   }
 
-  account(id: string): Account | undefined {
-    const row = this.s.account.get(id) as { id: string; login: string; created_at: string } | undefined;
+  async account(id: string): Promise<Account | undefined> {
+    const row = (await this.db.get(SQL.account, id)) as { id: string; login: string; created_at: string } | undefined;
     return row && { id: row.id, login: row.login, createdAt: row.created_at };
   }
 
   /** Adds a queued deployment and makes it the app's last one. */
-  insertDeployment(row: Pick<DeploymentRow, 'id' | 'web_app_id' | 'trigger' | 'owner' | 'created_at'>): void {
+  async insertDeployment(row: Pick<DeploymentRow, 'id' | 'web_app_id' | 'trigger' | 'owner' | 'created_at'>): Promise<void> {
     this.routes.clear();
-    this.db.transaction(() => {
-      this.s.insertDeployment.run(row);
-      this.s.setLast.run(row.id, row.web_app_id);
-    })();
+    await this.db.transaction(async () => {
+      await this.db.run(SQL.insertDeployment, row.id, row.web_app_id, row.trigger, row.owner, row.created_at, row.created_at);
+      await this.db.run(SQL.setLast, row.id, row.web_app_id);
+    });
   }
 
   /** The deployment `id` when it belongs to the Web App `webAppId`. */
-  deployment(webAppId: string, id: string): DeploymentRow | undefined {
-    return this.s.deployment.get(id, webAppId) as DeploymentRow | undefined;
+  async deployment(webAppId: string, id: string): Promise<DeploymentRow | undefined> {
+    return (await this.db.get(SQL.deployment, id, webAppId)) as DeploymentRow | undefined;
   }
 
-  deploymentById(id: string | null): DeploymentRow | undefined {
-    return id === null ? undefined : (this.s.deploymentById.get(id) as DeploymentRow | undefined);
+  async deploymentById(id: string | null): Promise<DeploymentRow | undefined> {
+    return id === null ? undefined : ((await this.db.get(SQL.deploymentById, id)) as DeploymentRow | undefined);
   }
 
   /** The newest `limit` deployments of the Web App `webAppId`, newest first. */
-  deployments(webAppId: string, limit: number): DeploymentRow[] {
-    return this.s.deployments.all(webAppId, limit) as DeploymentRow[];
+  async deployments(webAppId: string, limit: number): Promise<DeploymentRow[]> {
+    return (await this.db.all(SQL.deployments, webAppId, limit)) as DeploymentRow[];
   }
 
   /** True when the app has a deployment created after `id`. */
-  hasNewer(webAppId: string, id: string): boolean {
-    return this.s.newer.get(webAppId, id) !== undefined;
+  async hasNewer(webAppId: string, id: string): Promise<boolean> {
+    return (await this.db.get(SQL.newer, webAppId, id)) !== undefined;
   }
 
   /** Moves an unfinished deployment to `building` or `starting`. @returns false when it was already finished. */
-  setStatus(id: string, status: 'building' | 'starting', now: string): boolean {
+  async setStatus(id: string, status: 'building' | 'starting', now: string): Promise<boolean> {
     this.routes.clear();
-    return this.s.status.run(status, now, id).changes > 0;
+    return (await this.db.run(SQL.status, status, now, id)).changes > 0;
   }
 
-  setCommit(id: string, sha: string): void {
-    this.s.commit.run(sha, id);
+  async setCommit(id: string, sha: string): Promise<void> {
+    await this.db.run(SQL.commit, sha, id);
   }
 
-  setImage(id: string, imageId: string): void {
-    this.s.image.run(imageId, id);
+  async setImage(id: string, imageId: string): Promise<void> {
+    await this.db.run(SQL.image, imageId, id);
   }
 
-  setPorts(id: string, containerPort: number, hostPort: number | null): void {
+  async setPorts(id: string, containerPort: number, hostPort: number | null): Promise<void> {
     this.routes.clear();
-    this.s.ports.run(containerPort, hostPort, id);
+    await this.db.run(SQL.ports, containerPort, hostPort, id);
   }
 
-  setHostPort(id: string, hostPort: number | null): void {
+  async setHostPort(id: string, hostPort: number | null): Promise<void> {
     this.routes.clear();
-    this.s.hostPort.run(hostPort, id);
+    await this.db.run(SQL.hostPort, hostPort, id);
   }
 
   /** Ends an unfinished deployment as `failed` (with `error`) or `superseded`. @returns false when it was already finished. */
-  finish(id: string, status: 'failed' | 'superseded', error: string, now: string): boolean {
+  async finish(id: string, status: 'failed' | 'superseded', error: string, now: string): Promise<boolean> {
     this.routes.clear();
-    return this.s.finish.run(status, error, now, id).changes > 0;
+    return (await this.db.run(SQL.finish, status, error, now, id)).changes > 0;
   }
 
   /**
@@ -295,83 +285,83 @@ export class WebAppStore {
    * app's active one, and the one active before becomes superseded.
    * @returns the id of the deployment that was active before, if any; undefined `switched` when `id` was no longer starting.
    */
-  activate(webAppId: string, id: string, now: string): { switched: boolean; previous: string | undefined } {
+  async activate(webAppId: string, id: string, now: string): Promise<{ switched: boolean; previous: string | undefined }> {
     this.routes.clear();
-    return this.db.transaction(() => {
-      if (this.s.makeActive.run(now, id).changes === 0) return { switched: false, previous: undefined };
-      const app = this.appById(webAppId);
+    return await this.db.transaction(async () => {
+      if ((await this.db.run(SQL.makeActive, now, id)).changes === 0) return { switched: false, previous: undefined };
+      const app = await this.appById(webAppId);
       const previous = app?.active_deployment_id ?? undefined;
-      if (previous && previous !== id) this.s.supersedeActive.run(now, previous);
-      this.s.setActive.run(id, webAppId);
+      if (previous && previous !== id) await this.db.run(SQL.supersedeActive, now, previous);
+      await this.db.run(SQL.setActive, id, webAppId);
       return { switched: true, previous: previous === id ? undefined : previous };
-    }).immediate();
+    });
   }
 
   /** Marks the app stopped (stopWebApp) or not (startWebApp). */
-  setStopped(id: string, stopped: boolean): void {
+  async setStopped(id: string, stopped: boolean): Promise<void> {
     this.routes.clear();
-    this.s.setStopped.run(stopped ? 1 : 0, id);
+    await this.db.run(SQL.setStopped, stopped ? 1 : 0, id);
   }
 
   /** The app's deployments still queued, building or starting. */
-  unfinishedOf(webAppId: string): DeploymentRow[] {
-    return this.s.unfinishedOf.all(webAppId) as DeploymentRow[];
+  async unfinishedOf(webAppId: string): Promise<DeploymentRow[]> {
+    return (await this.db.all(SQL.unfinishedOf, webAppId)) as DeploymentRow[];
   }
 
   /** The ids of all the app's deployments. */
-  deploymentIds(webAppId: string): string[] {
-    return (this.s.deploymentIds.all(webAppId) as Array<{ id: string }>).map((r) => r.id);
+  async deploymentIds(webAppId: string): Promise<string[]> {
+    return ((await this.db.all(SQL.deploymentIds, webAppId)) as Array<{ id: string }>).map((r) => r.id);
   }
 
   /** Removes the app, its deployments and their log rows, in one transaction; its subdomain is free then. */
-  deleteApp(webAppId: string): void {
+  async deleteApp(webAppId: string): Promise<void> {
     this.routes.clear();
-    this.db.transaction(() => {
-      this.s.deleteLogs.run(webAppId);
-      this.s.deleteDeployments.run(webAppId);
-      this.s.deleteApp.run(webAppId);
-    }).immediate();
+    await this.db.transaction(async () => {
+      await this.db.run(SQL.deleteLogs, webAppId);
+      await this.db.run(SQL.deleteDeployments, webAppId);
+      await this.db.run(SQL.deleteApp, webAppId);
+    });
     this.routes.clear();
   }
 
   /** Every deployment still queued, building or starting, whoever runs it, oldest first. */
-  unfinished(): DeploymentRow[] {
-    return this.s.unfinished.all() as DeploymentRow[];
+  async unfinished(): Promise<DeploymentRow[]> {
+    return (await this.db.all(SQL.unfinished)) as DeploymentRow[];
   }
 
   /** Every active deployment. */
-  activeDeployments(): DeploymentRow[] {
-    return this.s.active.all() as DeploymentRow[];
+  async activeDeployments(): Promise<DeploymentRow[]> {
+    return (await this.db.all(SQL.active)) as DeploymentRow[];
   }
 
   /** Refreshes the heartbeat of every unfinished deployment of `owner`. */
-  heartbeat(owner: string, now: string): void {
-    this.s.heartbeat.run(now, owner);
+  async heartbeat(owner: string, now: string): Promise<void> {
+    await this.db.run(SQL.heartbeat, now, owner);
   }
 
-  insertLog(deploymentId: string, kind: LogKind, row: LogRow): void {
-    this.s.insertLog.run(deploymentId, kind, row.source, row.message, row.time);
+  async insertLog(deploymentId: string, kind: LogKind, row: LogRow): Promise<void> {
+    await this.db.run(SQL.insertLog, deploymentId, kind, row.source, row.message, row.time);
   }
 
   /** Several rows in one transaction. */
-  insertLogs(deploymentId: string, kind: LogKind, rows: readonly LogRow[]): void {
-    this.db.transaction(() => {
-      for (const row of rows) this.insertLog(deploymentId, kind, row);
-    })();
+  async insertLogs(deploymentId: string, kind: LogKind, rows: readonly LogRow[]): Promise<void> {
+    await this.db.transaction(async () => {
+      for (const row of rows) await this.insertLog(deploymentId, kind, row);
+    });
   }
 
   /** Keeps only the last `keep` rows of one kind (a build that prints without end must not fill the disk). */
-  pruneLogs(deploymentId: string, kind: LogKind, keep: number): void {
-    this.s.pruneLogs.run(deploymentId, kind, deploymentId, kind, keep);
+  async pruneLogs(deploymentId: string, kind: LogKind, keep: number): Promise<void> {
+    await this.db.run(SQL.pruneLogs, deploymentId, kind, deploymentId, kind, keep);
   }
 
   /** Rows of one kind written after the row `afterId` (0: from the first), at most `limit`, in order, with their ids. */
-  logsAfter(deploymentId: string, kind: LogKind, afterId: number, limit: number): Array<LogRow & { id: number }> {
-    return this.s.logsAfter.all(deploymentId, kind, afterId, limit) as Array<LogRow & { id: number }>;
+  async logsAfter(deploymentId: string, kind: LogKind, afterId: number, limit: number): Promise<Array<LogRow & { id: number }>> {
+    return (await this.db.all(SQL.logsAfter, deploymentId, kind, afterId, limit)) as Array<LogRow & { id: number }>;
   }
 
   /** The last `limit` rows of one kind, in time order. */
-  lastLogs(deploymentId: string, kind: LogKind, limit: number): LogRow[] {
-    return this.s.lastLogs.all(deploymentId, kind, limit) as LogRow[];
+  async lastLogs(deploymentId: string, kind: LogKind, limit: number): Promise<LogRow[]> {
+    return (await this.db.all(SQL.lastLogs, deploymentId, kind, limit)) as LogRow[];
   }
 }

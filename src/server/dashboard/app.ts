@@ -14,7 +14,7 @@ const copyable = (id: string, value: string, label: string): Html =>
 
 async function overviewPage(d: Dashboard, request: FastifyRequest, reply: FastifyReply, app: BackendApp, showSecrets: boolean): Promise<FastifyReply> {
   const session = sessionOf(request);
-  const keys = d.services.backendApps.keys(app.appId)!;
+  const keys = (await d.services.backendApps.keys(app.appId))!;
   const classes = await classesOf(d, app.appId);
   const objects = classes.reduce((n, c) => n + (c.count ?? 0), 0);
   const secretRows: Array<[string, string, string]> = [
@@ -86,23 +86,23 @@ ${sdk}</pre>
 /** A Backend App's overview (`dashboardURL`): addresses, hosting, keys (master key on request). */
 export function appRoutes(app: FastifyInstance, d: Dashboard): void {
   app.get<AppParams>('/apps/:appId', async (request, reply) => {
-    const backendApp = ownApp(d, request, reply, request.params.appId);
+    const backendApp = await ownApp(d, request, reply, request.params.appId);
     if (!backendApp) return reply;
     return overviewPage(d, request, reply, backendApp, false);
   });
 
   // The master key shows only in the answer to this post: never in a page that a GET can fetch.
   app.post<AppParams>('/apps/:appId/keys', async (request, reply) => {
-    const backendApp = ownApp(d, request, reply, request.params.appId);
+    const backendApp = await ownApp(d, request, reply, request.params.appId);
     if (!backendApp) return reply;
     return overviewPage(d, request, reply, backendApp, true);
   });
 
   app.post<AppParams>('/apps/:appId/hosting', async (request, reply) => {
     const session = sessionOf(request);
-    const backendApp = ownApp(d, request, reply, request.params.appId);
+    const backendApp = await ownApp(d, request, reply, request.params.appId);
     if (!backendApp) return reply;
-    const url = d.services.backendApps.activateHosting(session.account.id, backendApp.appId)!;
+    const url = (await d.services.backendApps.activateHosting(session.account.id, backendApp.appId))!;
     return redirectWith(d, reply, session, appHref(backendApp.appId), { kind: 'ok', title: `Web hosting is active at ${url}`, lines: [] });
   });
 }

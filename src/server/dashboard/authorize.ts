@@ -122,7 +122,7 @@ export function authorizeRoutes(app: FastifyInstance, d: Dashboard): void {
   const oauth = oauthOf(d.platform);
 
   app.get(ROUTE, PUBLIC, async (request: FastifyRequest, reply) => {
-    const session = d.sessions.find(readCookie(request, SESSION_COOKIE));
+    const session = await d.sessions.find(readCookie(request, SESSION_COOKIE));
     const { params, repeated } = paramsOf(request.query as Record<string, unknown>);
     const check = await oauth.checkAuthorizationRequest(params);
     if (check.kind === 'show') return refusalPage(reply, session, check.error);
@@ -148,7 +148,7 @@ export function authorizeRoutes(app: FastifyInstance, d: Dashboard): void {
     if (form.decision !== 'approve') {
       return backToClient(reply, oauth, authorization.redirectUri, { error: 'access_denied', error_description: 'The person denied the request.', state: authorization.state });
     }
-    const code = oauth.issueCode(session.account, authorization, scopesFor(form.access === 'full' ? 'full' : 'read'));
+    const code = await oauth.issueCode(session.account, authorization, scopesFor(form.access === 'full' ? 'full' : 'read'));
     return backToClient(reply, oauth, authorization.redirectUri, { code, state: authorization.state });
   });
 }

@@ -36,7 +36,7 @@ function treeList(appId: string, files: Map<string, number>, current: string | u
 export function cloudRoutes(app: FastifyInstance, d: Dashboard): void {
   app.get<AppParams>('/apps/:appId/cloud', async (request, reply) => {
     const session = sessionOf(request);
-    const backendApp = ownApp(d, request, reply, request.params.appId);
+    const backendApp = await ownApp(d, request, reply, request.params.appId);
     if (!backendApp) return reply;
     const appId = backendApp.appId;
     const q = queryOf(request);
@@ -48,7 +48,7 @@ export function cloudRoutes(app: FastifyInstance, d: Dashboard): void {
     let content: string | undefined;
     let binary = false;
     if (selected) {
-      content = d.services.cloudCode.read(session.account.id, appId, selected);
+      content = await d.services.cloudCode.read(session.account.id, appId, selected);
       binary = BINARY.test(content) && Buffer.byteLength(content) !== files.get(selected);
     }
     const base = appHref(appId, 'cloud');
@@ -97,7 +97,7 @@ ${binary ? html`<p class="muted">A binary file of ${plural(files.get(selected!)!
 
   app.post<AppParams>('/apps/:appId/cloud', async (request, reply) => {
     const session = sessionOf(request);
-    const backendApp = ownApp(d, request, reply, request.params.appId);
+    const backendApp = await ownApp(d, request, reply, request.params.appId);
     if (!backendApp) return reply;
     const form = formOf(request);
     const treePath = (form.path ?? '').trim();

@@ -17,9 +17,9 @@ export const CONNECTIONS_PATH = '/dashboard/connections';
 export function connectionRoutes(app: FastifyInstance, d: Dashboard): void {
   const oauth = oauthOf(d.platform);
 
-  app.get('/connections', (request, reply) => {
+  app.get('/connections', async (request, reply) => {
     const session = sessionOf(request);
-    const grants = oauth.grantsOf(session.account.id);
+    const grants = await oauth.grantsOf(session.account.id);
     const rows = grants.map(
       (g) => html`<tr>
   <td><strong>${g.clientName || 'An app that gave no name'}</strong><div class="muted small"><code>${g.clientId}</code></div></td>
@@ -45,9 +45,9 @@ ${grants.length
     });
   });
 
-  app.post<{ Params: { id: string } }>('/connections/:id/revoke', (request, reply) => {
+  app.post<{ Params: { id: string } }>('/connections/:id/revoke', async (request, reply) => {
     const session = sessionOf(request);
-    if (!oauth.revokeGrant(session.account.id, request.params.id)) return sendNotFound(reply, session, 'connection');
+    if (!(await oauth.revokeGrant(session.account.id, request.params.id))) return sendNotFound(reply, session, 'connection');
     return redirectWith(d, reply, session, CONNECTIONS_PATH, { kind: 'ok', title: 'The app was disconnected: its tokens no longer work.', lines: [] });
   });
 }

@@ -61,14 +61,14 @@ ${answer}`,
 
 /** The API console: one request to the app's data API (with the master key) and its answer. */
 export function consoleRoutes(app: FastifyInstance, d: Dashboard): void {
-  app.get<AppParams>('/apps/:appId/console', (request, reply) => {
-    const backendApp = ownApp(d, request, reply, request.params.appId);
+  app.get<AppParams>('/apps/:appId/console', async (request, reply) => {
+    const backendApp = await ownApp(d, request, reply, request.params.appId);
     if (!backendApp) return reply;
     return consolePage(d, request, reply, backendApp, { method: 'GET', path: '/schemas', body: '' });
   });
 
   app.post<AppParams>('/apps/:appId/console', async (request, reply) => {
-    const backendApp = ownApp(d, request, reply, request.params.appId);
+    const backendApp = await ownApp(d, request, reply, request.params.appId);
     if (!backendApp) return reply;
     const form = formOf(request);
     const method = (METHODS as string[]).includes(form.method ?? '') ? (form.method as BackendApiCall['method']) : 'GET';

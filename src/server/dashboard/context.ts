@@ -70,9 +70,9 @@ export function sendNotFound(reply: FastifyReply, session: DashboardSession | un
 }
 
 /** One of the session's own Backend Apps, or undefined after answering 404. */
-export function ownApp(d: Dashboard, request: FastifyRequest, reply: FastifyReply, appId: string): BackendApp | undefined {
+export async function ownApp(d: Dashboard, request: FastifyRequest, reply: FastifyReply, appId: string): Promise<BackendApp | undefined> {
   const session = sessionOf(request);
-  const app = d.services.backendApps.get(session.account.id, appId);
+  const app = await d.services.backendApps.get(session.account.id, appId);
   if (!app) sendNotFound(reply, session, 'Backend App');
   return app;
 }

@@ -278,7 +278,7 @@ ${object && className !== '_JobStatus'
 export function dataRoutes(app: FastifyInstance, d: Dashboard): void {
   app.get<{ Params: { appId: string } }>('/apps/:appId/data', async (request, reply) => {
     const session = sessionOf(request);
-    const backendApp = ownApp(d, request, reply, request.params.appId);
+    const backendApp = await ownApp(d, request, reply, request.params.appId);
     if (!backendApp) return reply;
     const classes = await classesOf(d, backendApp.appId);
     const first = classes.find((c) => !c.className.startsWith('_')) ?? classes[0];
@@ -294,7 +294,7 @@ export function dataRoutes(app: FastifyInstance, d: Dashboard): void {
 
   app.post<{ Params: { appId: string } }>('/apps/:appId/data', async (request, reply) => {
     const session = sessionOf(request);
-    const backendApp = ownApp(d, request, reply, request.params.appId);
+    const backendApp = await ownApp(d, request, reply, request.params.appId);
     if (!backendApp) return reply;
     const className = (formOf(request).className ?? '').trim();
     const answer = await dataCall(d, backendApp.appId, 'POST', path`/schemas/${className}`, { className });
@@ -305,14 +305,14 @@ export function dataRoutes(app: FastifyInstance, d: Dashboard): void {
   });
 
   app.get<ClassParams>('/apps/:appId/data/:className', async (request, reply) => {
-    const backendApp = ownApp(d, request, reply, request.params.appId);
+    const backendApp = await ownApp(d, request, reply, request.params.appId);
     if (!backendApp) return reply;
     return classPage(d, request, reply, backendApp, request.params.className);
   });
 
   app.post<ClassParams>('/apps/:appId/data/:className/columns', async (request, reply) => {
     const session = sessionOf(request);
-    const backendApp = ownApp(d, request, reply, request.params.appId);
+    const backendApp = await ownApp(d, request, reply, request.params.appId);
     if (!backendApp) return reply;
     const { className } = request.params;
     const form = formOf(request);
@@ -327,14 +327,14 @@ export function dataRoutes(app: FastifyInstance, d: Dashboard): void {
   });
 
   app.get<ClassParams>('/apps/:appId/data/:className/new', async (request, reply) => {
-    const backendApp = ownApp(d, request, reply, request.params.appId);
+    const backendApp = await ownApp(d, request, reply, request.params.appId);
     if (!backendApp) return reply;
     return objectPage(d, request, reply, backendApp, request.params.className, undefined);
   });
 
   app.post<ClassParams>('/apps/:appId/data/:className/new', async (request, reply) => {
     const session = sessionOf(request);
-    const backendApp = ownApp(d, request, reply, request.params.appId);
+    const backendApp = await ownApp(d, request, reply, request.params.appId);
     if (!backendApp) return reply;
     const { className } = request.params;
     const cls = (await classesOf(d, backendApp.appId, false)).find((c) => c.className === className);
@@ -349,14 +349,14 @@ export function dataRoutes(app: FastifyInstance, d: Dashboard): void {
   });
 
   app.get<ObjectParams>('/apps/:appId/data/:className/:objectId', async (request, reply) => {
-    const backendApp = ownApp(d, request, reply, request.params.appId);
+    const backendApp = await ownApp(d, request, reply, request.params.appId);
     if (!backendApp) return reply;
     return objectPage(d, request, reply, backendApp, request.params.className, request.params.objectId);
   });
 
   app.post<ObjectParams>('/apps/:appId/data/:className/:objectId', async (request, reply) => {
     const session = sessionOf(request);
-    const backendApp = ownApp(d, request, reply, request.params.appId);
+    const backendApp = await ownApp(d, request, reply, request.params.appId);
     if (!backendApp) return reply;
     const { className, objectId } = request.params;
     const cls = (await classesOf(d, backendApp.appId, false)).find((c) => c.className === className);
@@ -375,7 +375,7 @@ export function dataRoutes(app: FastifyInstance, d: Dashboard): void {
 
   app.post<ObjectParams>('/apps/:appId/data/:className/:objectId/delete', async (request, reply) => {
     const session = sessionOf(request);
-    const backendApp = ownApp(d, request, reply, request.params.appId);
+    const backendApp = await ownApp(d, request, reply, request.params.appId);
     if (!backendApp) return reply;
     const { className, objectId } = request.params;
     const answer = await dataCall(d, backendApp.appId, 'DELETE', path`/classes/${className}/${objectId}`);

@@ -21,17 +21,17 @@ const KEEPALIVE_MS = 15_000;
 const executionHref = (environmentId: string, executionId: string) => path`/dashboard/environments/${environmentId}/executions/${executionId}`;
 
 /** One of the session's own environments, or undefined after answering 404. */
-function ownEnvironment(d: Dashboard, request: FastifyRequest, reply: FastifyReply, environmentId: string): DevelopmentEnvironment | undefined {
+async function ownEnvironment(d: Dashboard, request: FastifyRequest, reply: FastifyReply, environmentId: string): Promise<DevelopmentEnvironment | undefined> {
   const session = sessionOf(request);
-  const environment = d.services.devenvs.list(session.account.id).find((e) => e.id === environmentId);
+  const environment = (await d.services.devenvs.list(session.account.id)).find((e) => e.id === environmentId);
   if (!environment) sendNotFound(reply, session, 'development environment');
   return environment;
 }
 
 /** What `read` answers, or undefined when it refuses with notFound (an unknown id, or another account's). */
-function unlessNotFound<T>(read: () => T): T | undefined {
+async function unlessNotFound<T>(read: () => Promise<T>): Promise<T | undefined> {
   try {
-    return read();
+    return await read();
   } catch (error) {
     if (error instanceof ManagementError && error.kind === 'notFound') return undefined;
     throw error;
@@ -39,11 +39,11 @@ function unlessNotFound<T>(read: () => T): T | undefined {
 }
 
 /** The state of one execution, or undefined when the environment has no such execution. */
-const inspect = (d: Dashboard, accountId: string, environmentId: string, executionId: string): CommandExecution | undefined =>
+const inspect = (d: Dashboard, accountId: string, environmentId: string, executionId: string): Promise<CommandExecution | undefined> =>
   unlessNotFound(() => d.services.devenvs.inspect(accountId, environmentId, executionId));
 
 /** One execution's command and times, or undefined when the environment has no such execution. */
-const summaryOf = (d: Dashboard, accountId: string, environmentId: string, executionId: string): ExecutionSummary | undefined =>
+const summaryOf = (d: Dashboard, accountId: string, environmentId: string, executionId: string): Promise<ExecutionSummary | undefined> =>
   unlessNotFound(() => d.services.devenvs.executionSummary(accountId, environmentId, executionId));
 
 const stateBadge = (execution: { status: string; exitCode?: number | null }, id?: string) =>
@@ -76,15 +76,16 @@ const endButton = (session: Parameters<typeof csrfField>[0], environmentId: stri
  * command, and an End button for a running one (issue 14, item 2).
  */
 export function environmentRoutes(app: FastifyInstance, d: Dashboard): void {
-  app.get<EnvParams>('/environments/:environmentId', (request, reply) => {
+  app.get<EnvParams>('/environments/:environmentId', async (request, reply) => {
     const session = sessionOf(request);
-    const environment = ownEnvironment(d, request, reply, request.params.environmentId);
+    const environment = await ownEnvironment(d, request, reply, request.params.environmentId);
     if (!environment) return reply;
-    const executions = d.services.devenvs.executions(session.account.id, environment.id).map((e) => {
+    const summaries = await d.services.devenvs.executions(session.account.id, environment.id);
+    const executions = await Promise.all(summaries.map(async (e) => {
       if (e.status !== 'running') return e;
-      const now = inspect(d, session.account.id, environment.id, e.id);
+      const now = await inspect(d, session.account.id, environment.id, e.id);
       return now && now.status === 'exited' ? { ...e, status: 'exited' as const, exitCode: now.exitCode ?? null } : e;
-    });
+    }));
     return sendPage(reply, 200, {
       title: environment.chatTitle,
       session,
@@ -111,12 +112,12 @@ ${executions.length
     });
   });
 
-  app.get<ExecParams>('/environments/:environmentId/executions/:executionId', (request, reply) => {
+  app.get<ExecParams>('/environments/:environmentId/executions/:executionId', async (request, reply) => {
     const session = sessionOf(request);
-    const environment = ownEnvironment(d, request, reply, request.params.environmentId);
+    const environment = await ownEnvironment(d, request, reply, request.params.environmentId);
     if (!environment) return reply;
-    const execution = inspect(d, session.account.id, environment.id, request.params.executionId);
-    const summary = summaryOf(d, session.account.id, environment.id, request.params.executionId);
+    const execution = await inspect(d, session.account.id, environment.id, request.params.executionId);
+    const summary = await summaryOf(d, session.account.id, environment.id, request.params.executionId);
     if (!execution || !summary) return sendNotFound(reply, session, 'command execution');
     const running = execution.status === 'running';
     const events = `${executionHref(environment.id, execution.id)}/events`;
@@ -148,7 +149,7 @@ ${running ? html`<div class="actions">${endButton(session, environment.id, execu
   // which follows it live: the form does not wait for the command (an aborted wait).
   app.post<EnvParams>('/environments/:environmentId/commands', async (request, reply) => {
     const session = sessionOf(request);
-    const environment = ownEnvironment(d, request, reply, request.params.environmentId);
+    const environment = await ownEnvironment(d, request, reply, request.params.environmentId);
     if (!environment) return reply;
     const command = formOf(request).command ?? '';
     try {
@@ -181,11 +182,11 @@ ${running ? html`<div class="actions">${endButton(session, environment.id, execu
   });
 
   // Server-sent events: `snapshot` (whole output), `append` (new output), then `exit` and the end.
-  app.get<ExecParams>('/environments/:environmentId/executions/:executionId/events', (request, reply) => {
+  app.get<ExecParams>('/environments/:environmentId/executions/:executionId/events', async (request, reply) => {
     const session = sessionOf(request);
     const { environmentId, executionId } = request.params;
-    const owned = d.services.devenvs.list(session.account.id).some((e) => e.id === environmentId);
-    let last = owned ? inspect(d, session.account.id, environmentId, executionId) : undefined;
+    const owned = (await d.services.devenvs.list(session.account.id)).some((e) => e.id === environmentId);
+    let last = owned ? await inspect(d, session.account.id, environmentId, executionId) : undefined;
     if (!last) return reply.code(404).type('text/plain; charset=utf-8').send('No such command execution.');
 
     const { res, send } = openEventStream(d, reply);
@@ -205,9 +206,10 @@ ${running ? html`<div class="actions">${endButton(session, environment.id, execu
     };
     send('snapshot', { stdout: last.stdout, stderr: last.stderr });
     if (finishIfExited(last)) return;
-    timer = setInterval(() => {
+    let polling = false;
+    const poll = async () => {
       try {
-        const now = inspect(d, session.account.id, environmentId, executionId);
+        const now = await inspect(d, session.account.id, environmentId, executionId);
         if (!now) return stop();
         const previous = last!;
         if (now.stdout !== previous.stdout || now.stderr !== previous.stderr) {
@@ -221,6 +223,12 @@ ${running ? html`<div class="actions">${endButton(session, environment.id, execu
         d.platform.log.warn({ err: error, executionId }, 'dashboard: could not follow a command execution');
         stop();
       }
+    };
+    // One poll at a time: a slow read is not overtaken by the next.
+    timer = setInterval(() => {
+      if (polling) return;
+      polling = true;
+      void poll().finally(() => (polling = false));
     }, POLL_MS);
     keepalive = setInterval(() => res.write(': keep-alive\n\n'), KEEPALIVE_MS);
     request.raw.on('close', stop);

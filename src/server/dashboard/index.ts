@@ -83,7 +83,7 @@ export function dashboard(platform: Platform) {
         }
         return;
       }
-      const session = d.sessions.find(readCookie(request, SESSION_COOKIE));
+      const session = await d.sessions.find(readCookie(request, SESSION_COOKIE));
       if (!session) return refuseWithoutSession(request, reply);
       if (!isRead(request.method)) {
         if (!sameOrigin(request, services.urls.base)) return refuseForeign(reply, 'This change came from another site or page.');
@@ -106,8 +106,8 @@ export function dashboard(platform: Platform) {
       return reply.header('cache-control', 'public, max-age=31536000, immutable').type(asset.type).send(asset.body);
     });
 
-    app.setNotFoundHandler((request, reply) => {
-      const session = d.sessions.find(readCookie(request, SESSION_COOKIE));
+    app.setNotFoundHandler(async (request, reply) => {
+      const session = await d.sessions.find(readCookie(request, SESSION_COOKIE));
       securityHeaders(reply);
       reply.header('cache-control', 'no-store');
       if (!session) return refuseWithoutSession(request, reply);

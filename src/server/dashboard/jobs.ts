@@ -31,7 +31,7 @@ const statusBadge = (status: string | undefined) =>
 export function jobRoutes(app: FastifyInstance, d: Dashboard): void {
   app.get<AppParams>('/apps/:appId/jobs', async (request, reply) => {
     const session = sessionOf(request);
-    const backendApp = ownApp(d, request, reply, request.params.appId);
+    const backendApp = await ownApp(d, request, reply, request.params.appId);
     if (!backendApp) return reply;
     const appId = backendApp.appId;
     const registry = await d.services.cloud.registry(appId);
@@ -90,7 +90,7 @@ export function jobRoutes(app: FastifyInstance, d: Dashboard): void {
 
   app.post<AppParams>('/apps/:appId/jobs', async (request, reply) => {
     const session = sessionOf(request);
-    const backendApp = ownApp(d, request, reply, request.params.appId);
+    const backendApp = await ownApp(d, request, reply, request.params.appId);
     if (!backendApp) return reply;
     const form = formOf(request);
     const back = appHref(backendApp.appId, 'jobs');

@@ -16,7 +16,8 @@ export function overviewRoutes(app: FastifyInstance, d: Dashboard): void {
   app.get('/', async (request, reply) => {
     const session = sessionOf(request);
     const accountId = session.account.id;
-    const apps = d.services.backendApps.list(accountId).map((summary) => d.services.backendApps.get(accountId, summary.appId)!);
+    const summaries = await d.services.backendApps.list(accountId);
+    const apps = (await Promise.all(summaries.map((summary) => d.services.backendApps.get(accountId, summary.appId)))).filter((a) => a !== undefined);
     const classCounts = await Promise.all(
       apps.map(async (a) => {
         try {
@@ -27,8 +28,9 @@ export function overviewRoutes(app: FastifyInstance, d: Dashboard): void {
         }
       }),
     );
-    const environments = d.services.devenvs.list(accountId).reverse();
-    const webApps = await Promise.all(d.services.webApps.list(accountId).map((w) => d.services.webApps.get(accountId, w.appId)));
+    const environments = (await d.services.devenvs.list(accountId)).reverse();
+    const activities = await Promise.all(environments.map((e) => d.services.devenvs.activity(accountId, e.id)));
+    const webApps = await Promise.all((await d.services.webApps.list(accountId)).map((w) => d.services.webApps.get(accountId, w.appId)));
 
     const appCards = apps.length
       ? html`<ul class="cards">${apps.map(
@@ -52,8 +54,8 @@ export function overviewRoutes(app: FastifyInstance, d: Dashboard): void {
       : html`<p class="empty">No Web Apps yet. Your assistant deploys one from a repository with <code>createWebApp</code>.</p>`;
 
     const environmentCards = environments.length
-      ? html`<ul class="cards">${environments.map((e) => {
-          const activity = d.services.devenvs.activity(accountId, e.id);
+      ? html`<ul class="cards">${environments.map((e, i) => {
+          const activity = activities[i]!;
           const latest = activity.latest;
           return html`<li class="card">
   <h3><a href="${environmentHref(e.id)}">${e.chatTitle}</a></h3>

@@ -38,7 +38,7 @@ const schemaHref = (appId: string, className: string) => path`/dashboard/apps/${
 export function schemaRoutes(app: FastifyInstance, d: Dashboard): void {
   app.get<{ Params: { appId: string } }>('/apps/:appId/schema', async (request, reply) => {
     const session = sessionOf(request);
-    const backendApp = ownApp(d, request, reply, request.params.appId);
+    const backendApp = await ownApp(d, request, reply, request.params.appId);
     if (!backendApp) return reply;
     const classes = await classesOf(d, backendApp.appId, false);
     const first = classes.find((c) => !c.className.startsWith('_')) ?? classes[0];
@@ -55,7 +55,7 @@ export function schemaRoutes(app: FastifyInstance, d: Dashboard): void {
 
   app.get<ClassParams>('/apps/:appId/schema/:className', async (request, reply) => {
     const session = sessionOf(request);
-    const backendApp = ownApp(d, request, reply, request.params.appId);
+    const backendApp = await ownApp(d, request, reply, request.params.appId);
     if (!backendApp) return reply;
     const { className } = request.params;
     const classes = await classesOf(d, backendApp.appId);
@@ -137,7 +137,7 @@ export function schemaRoutes(app: FastifyInstance, d: Dashboard): void {
 
   app.post<ClassParams>('/apps/:appId/schema/:className/permissions', async (request, reply) => {
     const session = sessionOf(request);
-    const backendApp = ownApp(d, request, reply, request.params.appId);
+    const backendApp = await ownApp(d, request, reply, request.params.appId);
     if (!backendApp) return reply;
     const { className } = request.params;
     const here = schemaHref(backendApp.appId, className);
@@ -168,7 +168,7 @@ export function schemaRoutes(app: FastifyInstance, d: Dashboard): void {
 
   app.post<{ Params: { appId: string; className: string; field: string } }>('/apps/:appId/schema/:className/columns/:field/delete', async (request, reply) => {
     const session = sessionOf(request);
-    const backendApp = ownApp(d, request, reply, request.params.appId);
+    const backendApp = await ownApp(d, request, reply, request.params.appId);
     if (!backendApp) return reply;
     const { className, field } = request.params;
     const here = schemaHref(backendApp.appId, className);
@@ -179,7 +179,7 @@ export function schemaRoutes(app: FastifyInstance, d: Dashboard): void {
 
   app.post<ClassParams>('/apps/:appId/schema/:className/delete', async (request, reply) => {
     const session = sessionOf(request);
-    const backendApp = ownApp(d, request, reply, request.params.appId);
+    const backendApp = await ownApp(d, request, reply, request.params.appId);
     if (!backendApp) return reply;
     const { className } = request.params;
     const answer = await dataCall(d, backendApp.appId, 'DELETE', path`/schemas/${className}`);

@@ -101,9 +101,9 @@ function field(key: SettingKey, settings: ServerSettings, problem: Problem | und
   return html`<div class="field"><label for="${id}"><code>${key}</code></label>${control}${hint}${error}</div>`;
 }
 
-function settingsPage(d: Dashboard, request: FastifyRequest, reply: FastifyReply, app: BackendApp, problem?: Problem): FastifyReply {
+async function settingsPage(d: Dashboard, request: FastifyRequest, reply: FastifyReply, app: BackendApp, problem?: Problem): Promise<FastifyReply> {
   const session = sessionOf(request);
-  const { settings } = d.services.backendApps.serverSettings(app.appId)!;
+  const { settings } = (await d.services.backendApps.serverSettings(app.appId))!;
   return sendPage(reply, problem ? 400 : 200, {
     title: `Server settings · ${app.appName}`,
     session,
@@ -127,24 +127,24 @@ ${problem ? html`<div class="notice bad" role="alert"><strong>Nothing was saved:
  */
 export function serverSettingsRoutes(app: FastifyInstance, d: Dashboard): void {
   app.get<AppParams>('/apps/:appId/settings', async (request, reply) => {
-    const backendApp = ownApp(d, request, reply, request.params.appId);
+    const backendApp = await ownApp(d, request, reply, request.params.appId);
     if (!backendApp) return reply;
     return settingsPage(d, request, reply, backendApp);
   });
 
   app.post<AppParams>('/apps/:appId/settings', async (request, reply) => {
     const session = sessionOf(request);
-    const backendApp = ownApp(d, request, reply, request.params.appId);
+    const backendApp = await ownApp(d, request, reply, request.params.appId);
     if (!backendApp) return reply;
     const form = formOf(request);
     const apps = d.services.backendApps;
-    const changes = settingsChanges(apps.serverSettings(backendApp.appId)!.settings, form);
+    const changes = settingsChanges((await apps.serverSettings(backendApp.appId))!.settings, form);
     const keys = Object.keys(changes);
     if (keys.length === 0) {
       return redirectWith(d, reply, session, appHref(backendApp.appId, 'settings'), { kind: 'ok', title: 'Nothing changed: the settings were already so.', lines: [] });
     }
     try {
-      apps.configure(backendApp.appId, changes);
+      await apps.configure(backendApp.appId, changes);
     } catch (error) {
       if (!(error instanceof SettingRefused)) throw error;
       return settingsPage(d, request, reply, backendApp, { given: form, key: refusedKey(error.key), error: error.message });

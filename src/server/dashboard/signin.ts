@@ -30,8 +30,8 @@ ${error ? notice('bad', error) : ''}
   });
 }
 
-function startSession(d: Dashboard, reply: FastifyReply, account: Account, next: string): FastifyReply {
-  const { token } = d.sessions.create(account);
+async function startSession(d: Dashboard, reply: FastifyReply, account: Account, next: string): Promise<FastifyReply> {
+  const { token } = await d.sessions.create(account);
   reply.header('set-cookie', sessionCookie(token, d.services.urls.base));
   return redirect(reply, safeNext(next));
 }
@@ -41,25 +41,25 @@ function startSession(d: Dashboard, reply: FastifyReply, account: Account, next:
  * Failed attempts answer the same text whatever was wrong.
  */
 export function signInRoutes(app: FastifyInstance, d: Dashboard): void {
-  app.get('/sign-in', PUBLIC, (request, reply) => {
+  app.get('/sign-in', PUBLIC, async (request, reply) => {
     const next = safeNext(queryOf(request).next);
     // Already signed in: straight on.
-    if (d.sessions.find(readCookie(request, SESSION_COOKIE))) return redirect(reply, next);
+    if (await d.sessions.find(readCookie(request, SESSION_COOKIE))) return redirect(reply, next);
     return signInPage(reply, 200, next);
   });
 
-  app.post('/sign-in', PUBLIC, (request, reply) => {
+  app.post('/sign-in', PUBLIC, async (request, reply) => {
     const form = formOf(request);
     const next = safeNext(form.next);
-    const account = typeof form.token === 'string' ? d.sessions.authenticateToken(form.token) : undefined;
+    const account = typeof form.token === 'string' ? await d.sessions.authenticateToken(form.token) : undefined;
     if (!account) return signInPage(reply, 401, next, 'That token is not valid: it is unknown or was revoked.');
     return startSession(d, reply, account, next);
   });
 
   // The link only shows a button: following the link alone (a preview, a prefetch) signs nobody in.
-  app.get('/sign-in/link', PUBLIC, (request, reply) => {
+  app.get('/sign-in/link', PUBLIC, async (request, reply) => {
     const code = queryOf(request).code;
-    const account = d.sessions.peekLinkCode(code);
+    const account = await d.sessions.peekLinkCode(code);
     if (!account) {
       return signInPage(reply, 400, '/dashboard', 'This sign-in link is not valid: it was used already or it expired. Run backyard dashboard again for a new one.');
     }
@@ -78,16 +78,16 @@ export function signInRoutes(app: FastifyInstance, d: Dashboard): void {
     });
   });
 
-  app.post('/sign-in/link', PUBLIC, (request, reply) => {
-    const account = d.sessions.redeemLinkCode(formOf(request).code);
+  app.post('/sign-in/link', PUBLIC, async (request, reply) => {
+    const account = await d.sessions.redeemLinkCode(formOf(request).code);
     if (!account) {
       return signInPage(reply, 400, '/dashboard', 'This sign-in link is not valid: it was used already or it expired. Run backyard dashboard again for a new one.');
     }
     return startSession(d, reply, account, '/dashboard');
   });
 
-  app.post('/sign-out', (request, reply) => {
-    d.sessions.end(sessionOf(request).hash);
+  app.post('/sign-out', async (request, reply) => {
+    await d.sessions.end(sessionOf(request).hash);
     reply.header('set-cookie', clearedSessionCookie());
     return redirect(reply, '/dashboard/sign-in');
   });

@@ -81,7 +81,7 @@ export function webAppRoutes(app: FastifyInstance, d: Dashboard): void {
       throw error;
     }
     // Only for its trigger, which getDeployment does not answer; looked for among the latest 1000.
-    const summary = d.services.webApps.deployments(session.account.id, webApp.appId, 1_000).find((x) => x.id === deployment.id);
+    const summary = (await d.services.webApps.deployments(session.account.id, webApp.appId, 1_000)).find((x) => x.id === deployment.id);
     const live = !FINISHED.has(deployment.status);
     return sendPage(reply, 200, {
       title: `Deployment · ${webApp.appName}`,
@@ -230,9 +230,9 @@ ${live ? html`<p class="hint" data-live-hint>The logs update live while the depl
  * deployments. With `problem` (a refused settings change) it answers 400 and the form keeps the
  * values as sent.
  */
-function sendWebAppPage(d: Dashboard, request: FastifyRequest, reply: FastifyReply, webApp: WebApp, problem?: SettingsProblem): FastifyReply {
+async function sendWebAppPage(d: Dashboard, request: FastifyRequest, reply: FastifyReply, webApp: WebApp, problem?: SettingsProblem): Promise<FastifyReply> {
   const session = sessionOf(request);
-  const deployments = d.services.webApps.deployments(session.account.id, webApp.appId);
+  const deployments = await d.services.webApps.deployments(session.account.id, webApp.appId);
   const here = webAppHref(webApp.appId);
   return sendPage(reply, problem ? 400 : 200, {
     title: webApp.appName,

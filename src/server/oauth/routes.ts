@@ -88,7 +88,7 @@ export function oauthEndpoints(platform: Platform) {
       if (!String(request.headers['content-type'] ?? '').startsWith('application/json')) {
         throw new OAuthError(OAuthErrorCode.InvalidClientMetadata, 'Send the client metadata as application/json (RFC 7591 §3.1).');
       }
-      const registered = oauth.clients.register(request.body);
+      const registered = await oauth.clients.register(request.body);
       return reply.code(201).header('cache-control', 'no-store').type('application/json; charset=utf-8').send(registered);
     });
 
@@ -97,10 +97,10 @@ export function oauthEndpoints(platform: Platform) {
       let tokens;
       switch (form.grant_type) {
         case 'authorization_code':
-          tokens = oauth.exchangeCode(form);
+          tokens = await oauth.exchangeCode(form);
           break;
         case 'refresh_token':
-          tokens = oauth.refresh(form);
+          tokens = await oauth.refresh(form);
           break;
         case undefined:
           throw new OAuthError(OAuthErrorCode.InvalidRequest, 'The request has no grant_type.');
@@ -111,7 +111,7 @@ export function oauthEndpoints(platform: Platform) {
     });
 
     app.post(OAUTH_PATHS.revoke, async (request, reply) => {
-      oauth.revoke(formOf(request));
+      await oauth.revoke(formOf(request));
       return reply.header('cache-control', 'no-store').code(200).send();
     });
   };

@@ -41,7 +41,7 @@ export function publicRoutes(apps: DataApps): PublicRoute {
     const appId = decode(match[1]!);
     const name = decode(match[2]!);
     if (appId === undefined || name === undefined) return notFound();
-    if (!apps.keys(appId)) return { status: 403, body: { code: ParseCode.OPERATION_FORBIDDEN, error: 'Invalid application ID.' } };
+    if (!(await apps.keys(appId))) return { status: 403, body: { code: ParseCode.OPERATION_FORBIDDEN, error: 'Invalid application ID.' } };
     const file = await new FileStore(apps.filesFolder(appId)).read(name);
     if (!file) return notFound();
     return { status: 200, body: undefined, headers: DOWNLOAD_HEADERS, raw: file };

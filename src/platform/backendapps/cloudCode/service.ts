@@ -61,8 +61,8 @@ export class CloudCodeService {
    * @throws Error when the app's keys cannot be read or the files cannot be written (the app is then
    *   not created), or before the HTTP listener is bound (the public URL is unknown).
    */
-  initialise(appId: string, appFolder: string): void {
-    const keys = this.deps.apps.keys(appId);
+  async initialise(appId: string, appFolder: string): Promise<void> {
+    const keys = await this.deps.apps.keys(appId);
     if (!keys) throw new Error(`initialise: no record for app ${appId}`);
     const facts: PublicAppFacts = {
       applicationId: keys.applicationId,
@@ -78,8 +78,8 @@ export class CloudCodeService {
     }
   }
 
-  private requireApp(accountId: string, appId: string): BackendApp {
-    const app = this.deps.apps.get(accountId, appId);
+  private async requireApp(accountId: string, appId: string): Promise<BackendApp> {
+    const app = await this.deps.apps.get(accountId, appId);
     if (!app) throw notFound(`No Backend App with appId "${appId}" exists in this account. List your apps with getBackendApps.`);
     return app;
   }
@@ -95,7 +95,7 @@ export class CloudCodeService {
    *   (400) and ManagementError(forbidden) (403) as `planDeploy` says, before anything is touched.
    */
   async deploy(accountId: string, appId: string, changes: readonly CloudCodeChange[], progress?: (message: string) => void): Promise<DeployResult> {
-    this.requireApp(accountId, appId);
+    await this.requireApp(accountId, appId);
     const previous = this.queues.get(appId) ?? Promise.resolve();
     const run = previous.then(
       () => this.deployNow(appId, changes, progress),
@@ -167,8 +167,8 @@ export class CloudCodeService {
    *   ManagementError(invalid) (400) for a malformed path; ManagementError(forbidden) (403) for a
    *   path outside `cloud/` and `public/`.
    */
-  read(accountId: string, appId: string, treePath?: string, recursive = true): string {
-    this.requireApp(accountId, appId);
+  async read(accountId: string, appId: string, treePath?: string, recursive = true): Promise<string> {
+    await this.requireApp(accountId, appId);
     return readTree(this.tree(appId), treePath, recursive);
   }
 }
