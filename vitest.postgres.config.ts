@@ -12,6 +12,7 @@ export default defineConfig({
       'test/parse-differential.test.ts',
       'test/query.test.ts',
       'test/postgres-*.test.ts',
+      'test/platform-store.test.ts',
     ],
     exclude: ['test/data-storage.test.ts'],
     globalSetup: ['test/helpers/postgresSetup.ts'],

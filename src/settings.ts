@@ -46,7 +46,7 @@ export const SETTINGS = {
     default: () => path.join(os.homedir(), '.backyard'),
     defaultText: '`~/.backyard`',
     schema: z.string().min(1, 'must not be empty').transform((p) => path.resolve(p)),
-    meaning: 'state folder: `platform.db`, `apps/<appId>/`, `git/`',
+    meaning: 'state folder: `platform.db` (unless `BACKYARD_DATABASE_URL`), `apps/<appId>/`, `git/`',
   }),
   databaseUrl: setting({
     variable: 'BACKYARD_DATABASE_URL',
@@ -55,7 +55,7 @@ export const SETTINGS = {
       .url({ protocol: /^postgres(ql)?$/, message: 'must be a postgres:// URL, such as postgres://backyard@db.example:5432/backyard' })
       .optional(),
     meaning:
-      "PostgreSQL for every Backend App's data (a schema `app_<appId>` each); the platform's own state stays in `platform.db`",
+      "PostgreSQL for every Backend App's data (a schema `app_<appId>` each) and the platform's own state (schema `backyard`, instead of `platform.db`)",
   }),
   host: setting({
     variable: 'BACKYARD_HOST',

@@ -64,7 +64,7 @@ describe('the README table', () => {
   it('has one row per setting, naming its variable and flag', () => {
     const rows = settingsTable().split('\n').slice(2);
     expect(rows).toHaveLength(Object.keys(SETTINGS).length);
-    expect(rows[0]).toBe('| `BACKYARD_HOME` (`--home`) | `~/.backyard` | state folder: `platform.db`, `apps/<appId>/`, `git/` |');
+    expect(rows[0]).toBe('| `BACKYARD_HOME` (`--home`) | `~/.backyard` | state folder: `platform.db` (unless `BACKYARD_DATABASE_URL`), `apps/<appId>/`, `git/` |');
     for (const s of Object.values(SETTINGS)) expect(settingsTable()).toContain(`\`${s.variable}\``);
   });
 });

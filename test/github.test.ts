@@ -207,8 +207,8 @@ describe('createRepohostInstallationAccessToken with a GitHub App', () => {
   it('gives Web Apps a GitHub clone address with a fresh installation token', async () => {
     const host = server.platform.services.repoHost;
     const alice = (await server.platform.services.accounts.findByLogin('alice'))!;
-    expect(host.hostFor(alice, 'alice-gh')).toBe('github');
-    expect(host.hostFor(alice, 'alice')).toBe('builtin');
+    expect(await host.hostFor(alice, 'alice-gh')).toBe('github');
+    expect(await host.hostFor(alice, 'alice')).toBe('builtin');
     const source = await host.source(alice, 'alice-gh', 'site');
     expect(source.host).toBe('github');
     expect(source.url).toBe(`${apiUrl.replace('http://', `http://x-access-token:${standIn.issued.at(-1)}@`)}/alice-gh/site.git`);

@@ -23,23 +23,25 @@ export class SqliteSql implements Sql {
   constructor(readonly db: Db) {}
 
   async get<T>(sql: string, ...params: unknown[]): Promise<T | undefined> {
-    if (this.current && !this.inside()) await this.idle();
+    // Checked again after each wait, in the same turn as the statement runs: no transaction can begin in between.
+    while (this.current && !this.inside()) await this.current;
     return this.prepare(sql).get(...params) as T | undefined;
   }
 
   async all<T>(sql: string, ...params: unknown[]): Promise<T[]> {
-    if (this.current && !this.inside()) await this.idle();
+    while (this.current && !this.inside()) await this.current;
     return this.prepare(sql).all(...params) as T[];
   }
 
   async run(sql: string, ...params: unknown[]): Promise<SqlChanges> {
-    if (this.current && !this.inside()) await this.idle();
+    while (this.current && !this.inside()) await this.current;
     return { changes: this.prepare(sql).run(...params).changes };
   }
 
   async transaction<T>(fn: () => Promise<T>): Promise<T> {
     if (this.inside()) return fn();
-    await this.idle();
+    // The check and the claim happen in one turn, so two waiters woken together cannot both begin.
+    while (this.current) await this.current;
     let end!: () => void;
     this.current = new Promise((resolve) => (end = resolve));
     const scope: Scope = { open: true };
@@ -61,17 +63,12 @@ export class SqliteSql implements Sql {
   }
 
   async close(): Promise<void> {
-    await this.idle();
+    while (this.current) await this.current;
     if (this.db.open) this.db.close();
   }
 
   private inside(): boolean {
     return this.scope.getStore()?.open === true;
-  }
-
-  /** Waits until no transaction is open; several waiters take turns, as each re-checks after waking. */
-  private async idle(): Promise<void> {
-    while (this.current) await this.current;
   }
 
   private prepare(sql: string): Database.Statement {
