@@ -216,7 +216,7 @@ describe('schemas', () => {
     expect(created.status, JSON.stringify(created.body)).toBe(200);
     expect(created.body.indexes).toEqual({ _id_: { _id: 1 }, by_score: { score: 1 } });
     if (onPostgres) {
-      const [index] = await pgQuery(`SELECT indexdef FROM pg_indexes WHERE schemaname = $1 AND indexname = 'idx_Indexed_by_score'`, [`app_${app.appId}`]);
+      const [index] = await pgQuery(`SELECT indexdef FROM pg_indexes WHERE schemaname = $1 AND indexname = 'idx_Indexed_by_score'`, [`app_${app.appId}`], server.platform.config.databaseUrl);
       expect(index?.indexdef).toContain(`(data #> '{score}'::text[])`);
     } else {
       expect(fs.existsSync(path.join(server.home, 'apps', app.appId, 'data.db'))).toBe(true);
