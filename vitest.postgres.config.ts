@@ -1,8 +1,9 @@
 import { defineConfig } from 'vitest/config';
 
 /**
- * The data API suites again, with every Backend App's data on PostgreSQL (issue 16): `npm test` runs
- * this after the main run. The set-up starts PostgreSQL from Debian's packages.
+ * The data API suites again, with every Backend App's data on PostgreSQL, and the suites of the
+ * management API, MCP and the dashboard's settings with the platform's own state there too (issue
+ * 16): `npm test` runs this after the main run. The set-up starts PostgreSQL from Debian's packages.
  */
 export default defineConfig({
   test: {
@@ -12,7 +13,13 @@ export default defineConfig({
       'test/parse-differential.test.ts',
       'test/query.test.ts',
       'test/postgres-*.test.ts',
+      // The platform's own state on PostgreSQL: the management API, MCP (and its OAuth), the dashboard's settings.
       'test/platform-store.test.ts',
+      'test/rest.test.ts',
+      'test/mcp.test.ts',
+      'test/mcp-oauth.test.ts',
+      'test/server-options.test.ts',
+      'test/dashboard-settings.test.ts',
     ],
     exclude: ['test/data-storage.test.ts'],
     globalSetup: ['test/helpers/postgresSetup.ts'],
