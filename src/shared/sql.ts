@@ -36,9 +36,3 @@ export interface Sql extends SqlRunner {
   /** Closes the database; statements after it fail. */
   close(): Promise<void>;
 }
-
-/** Whether `error` is a unique-constraint violation of either engine (SQLite's or PostgreSQL's 23505). */
-export function isUniqueViolation(error: unknown): boolean {
-  const code = (error as { code?: unknown } | null)?.code;
-  return code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY' || code === '23505';
-}

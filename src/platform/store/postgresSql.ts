@@ -9,10 +9,15 @@ import { isUnreachableDatabase, unreachableText } from '../../shared/unreachable
 /** The schema that holds the platform's tables in the database of `BACKYARD_DATABASE_URL`. */
 export const PLATFORM_SCHEMA = 'backyard';
 
-/** The advisory lock every platform write transaction takes (one writer at a time, as SQLite's). */
-const WRITE_LOCK = 0x6261636b; // "back"
-/** The advisory lock that makes two processes starting at once migrate one after the other. */
-const MIGRATION_LOCK = 0x6d696772; // "migr"
+/**
+ * The platform's advisory locks take two int4 keys, a key space apart from the one-bigint keys of the
+ * apps' locks (storage/postgres): this class, then which lock.
+ */
+const LOCK_CLASS = 0x62796172; // "byar"
+/** The lock every platform write transaction takes (one writer at a time, as SQLite's). */
+const WRITE_LOCK = 1;
+/** The lock that makes two processes starting at once migrate one after the other. */
+const MIGRATION_LOCK = 2;
 
 /** PostgreSQL's int8 (COUNT(*), identity columns) as a JavaScript number, as SQLite answers it. */
 const INT8 = 20;
@@ -83,7 +88,7 @@ export class PostgresSql implements Sql {
     const scope: Scope = { client, open: true };
     try {
       await client.query('BEGIN');
-      await client.query('SELECT pg_advisory_xact_lock($1)', [WRITE_LOCK]);
+      await client.query('SELECT pg_advisory_xact_lock($1, $2)', [LOCK_CLASS, WRITE_LOCK]);
       const result = await this.scope.run(scope, fn);
       await client.query('COMMIT');
       return result;
@@ -117,7 +122,7 @@ export class PostgresSql implements Sql {
   private async migrate(migrations: readonly Migration[]): Promise<void> {
     const client = await this.pool.connect();
     try {
-      await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
+      await client.query('SELECT pg_advisory_lock($1, $2)', [LOCK_CLASS, MIGRATION_LOCK]);
       try {
         await client.query(`CREATE SCHEMA IF NOT EXISTS ${PLATFORM_SCHEMA}`);
         await client.query(`SET search_path TO ${PLATFORM_SCHEMA}`);
@@ -140,7 +145,7 @@ export class PostgresSql implements Sql {
           }
         }
       } finally {
-        await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]);
+        await client.query('SELECT pg_advisory_unlock($1, $2)', [LOCK_CLASS, MIGRATION_LOCK]);
       }
     } finally {
       client.release();
