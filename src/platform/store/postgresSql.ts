@@ -53,11 +53,13 @@ export class PostgresSql implements Sql {
    * @throws Error naming the database (without its password) when it cannot be reached or migrated.
    */
   static async open(url: string, migrations: readonly Migration[], onError: (error: Error) => void): Promise<PostgresSql> {
-    const pool = new pg.Pool({ connectionString: url, max: 4, types });
+    // Tables are found in the platform's schema: set at connection start, after the URL's own options.
+    const connection = new URL(url);
+    const own = connection.searchParams.get('options');
+    connection.searchParams.delete('options');
+    const options = [own, `-c search_path=${PLATFORM_SCHEMA}`].filter(Boolean).join(' ');
+    const pool = new pg.Pool({ connectionString: connection.toString(), options, max: 4, types });
     pool.on('error', onError);
-    pool.on('connect', (client) => {
-      client.query(`SET search_path TO ${PLATFORM_SCHEMA}`).catch(onError);
-    });
     const sql = new PostgresSql(pool);
     try {
       await sql.migrate(migrations);
@@ -125,7 +127,6 @@ export class PostgresSql implements Sql {
       await client.query('SELECT pg_advisory_lock($1, $2)', [LOCK_CLASS, MIGRATION_LOCK]);
       try {
         await client.query(`CREATE SCHEMA IF NOT EXISTS ${PLATFORM_SCHEMA}`);
-        await client.query(`SET search_path TO ${PLATFORM_SCHEMA}`);
         await client.query('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)');
         const current = Number((await client.query('SELECT COALESCE(MAX(version), 0) AS v FROM schema_migrations')).rows[0].v);
         const latest = migrations.at(-1)?.version ?? 0;
