@@ -18,6 +18,7 @@ import { checkAcl, isPlainObject } from './values.js';
 import { DEFAULT_SETTINGS, protectedFieldsFor, type ServerSettings } from './settings.js';
 import { SYSTEM_CLASSES } from './types.js';
 import { checkQuery } from './query/compile.js';
+import { ObjectChanges } from './livequery/changes.js';
 
 type ClpAction = 'find' | 'count' | 'get' | 'create' | 'update' | 'delete' | 'addField';
 type RestMethod = 'find' | 'get' | 'create' | 'update' | 'delete';
@@ -42,6 +43,8 @@ export interface WriteResult {
  */
 export class DataEngine {
   readonly schema: Schema;
+  /** Committed object changes of create, update and delete, for LiveQuery (livequery/server.ts). */
+  readonly changes = new ObjectChanges();
 
   constructor(
     readonly appId: string,
@@ -135,7 +138,7 @@ export class DataEngine {
   create(className: string, body: unknown, auth: Auth, extra: Record<string, unknown> = {}): Promise<WriteResult> {
     this.enforceRoleSecurity('create', className, auth);
     const { acl, fields } = this.splitBody(className, body, true);
-    return this.storage.transaction(async (tx) => {
+    const written = this.storage.transaction(async (tx) => {
       this.checkClassCreation(className, auth);
       const exists = this.schema.has(className);
       if (exists) this.checkClp(className, 'create', auth);
@@ -151,6 +154,8 @@ export class DataEngine {
       for (const change of applied.relations) await tx.addRelations(className, change.field, row.objectId, change.add);
       return { row, computed: defaulted ? { ...applied.computed, ACL: defaulted } : applied.computed };
     });
+    if (!this.changes.heard) return written;
+    return written.then((result) => (this.changes.emit({ kind: 'save', className, object: result.row, original: undefined }), result));
   }
 
   /**
@@ -160,12 +165,14 @@ export class DataEngine {
   update(className: string, objectId: string, body: unknown, auth: Auth, extra: Record<string, unknown> = {}): Promise<WriteResult> {
     this.enforceRoleSecurity('update', className, auth);
     const { acl, fields } = this.splitBody(className, body, false);
-    return this.storage.transaction(async (tx) => {
+    let original: StoredRow | undefined;
+    const written = this.storage.transaction(async (tx) => {
       this.checkClassCreation(className, auth);
       if (!this.schema.has(className)) throw notFound();
       this.checkClp(className, 'update', auth);
       const current = await tx.get(className, objectId);
       if (!current || !aclAllows(current.acl, auth, 'write')) throw notFound();
+      original = current;
       const applied = applyChanges(current.data, fields);
       const learning = this.schema.learn(tx, className, applied.types, auth.master || clpAllows(this.schema.get(className)?.classLevelPermissions.addField, auth));
       if (learning) await learning;
@@ -183,12 +190,14 @@ export class DataEngine {
       }
       return { row, computed: applied.computed };
     });
+    if (!this.changes.heard) return written;
+    return written.then((result) => (this.changes.emit({ kind: 'save', className, object: result.row, original }), result));
   }
 
   /** Deletes an object the caller may write. @throws ParseError 101 otherwise. */
   delete(className: string, objectId: string, auth: Auth): Promise<StoredRow> {
     this.enforceRoleSecurity('delete', className, auth);
-    return this.storage.transaction(async (tx) => {
+    const deleted = this.storage.transaction(async (tx) => {
       if (!this.schema.has(className)) throw notFound();
       this.checkClp(className, 'delete', auth);
       const current = await tx.get(className, objectId);
@@ -196,6 +205,8 @@ export class DataEngine {
       await tx.delete(className, objectId);
       return current;
     });
+    if (!this.changes.heard) return deleted;
+    return deleted.then((original) => (this.changes.emit({ kind: 'delete', className, original }), original));
   }
 
   /** A stored row the caller may read, or undefined. */

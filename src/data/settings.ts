@@ -85,6 +85,23 @@ export const serverSettingsSchema = z
       .strict()
       .prefault({}),
     protectedFields: protectedFields.default({ _User: { '*': ['email'] } }),
+    liveQuery: z
+      .object(
+        {
+          classNames: z
+            .array(
+              z.string({ error: 'must be a list of class names' }).refine((name) => CLASS_NAME.test(name) || (SYSTEM_CLASSES as readonly string[]).includes(name), {
+                error: 'must hold class names (letters, digits and _, starting with a letter, or a system class such as _User)',
+              }),
+              { error: 'must be a list of class names, such as ["Message"]' },
+            )
+            .max(1000, { error: 'must hold at most 1000 class names' })
+            .default([]),
+        },
+        { error: 'must be an object such as {"classNames": ["Message"]}' },
+      )
+      .strict()
+      .prefault({}),
   })
   .strict();
 
@@ -108,6 +125,7 @@ export const SETTING_KEYS = [
   'fileUpload.enableForAuthenticatedUser',
   'fileUpload.fileExtensions',
   'protectedFields',
+  'liveQuery.classNames',
 ] as const;
 export type SettingKey = (typeof SETTING_KEYS)[number];
 
@@ -126,6 +144,7 @@ export const SETTING_HELP: Record<SettingKey, string> = {
   'fileUpload.enableForAuthenticatedUser': 'Logged-in users may upload files.',
   'fileUpload.fileExtensions': 'Regular expressions a file extension must match for clients to upload it; ["*"] for any. HTML, SVG, XML and kin stay refused.',
   protectedFields: 'Fields hidden per class and principal, added to each class\'s own protectedFields, e.g. {"_User": {"*": ["email"]}}. _User\'s email stays protected.',
+  'liveQuery.classNames': 'Classes whose changes LiveQuery subscribers receive (ws://<host>/data), e.g. ["Message"]; none by default, as Parse Server.',
 };
 
 /** The options an owner set, in Parse's nested shape (`{"fileUpload": {"enableForPublic": true}}`). */
@@ -190,10 +209,10 @@ export function changeSettings(overrides: SettingOverrides, changes: Record<stri
     else delete next[head];
   };
   for (const [key, value] of Object.entries(changes)) {
-    if (key !== 'fileUpload') set(key, value);
-    else if (value === null) delete next.fileUpload;
-    else if (isObject(value)) for (const [leaf, v] of Object.entries(value)) set(`fileUpload.${leaf}`, v);
-    else throw new SettingsError(key, `fileUpload must be an object such as {"enableForPublic": true}; got ${JSON.stringify(value)}.`);
+    if (key !== 'fileUpload' && key !== 'liveQuery') set(key, value);
+    else if (value === null) delete next[key];
+    else if (isObject(value)) for (const [leaf, v] of Object.entries(value)) set(`${key}.${leaf}`, v);
+    else throw new SettingsError(key, `${key} must be an object such as ${key === 'fileUpload' ? '{"enableForPublic": true}' : '{"classNames": ["Message"]}'}; got ${JSON.stringify(value)}.`);
   }
   return { overrides: next, settings: resolveSettings(next) };
 }

@@ -17,6 +17,7 @@ import { DataApps } from '../data/apps.js';
 import { createDataRouter } from '../data/rest/routes/index.js';
 import type { DataRouter } from '../data/rest/router.js';
 import { DataApiService } from '../data/service.js';
+import { LiveQueryServer } from '../data/livequery/server.js';
 import { WorkerCloudRuntime } from '../data/cloud/runtime.js';
 import { TEMPLATE_MAIN_JS, TEMPLATE_REGISTRY } from './backendapps/cloudCode/template.js';
 import { jobMessage } from '../data/cloud/jobs.js';
@@ -37,6 +38,8 @@ export interface Platform {
   services: Services;
   /** Routes data API calls (Interface B) for the HTTP mount. */
   dataRouter: DataRouter;
+  /** Parse's LiveQuery over WebSocket at the data API's address (issue 17). */
+  liveQuery: LiveQueryServer;
   /** Stops the services' background work and closes the databases. Call once, after the front ends have stopped. */
   close(): Promise<void>;
   /**
@@ -137,6 +140,7 @@ export async function openPlatform(config: Config, log: Logger): Promise<Platfor
     webApps: new WebAppService({ db, settings: webAppSettings(config), repoHost, urls, log, docker, networks }),
   };
   urls.describeEnvironmentsWith(() => services.devenvs.imageText());
+  const liveQuery = new LiveQueryServer(dataApps, log);
   try {
     await services.devenvs.recoverInterrupted();
     await services.webApps.recoverInterrupted();
@@ -151,8 +155,10 @@ export async function openPlatform(config: Config, log: Logger): Promise<Platfor
     db,
     services,
     dataRouter,
+    liveQuery,
     checkStorage: () => storage.check(),
     close: async () => {
+      liveQuery.close();
       await Promise.all([
         cloud.close(),
         services.devenvs.close(),

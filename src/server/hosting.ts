@@ -167,19 +167,24 @@ export function hostedSites(platform: Platform): (req: IncomingMessage, res: Ser
 
 /**
  * An `upgrade` listener for the HTTP server (issue 6): WebSocket upgrades to a Web App's subdomain
- * are proxied to its active container; any other upgrade is refused (closed), as Node does when no
- * listener is set.
+ * are proxied to its active container; those to the data API's path on Backyard's own host go to
+ * LiveQuery (issue 17); any other upgrade is refused (closed), as Node does when no listener is set.
  */
 export function hostedUpgrades(platform: Platform): (req: IncomingMessage, socket: Duplex, head: Buffer) => void {
   const { services } = platform;
   return (req, socket, head) => {
     let sub: string | undefined;
+    let dataPath: string | undefined;
     try {
       sub = hostedSubdomain(req.headers.host, services.urls.hostingParent, new URL(services.urls.base).hostname);
+      dataPath = new URL(services.urls.dataApi).pathname.replace(/\/+$/, '');
     } catch {
       sub = undefined; // not listening yet
     }
     if (sub === undefined) {
+      // LiveQuery (issue 17): the SDK turns the data API's http(s) address into ws(s) on the same path.
+      const pathname = (req.url ?? '').split('?')[0]!.replace(/\/+$/, '');
+      if (dataPath !== undefined && pathname === dataPath) return platform.liveQuery.upgrade(req, socket, head);
       socket.destroy();
       return;
     }

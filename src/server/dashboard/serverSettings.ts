@@ -24,6 +24,7 @@ const KIND: Record<SettingKey, 'flag' | 'number' | 'json'> = {
   'fileUpload.enableForAuthenticatedUser': 'flag',
   'fileUpload.fileExtensions': 'json',
   protectedFields: 'json',
+  'liveQuery.classNames': 'json',
 };
 
 /** The sections of the form, in SETTING_KEYS order. */
@@ -31,6 +32,7 @@ const GROUPS: Array<{ title: string; keys: SettingKey[] }> = [
   { title: 'Classes and queries', keys: ['allowClientClassCreation', 'defaultLimit', 'maxLimit', 'protectedFields'] },
   { title: 'Users and sessions', keys: ['sessionLength', 'expireInactiveSessions', 'revokeSessionOnPasswordReset', 'enforcePrivateUsers', 'preventLoginWithUnverifiedEmail'] },
   { title: 'File uploads', keys: ['fileUpload.enableForPublic', 'fileUpload.enableForAnonymousUser', 'fileUpload.enableForAuthenticatedUser', 'fileUpload.fileExtensions'] },
+  { title: 'LiveQuery', keys: ['liveQuery.classNames'] },
 ];
 
 const fieldId = (key: SettingKey) => `setting-${key.replace('.', '-')}`;

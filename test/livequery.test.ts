@@ -1,0 +1,196 @@
+import Parse from 'parse/node';
+import { WebSocket } from 'ws';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestApp, type TestApp } from './helpers/dataApp.js';
+import { startTestServer, type TestServer } from './helpers/server.js';
+
+/**
+ * LiveQuery (issue 17) through the real Parse JS SDK (`query.subscribe()`, which opens
+ * `ws://<host>/data`): each event type, ACLs and class-level permissions honoured, protected fields
+ * kept out of a subscription's `where`, `keys`, and events from every write path.
+ */
+type Event = { op: string; object: Parse.Object; original?: Parse.Object };
+
+let server: TestServer;
+let app: TestApp;
+let alice: Parse.User;
+let bob: Parse.User;
+
+/** The events of a subscription, in order, read one at a time. */
+function events(subscription: Parse.LiveQuerySubscription): () => Promise<Event> {
+  const queue: Event[] = [];
+  const waiting: Array<(e: Event) => void> = [];
+  const push = (e: Event) => (waiting.length ? waiting.shift()!(e) : queue.push(e));
+  for (const op of ['create', 'update', 'enter', 'leave', 'delete']) {
+    subscription.on(op as 'create', (object: Parse.Object, original?: Parse.Object) => push({ op, object, original: original instanceof Parse.Object ? original : undefined }));
+  }
+  return () => (queue.length ? Promise.resolve(queue.shift()!) : new Promise<Event>((resolve) => waiting.push(resolve)));
+}
+
+const saveAsMaster = (className: string, body: Record<string, unknown>) => app.call('POST', `/classes/${className}`, { body, master: true });
+
+beforeAll(async () => {
+  server = await startTestServer();
+  app = await createTestApp(server);
+  await server.platform.services.backendApps.configure(app.appId, { 'liveQuery.classNames': ['Message', '_User'], protectedFields: { Message: { '*': ['secret'] } } });
+  // No master key here: the SDK would send it when connecting, and the subscriber would see everything.
+  Parse.initialize(app.appId, app.keys.javascriptKey);
+  Parse.serverURL = app.apiURL;
+  alice = await Parse.User.signUp('alice', 'alice-pw', {});
+  bob = await Parse.User.signUp('bob', 'bob-pw', {});
+});
+
+afterAll(async () => {
+  await Parse.LiveQuery.close();
+  await server?.close();
+});
+
+describe('LiveQuery with the JS SDK', () => {
+  it('sends create, update, leave, enter and delete to a subscriber, with the original where Parse sends one', async () => {
+    const query = new Parse.Query('Message').equalTo('room', 'a');
+    const subscription = await query.subscribe(alice.getSessionToken());
+    const next = events(subscription);
+
+    const message = await new Parse.Object('Message').save({ room: 'a', text: 'hi' }, { sessionToken: bob.getSessionToken() });
+    const created = await next();
+    expect(created.op).toBe('create');
+    expect(created.object.id).toBe(message.id);
+    expect(created.object.get('text')).toBe('hi');
+
+    await message.save({ text: 'hello' }, { sessionToken: bob.getSessionToken() });
+    const updated = await next();
+    expect(updated.op).toBe('update');
+    expect(updated.object.get('text')).toBe('hello');
+    expect(updated.original?.get('text')).toBe('hi');
+
+    await message.save({ room: 'b' }, { sessionToken: bob.getSessionToken() });
+    expect((await next()).op).toBe('leave');
+    await message.save({ room: 'a' }, { sessionToken: bob.getSessionToken() });
+    const entered = await next();
+    expect(entered.op).toBe('enter');
+    expect(entered.original?.get('room')).toBe('b');
+
+    await message.destroy({ sessionToken: bob.getSessionToken() });
+    const deleted = await next();
+    expect(deleted.op).toBe('delete');
+    expect(deleted.object.id).toBe(message.id);
+    await subscription.unsubscribe();
+  });
+
+  it('tells a subscriber nothing about an object its ACL hides, and sends it once the ACL lets the subscriber read it', async () => {
+    const subscription = await new Parse.Query('Message').equalTo('room', 'acl').subscribe(alice.getSessionToken());
+    const next = events(subscription);
+    const onlyBob = new Parse.ACL(bob);
+    const hidden = await new Parse.Object('Message').save({ room: 'acl', text: 'for bob', ACL: onlyBob }, { sessionToken: bob.getSessionToken() });
+    await hidden.save({ text: 'still for bob' }, { sessionToken: bob.getSessionToken() });
+    await new Parse.Object('Other').save({ room: 'acl' }, { sessionToken: bob.getSessionToken() });
+    // Events arrive in order on one connection: the first one alice gets is this public one.
+    const visible = await new Parse.Object('Message').save({ room: 'acl', text: 'for all' }, { sessionToken: bob.getSessionToken() });
+    const first = await next();
+    expect(first.op).toBe('create');
+    expect(first.object.id).toBe(visible.id);
+
+    // Made readable to alice, the hidden object enters her view; hidden again, it leaves.
+    const shared = new Parse.ACL(bob);
+    shared.setReadAccess(alice, true);
+    await hidden.save({ ACL: shared }, { sessionToken: bob.getSessionToken() });
+    const entered = await next();
+    expect([entered.op, entered.object.id]).toEqual(['enter', hidden.id]);
+    await subscription.unsubscribe();
+  });
+
+  it('streams only the classes of the app\'s liveQuery.classNames', async () => {
+    const subscription = await new Parse.Query('Note').subscribe(alice.getSessionToken());
+    const next = events(subscription);
+    await new Parse.Object('Note').save({ n: 1 }, { sessionToken: bob.getSessionToken() });
+    await server.platform.services.backendApps.configure(app.appId, { 'liveQuery.classNames': ['Message', '_User', 'Note'] });
+    const streamed = await new Parse.Object('Note').save({ n: 2 }, { sessionToken: bob.getSessionToken() });
+    const first = await next();
+    expect([first.op, first.object.id, first.object.get('n')]).toEqual(['create', streamed.id, 2]);
+    await subscription.unsubscribe();
+  });
+
+  it('hides protected fields from events and refuses them in a subscription\'s where', async () => {
+    await expect(new Parse.Query('Message').equalTo('secret', 'x').subscribe(alice.getSessionToken())).rejects.toMatchObject({ code: 119 });
+    const subscription = await new Parse.Query('Message').equalTo('room', 'secret').subscribe(alice.getSessionToken());
+    const next = events(subscription);
+    await new Parse.Object('Message').save({ room: 'secret', secret: 'do not tell', text: 'visible' }, { sessionToken: bob.getSessionToken() });
+    const created = await next();
+    expect(created.object.get('text')).toBe('visible');
+    expect(created.object.has('secret')).toBe(false);
+    await subscription.unsubscribe();
+  });
+
+  it('sends only the keys asked for', async () => {
+    const subscription = await new Parse.Query('Message').equalTo('room', 'keys').select('text').subscribe(alice.getSessionToken());
+    const next = events(subscription);
+    await new Parse.Object('Message').save({ room: 'keys', text: 'kept', extra: 'dropped' }, { sessionToken: bob.getSessionToken() });
+    const created = await next();
+    expect(created.object.get('text')).toBe('kept');
+    expect(created.object.has('extra')).toBe(false);
+    await subscription.unsubscribe();
+  });
+
+  it('sends changes made through every write path: the master key, callBackendAPI and batches', async () => {
+    const subscription = await new Parse.Query('Message').equalTo('room', 'paths').subscribe(alice.getSessionToken());
+    const next = events(subscription);
+    expect((await saveAsMaster('Message', { room: 'paths', via: 'master' })).status).toBe(201);
+    expect((await next()).object.get('via')).toBe('master');
+    const responses = await server.platform.services.dataApi.call(app.appId, [{ method: 'POST', url: '/classes/Message', body: { room: 'paths', via: 'callBackendAPI' } }]);
+    expect(responses[0]!.code).toBe(201);
+    expect((await next()).object.get('via')).toBe('callBackendAPI');
+    const batch = await app.call('POST', '/batch', { body: { requests: [{ method: 'POST', path: '/data/classes/Message', body: { room: 'paths', via: 'batch' } }] } });
+    expect(batch.status).toBe(200);
+    expect((await next()).object.get('via')).toBe('batch');
+    await subscription.unsubscribe();
+  });
+
+  it('refuses what it cannot match: an operator that needs other objects answers 102', async () => {
+    const inner = new Parse.Query('Other');
+    await expect(new Parse.Query('Message').matchesQuery('other', inner).subscribe(alice.getSessionToken())).rejects.toMatchObject({ code: 102 });
+  });
+});
+
+describe('the LiveQuery protocol over a plain WebSocket', () => {
+  /** Opens `ws://<host>/data`, sends `messages` in turn and collects what comes back, until `count` answers. */
+  async function exchange(messages: unknown[], count: number): Promise<Array<Record<string, unknown>>> {
+    const socket = new WebSocket(`${app.apiURL.replace(/^http/, 'ws')}`);
+    const answers: Array<Record<string, unknown>> = [];
+    await new Promise<void>((resolve, reject) => {
+      socket.on('open', () => messages.forEach((m) => socket.send(typeof m === 'string' ? m : JSON.stringify(m))));
+      socket.on('message', (data) => {
+        answers.push(JSON.parse(data.toString()) as Record<string, unknown>);
+        if (answers.length === count) resolve();
+      });
+      socket.on('error', reject);
+    });
+    socket.close();
+    return answers;
+  }
+
+  it('refuses a connect with a key that is not the app\'s, and anything before connect', async () => {
+    expect(await exchange([{ op: 'connect', applicationId: app.appId, javascriptKey: 'wrong' }], 1)).toEqual([
+      { op: 'error', code: 4, error: 'Invalid application ID or key.', reconnect: false },
+    ]);
+    const [early] = await exchange([{ op: 'subscribe', requestId: 1, query: { className: 'Message', where: {} } }], 1);
+    expect(early).toMatchObject({ op: 'error', requestId: 1, error: expect.stringContaining('connect') });
+    const [garbage] = await exchange(['not json'], 1);
+    expect(garbage).toMatchObject({ op: 'error', code: 107 });
+  });
+
+  it('answers connected, subscribed and unsubscribed, and names an unknown subscription', async () => {
+    const answers = await exchange(
+      [
+        { op: 'connect', applicationId: app.appId, javascriptKey: app.keys.javascriptKey },
+        { op: 'subscribe', requestId: 7, query: { className: 'Message', where: { room: 'x' } } },
+        { op: 'unsubscribe', requestId: 7 },
+        { op: 'unsubscribe', requestId: 7 },
+      ],
+      4,
+    );
+    expect(answers[0]).toMatchObject({ op: 'connected', clientId: expect.any(Number) });
+    expect(answers[1]).toMatchObject({ op: 'subscribed', requestId: 7 });
+    expect(answers[2]).toMatchObject({ op: 'unsubscribed', requestId: 7 });
+    expect(answers[3]).toMatchObject({ op: 'error', requestId: 7, error: 'There is no subscription with requestId 7 on this connection.' });
+  });
+});
