@@ -20,6 +20,8 @@ export default defineConfig({
       'test/mcp-oauth.test.ts',
       'test/server-options.test.ts',
       'test/dashboard-settings.test.ts',
+      // LiveQuery with the apps and the platform on PostgreSQL.
+      'test/livequery.test.ts',
     ],
     exclude: ['test/data-storage.test.ts'],
     globalSetup: ['test/helpers/postgresSetup.ts'],

@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { WebSocket } from 'ws';
 import { CLI, stdioEnv } from './helpers/mcpClients.js';
 import { startRoundRobin, type RoundRobin } from './helpers/roundRobin.js';
 import { ServeProcess, freePort } from './helpers/serveProcess.js';
@@ -21,7 +22,7 @@ describe.skipIf(!onPostgres)('two backyard serve processes on one PostgreSQL', (
   let a: ServeProcess;
   let b: ServeProcess;
   let proxy: RoundRobin;
-  let app: { appId: string; restKey: string };
+  let app: { appId: string; restKey: string; javascriptKey: string };
   // A database of their own, so that ending their listening connections touches no other suite's.
   const database = `processes_${Math.random().toString(36).slice(2, 10)}`;
   const databaseUrl = () => {
@@ -60,7 +61,9 @@ describe.skipIf(!onPostgres)('two backyard serve processes on one PostgreSQL', (
     proxy = await startRoundRobin([a.url, b.url]);
     const created = await manage(a.url, 'POST', '/backend-apps', { appName: 'shared' });
     expect(created.status, JSON.stringify(created.body)).toBe(201);
-    app = { appId: created.body.appId, restKey: created.body.restKey };
+    app = { appId: created.body.appId, restKey: created.body.restKey, javascriptKey: created.body.javascriptKey };
+    // Before any data call, so that both processes read it with the app's first request.
+    await exec(process.execPath, [CLI, 'app', 'config', app.appId, 'liveQuery.classNames=["Live"]'], { env: env() });
   }, 120_000);
   afterAll(async () => {
     await proxy?.close();
@@ -103,6 +106,31 @@ describe.skipIf(!onPostgres)('two backyard serve processes on one PostgreSQL', (
     });
     expect(out.status).toBe(303);
     expect((await fetch(`${a.url}/dashboard`, { headers: { cookie }, redirect: 'manual' })).status).not.toBe(200);
+  });
+
+  it('a LiveQuery subscriber of one process gets the changes written through the other', async () => {
+    const socket = new WebSocket(`${b.url.replace(/^http/, 'ws')}/data`);
+    const messages: Array<Record<string, unknown>> = [];
+    const waiters: Array<() => void> = [];
+    socket.on('message', (raw) => {
+      messages.push(JSON.parse(raw.toString()) as Record<string, unknown>);
+      waiters.shift()?.();
+    });
+    const nth = async (n: number) => {
+      while (messages.length < n) await new Promise<void>((resolve) => waiters.push(resolve));
+      return messages[n - 1]!;
+    };
+    await new Promise<void>((resolve, reject) => socket.on('open', resolve).on('error', reject));
+    socket.send(JSON.stringify({ op: 'connect', applicationId: app.appId, javascriptKey: app.javascriptKey }));
+    expect(await nth(1)).toMatchObject({ op: 'connected' });
+    socket.send(JSON.stringify({ op: 'subscribe', requestId: 1, query: { className: 'Live', where: { n: 77 } } }));
+    expect(await nth(2)).toMatchObject({ op: 'subscribed', requestId: 1 });
+    const created = await data(a.url, 'POST', '/classes/Live', { body: { n: 77, text: 'through a' } });
+    expect(created.status).toBe(201);
+    expect(await nth(3)).toMatchObject({ op: 'create', requestId: 1, object: { className: 'Live', objectId: created.body.objectId, n: 77, text: 'through a' } });
+    await data(a.url, 'PUT', `/classes/Live/${created.body.objectId}`, { body: { n: 78 } });
+    expect(await nth(4)).toMatchObject({ op: 'leave', requestId: 1, object: { n: 78 }, original: { n: 77 } });
+    socket.close();
   });
 
   it('an object written through one process is read through the other at once, and queried', async () => {

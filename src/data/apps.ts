@@ -47,6 +47,8 @@ export class DataApps {
     /** The apps' cloud code, which the data API calls for functions, jobs and triggers. */
     readonly cloud: CloudRuntime,
     private readonly storage: StorageProvider,
+    /** Told of each engine as it opens (LiveQuery follows its changes). */
+    private readonly opened: (applicationId: string, engine: DataEngine) => void = () => undefined,
   ) {}
 
   private readonly keyCache = new Map<string, AppKeys>();
@@ -116,6 +118,7 @@ export class DataApps {
       () => this.settings(applicationId),
     );
     this.engines.set(applicationId, engine);
+    this.opened(applicationId, engine);
     return engine;
   }
 

@@ -106,7 +106,8 @@ export async function openPlatform(config: Config, log: Logger): Promise<Platfor
     log,
     onJobMessage: (appId, jobId, message) => jobMessage(dataApps, appId, jobId, message, log),
   });
-  const dataApps = new DataApps(config.home, backendApps, () => urls.dataApi, cloud, storage);
+  const dataApps = new DataApps(config.home, backendApps, () => urls.dataApi, cloud, storage, (appId, engine) => liveQuery.watch(appId, engine));
+  const liveQuery = new LiveQueryServer(dataApps, log, storage.broadcast);
   // Another process deployed cloud code: a live worker here loads it; deleted an app: forget it here.
   peers.hear('cloud_deployed', async (appId) => {
     for (const app of appId === EVERYTHING ? cloud.appsWithWorkers() : [appId]) if (cloud.liveWorkers(app) > 0) await cloud.reload(app);
@@ -140,7 +141,6 @@ export async function openPlatform(config: Config, log: Logger): Promise<Platfor
     webApps: new WebAppService({ db, settings: webAppSettings(config), repoHost, urls, log, docker, networks }),
   };
   urls.describeEnvironmentsWith(() => services.devenvs.imageText());
-  const liveQuery = new LiveQueryServer(dataApps, log);
   try {
     await services.devenvs.recoverInterrupted();
     await services.webApps.recoverInterrupted();

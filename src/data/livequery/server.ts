@@ -10,6 +10,14 @@ import { ParseCode, ParseError } from '../errors.js';
 import type { StoredRow } from '../storage/adapter.js';
 import type { ObjectChange } from './changes.js';
 import { checkLiveWhere, matchesWhere } from './matcher.js';
+import { randomUUID } from 'node:crypto';
+import type { Broadcast } from '../storage/provider.js';
+import { EVERYTHING } from '../storage/provider.js';
+
+/** The broadcast topic of object changes between processes (PostgreSQL's NOTIFY). */
+const TOPIC = 'livequery';
+/** PostgreSQL's NOTIFY payloads stop at 8000 bytes; a change larger than this stays in its process. */
+const MAX_PEER_PAYLOAD = 7900;
 
 /** Largest message a client may send (a subscription's query). */
 const MAX_MESSAGE_BYTES = 1024 * 1024;
@@ -44,18 +52,57 @@ interface Client {
  * `update`, `leave` and `delete` events for objects saved through the data engine (REST, batch,
  * cloud code, the dashboard, callBackendAPI): only objects the subscriber may read (ACL, the class's
  * `find` permission), without its protected fields, and only the `keys` asked for.
- * Events reach the clients of this process only.
+ * With several processes on one PostgreSQL (issue 16), a change is also announced to the others
+ * (NOTIFY), whose subscribers get it too; a change whose rows exceed NOTIFY's 8000 bytes reaches the
+ * subscribers of the process that made it only.
  */
 export class LiveQueryServer {
   private readonly wss = new WebSocketServer({ noServer: true, maxPayload: MAX_MESSAGE_BYTES });
   private readonly clients = new Map<string, Set<Client>>();
-  private readonly unlisten = new Map<string, () => void>();
   private nextClientId = 1;
+  private readonly processId = randomUUID();
+  private readonly watched = new WeakSet<DataEngine>();
 
   constructor(
     private readonly apps: DataApps,
     private readonly log: Logger,
-  ) {}
+    /** The other processes serving the same database (PostgreSQL), if any. */
+    private readonly broadcast?: Broadcast,
+  ) {
+    this.broadcast
+      ?.subscribe(TOPIC, (payload) => {
+        if (payload !== EVERYTHING) void this.fromPeer(payload);
+      })
+      .catch((err: unknown) => this.log.error({ err }, 'LiveQuery could not listen to the other processes'));
+  }
+
+  /**
+   * Follows an app's committed changes (DataApps calls it for each engine it opens), so that they
+   * reach this process's subscribers and, on PostgreSQL, the other processes'.
+   */
+  watch(appId: string, engine: DataEngine): void {
+    if (this.watched.has(engine)) return;
+    this.watched.add(engine);
+    engine.changes.listen((change) => {
+      if (!engine.settings().liveQuery.classNames.includes(change.className)) return;
+      this.publish(appId, engine, change);
+      if (!this.broadcast) return;
+      const payload = JSON.stringify({ from: this.processId, appId, change });
+      if (Buffer.byteLength(payload) <= MAX_PEER_PAYLOAD) this.broadcast.publish(TOPIC, payload).catch((err: unknown) => this.log.warn({ err }, 'LiveQuery could not tell the other processes'));
+    });
+  }
+
+  /** A change another process announced: to this process's subscribers of the app. */
+  private async fromPeer(payload: string): Promise<void> {
+    try {
+      const { from, appId, change } = JSON.parse(payload) as { from: string; appId: string; change: ObjectChange };
+      if (from === this.processId || !this.clients.get(appId)?.size) return;
+      const engine = await this.apps.engine(appId);
+      if (engine) this.publish(appId, engine, change);
+    } catch (err) {
+      this.log.warn({ err }, 'LiveQuery could not follow another process');
+    }
+  }
 
   /** Takes over an HTTP upgrade request for the data API's path. */
   upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
@@ -65,8 +112,6 @@ export class LiveQueryServer {
   /** Closes every connection. */
   close(): void {
     for (const set of this.clients.values()) for (const client of set) client.socket.close(1001, 'server closing');
-    for (const stop of this.unlisten.values()) stop();
-    this.unlisten.clear();
     this.wss.close();
   }
 
@@ -134,7 +179,7 @@ export class LiveQueryServer {
     const client: Client = { id: this.nextClientId++, socket, appId, engine, keys, auth, subscriptions: new Map() };
     if (!this.clients.has(appId)) this.clients.set(appId, new Set());
     this.clients.get(appId)!.add(client);
-    if (!this.unlisten.has(appId)) this.unlisten.set(appId, engine.changes.listen((change) => this.publish(appId, engine, change)));
+    this.watch(appId, engine);
     send(socket, { op: 'connected', clientId: client.id });
     return client;
   }
@@ -181,7 +226,7 @@ export class LiveQueryServer {
   /** Sends one committed change to every subscription it concerns (Parse Server's _onAfterSave/_onAfterDelete). */
   private publish(appId: string, engine: DataEngine, change: ObjectChange): void {
     const clients = this.clients.get(appId);
-    if (!clients?.size || !engine.settings().liveQuery.classNames.includes(change.className)) return;
+    if (!clients?.size) return;
     const { className } = change;
     const objectRow = change.kind === 'save' ? change.object : undefined;
     const object: Json | undefined = objectRow && { ...engine.toJson(className, objectRow), className };
