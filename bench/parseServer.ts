@@ -41,7 +41,7 @@ async function waitFor(check: () => Promise<boolean>, what: string, ms: number, 
  *   write must (the oracle turns it off: it checks answers, not speed).
  * @throws Error when PostgreSQL is not installed (naming the packages), or when either does not start.
  */
-export async function startParseServer(options: { durable?: boolean; postgres?: Postgres } = {}): Promise<ParseServerPeer> {
+export async function startParseServer(options: { durable?: boolean; postgres?: Postgres; liveQueryClassNames?: string[] } = {}): Promise<ParseServerPeer> {
   // On a cluster given (shared with Backyard on PostgreSQL, bench/data-api.ts), in a database of its own.
   const shared = options.postgres;
   const pg = shared
@@ -64,6 +64,8 @@ export async function startParseServer(options: { durable?: boolean; postgres?: 
     masterKeyIps: ['0.0.0.0/0', '::/0'],
     allowClientClassCreation: true,
     logLevel: 'error',
+    // Its LiveQuery server on the same HTTP server (ws://127.0.0.1:<port>/parse), for bench/livequery.ts.
+    ...(options.liveQueryClassNames ? { startLiveQueryServer: true, liveQuery: { classNames: options.liveQueryClassNames } } : {}),
   };
   fs.writeFileSync(path.join(dir, 'config.json'), JSON.stringify(config));
   let log = '';

@@ -4,6 +4,7 @@ import { devenvsBench } from './devenvs.js';
 import { webAppsBench } from './webapps.js';
 import { cloudBench } from './cloud.js';
 import { engineBench } from './engine.js';
+import { liveQueryBench } from './livequery.js';
 
 // `npm run bench`: every benchmark, each printing ratios against a baseline measured in the same run.
 const only = process.argv[2];
@@ -18,6 +19,10 @@ if (!only || only === 'engine') {
 if (!only || only === 'data-api') {
   console.log('\n## data API (Backyard, a bare node:http server and Parse Server 9 on PostgreSQL as child processes, loaded with autocannon)');
   await dataApiBench();
+}
+if (!only || only === 'livequery') {
+  console.log('\n## LiveQuery (backyard serve as a child process, WebSocket subscribers, against a bare ws broadcast and Parse Server 9\'s LiveQuery)');
+  await liveQueryBench();
 }
 if (!only || only === 'devenvs') {
   console.log('\n## development environments (Docker engine, MCP over HTTP in process, against a bare dockerode exec)');

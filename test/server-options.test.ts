@@ -55,12 +55,15 @@ const signUp = async (username: string) => {
 describe('the options and their defaults', () => {
   it("has Parse Server 9's defaults (read from its option definitions), but for allowClientClassCreation", async () => {
     const require = createRequire(import.meta.url);
-    const { ParseServerOptions, FileUploadOptions } = require('parse-server/lib/Options/Definitions.js') as Record<string, Record<string, { default?: unknown }>>;
+    const { ParseServerOptions, FileUploadOptions, LiveQueryOptions } = require('parse-server/lib/Options/Definitions.js') as Record<string, Record<string, { default?: unknown }>>;
     for (const key of SETTING_KEYS) {
       const [head, leaf] = key.split('.') as [string, string | undefined];
-      const parse = leaf ? FileUploadOptions![leaf]!.default : ParseServerOptions![head]!.default;
+      const parse = leaf ? (head === 'liveQuery' ? LiveQueryOptions : FileUploadOptions)![leaf]!.default : ParseServerOptions![head]!.default;
       const ours = settingValue(DEFAULT_SETTINGS, key);
-      if (key === 'allowClientClassCreation') {
+      if (key === 'liveQuery.classNames') {
+        // Parse Server has no list (no class streams); ours is the empty one.
+        expect([parse, ours]).toEqual([undefined, []]);
+      } else if (key === 'allowClientClassCreation') {
         expect([parse, ours]).toEqual([false, true]);
       } else if (key === 'maxLimit') {
         expect([parse, ours]).toEqual([undefined, null]);
