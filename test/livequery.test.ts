@@ -142,6 +142,14 @@ describe('LiveQuery with the JS SDK', () => {
     const batch = await app.call('POST', '/batch', { body: { requests: [{ method: 'POST', path: '/data/classes/Message', body: { room: 'paths', via: 'batch' } }] } });
     expect(batch.status).toBe(200);
     expect((await next()).object.get('via')).toBe('batch');
+    // A transactional batch: its objects once it commits; nothing of one that rolls back.
+    const failed = await app.call('POST', '/batch', {
+      body: { transaction: true, requests: [{ method: 'POST', path: '/data/classes/Message', body: { room: 'paths', via: 'rolled back' } }, { method: 'PUT', path: '/data/classes/Message/nope', body: {} }] },
+    });
+    expect(failed.status).not.toBe(200);
+    const committed = await app.call('POST', '/batch', { body: { transaction: true, requests: [{ method: 'POST', path: '/data/classes/Message', body: { room: 'paths', via: 'transaction' } }] } });
+    expect(committed.status).toBe(200);
+    expect((await next()).object.get('via')).toBe('transaction');
     await subscription.unsubscribe();
   });
 

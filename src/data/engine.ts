@@ -18,7 +18,7 @@ import { checkAcl, isPlainObject } from './values.js';
 import { DEFAULT_SETTINGS, protectedFieldsFor, type ServerSettings } from './settings.js';
 import { SYSTEM_CLASSES } from './types.js';
 import { checkQuery } from './query/compile.js';
-import { ObjectChanges } from './livequery/changes.js';
+import { ObjectChanges, type ObjectChange } from './livequery/changes.js';
 
 type ClpAction = 'find' | 'count' | 'get' | 'create' | 'update' | 'delete' | 'addField';
 type RestMethod = 'find' | 'get' | 'create' | 'update' | 'delete';
@@ -339,7 +339,18 @@ export class DataEngine {
    */
   atomically<T>(fn: (engine: DataEngine) => Promise<T>): Promise<T> {
     if (this.storage instanceof JoinedStorage) return fn(this);
-    return this.storage.transaction((tx) => fn(new DataEngine(this.appId, new JoinedStorage(this.storage, tx), this.fileUrl, this.settings)));
+    // Changes are told once the whole transaction has committed, and not at all if it rolls back.
+    const committed: ObjectChange[] = [];
+    return this.storage
+      .transaction((tx) => {
+        const joined = new DataEngine(this.appId, new JoinedStorage(this.storage, tx), this.fileUrl, this.settings);
+        if (this.changes.heard) joined.changes.listen((change) => committed.push(change));
+        return fn(joined);
+      })
+      .then((result) => {
+        for (const change of committed) this.changes.emit(change);
+        return result;
+      });
   }
 
   /**
