@@ -2,6 +2,7 @@ import Parse from 'parse/node';
 import { WebSocket } from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from './helpers/dataApp.js';
+import { MAX_SUBSCRIPTIONS } from '../src/data/livequery/server.js';
 import { startTestServer, type TestServer } from './helpers/server.js';
 
 /**
@@ -184,6 +185,13 @@ describe('the LiveQuery protocol over a plain WebSocket', () => {
     expect(early).toMatchObject({ op: 'error', requestId: 1, error: expect.stringContaining('connect') });
     const [garbage] = await exchange(['not json'], 1);
     expect(garbage).toMatchObject({ op: 'error', code: 107 });
+  });
+
+  it(`refuses a subscription beyond ${MAX_SUBSCRIPTIONS} on one connection, naming the limit`, async () => {
+    const subscribes = Array.from({ length: MAX_SUBSCRIPTIONS + 1 }, (_, i) => ({ op: 'subscribe', requestId: i + 1, query: { className: 'Message', where: { n: i } } }));
+    const answers = await exchange([{ op: 'connect', applicationId: app.appId, javascriptKey: app.keys.javascriptKey }, ...subscribes], MAX_SUBSCRIPTIONS + 2);
+    expect(answers.filter((a) => a.op === 'subscribed')).toHaveLength(MAX_SUBSCRIPTIONS);
+    expect(answers.at(-1)).toMatchObject({ op: 'error', requestId: MAX_SUBSCRIPTIONS + 1, code: 102, error: expect.stringContaining(`at most ${MAX_SUBSCRIPTIONS} subscriptions`) });
   });
 
   it('answers connected, subscribed and unsubscribed, and names an unknown subscription', async () => {

@@ -21,6 +21,8 @@ const MAX_PEER_PAYLOAD = 7900;
 
 /** Largest message a client may send (a subscription's query). */
 const MAX_MESSAGE_BYTES = 1024 * 1024;
+/** Most subscriptions one connection holds: each costs memory and a match per change of its class. */
+export const MAX_SUBSCRIPTIONS = 1000;
 
 type Json = Record<string, unknown>;
 
@@ -192,6 +194,9 @@ export class LiveQueryServer {
    */
   private async subscribe(client: Client, message: Json, requestId: number | undefined): Promise<void> {
     if (requestId === undefined || !Number.isInteger(requestId)) throw new ParseError(ParseCode.INVALID_QUERY, 'requestId must be an integer.');
+    if (!client.subscriptions.has(requestId) && client.subscriptions.size >= MAX_SUBSCRIPTIONS) {
+      throw new ParseError(ParseCode.INVALID_QUERY, `A connection holds at most ${MAX_SUBSCRIPTIONS} subscriptions; unsubscribe some, or open another connection.`);
+    }
     const query = message.query as Json | undefined;
     if (typeof query !== 'object' || query === null) throw new ParseError(ParseCode.INVALID_QUERY, 'query must be an object with className and where.');
     const className = query.className;
