@@ -1,3 +1,5 @@
+import fs from 'node:fs';
+import path from 'node:path';
 import Parse from 'parse/node';
 import { WebSocket } from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -33,7 +35,18 @@ const saveAsMaster = (className: string, body: Record<string, unknown>) => app.c
 beforeAll(async () => {
   server = await startTestServer();
   app = await createTestApp(server);
-  await server.platform.services.backendApps.configure(app.appId, { 'liveQuery.classNames': ['Message', '_User'], protectedFields: { Message: { '*': ['secret'] } } });
+  await server.platform.services.backendApps.configure(app.appId, { 'liveQuery.classNames': ['Message', '_User', 'Guarded'], protectedFields: { Message: { '*': ['secret'] } } });
+  // Cloud code's beforeSubscribe: only signed-in users follow Guarded, and only their own objects.
+  const main = path.join(server.home, 'apps', app.appId, 'cloud', 'cloud', 'main.js');
+  fs.mkdirSync(path.dirname(main), { recursive: true });
+  fs.writeFileSync(
+    main,
+    "Parse.Cloud.beforeSubscribe('Guarded', (request) => {\n" +
+      "  if (!request.user) throw new Parse.Error(141, 'Sign in to follow Guarded.');\n" +
+      "  request.query.equalTo('owner', request.user.id);\n" +
+      '});\n',
+  );
+  await server.platform.services.cloud.reload(app.appId);
   // No master key here: the SDK would send it when connecting, and the subscriber would see everything.
   Parse.initialize(app.appId, app.keys.javascriptKey);
   Parse.serverURL = app.apiURL;
@@ -104,7 +117,7 @@ describe('LiveQuery with the JS SDK', () => {
     const subscription = await new Parse.Query('Note').subscribe(alice.getSessionToken());
     const next = events(subscription);
     await new Parse.Object('Note').save({ n: 1 }, { sessionToken: bob.getSessionToken() });
-    await server.platform.services.backendApps.configure(app.appId, { 'liveQuery.classNames': ['Message', '_User', 'Note'] });
+    await server.platform.services.backendApps.configure(app.appId, { 'liveQuery.classNames': ['Message', '_User', 'Guarded', 'Note'] });
     const streamed = await new Parse.Object('Note').save({ n: 2 }, { sessionToken: bob.getSessionToken() });
     const first = await next();
     expect([first.op, first.object.id, first.object.get('n')]).toEqual(['create', streamed.id, 2]);
@@ -151,6 +164,17 @@ describe('LiveQuery with the JS SDK', () => {
     const committed = await app.call('POST', '/batch', { body: { transaction: true, requests: [{ method: 'POST', path: '/data/classes/Message', body: { room: 'paths', via: 'transaction' } }] } });
     expect(committed.status).toBe(200);
     expect((await next()).object.get('via')).toBe('transaction');
+    await subscription.unsubscribe();
+  });
+
+  it("runs cloud code's beforeSubscribe, which may refuse a subscription or narrow its query", async () => {
+    await expect(new Parse.Query('Guarded').subscribe()).rejects.toMatchObject({ code: 141, message: 'Sign in to follow Guarded.' });
+    const subscription = await new Parse.Query('Guarded').subscribe(alice.getSessionToken());
+    const next = events(subscription);
+    await new Parse.Object('Guarded').save({ owner: bob.id }, { sessionToken: bob.getSessionToken() });
+    const own = await new Parse.Object('Guarded').save({ owner: alice.id }, { sessionToken: bob.getSessionToken() });
+    const first = await next();
+    expect([first.op, first.object.id]).toEqual(['create', own.id]);
     await subscription.unsubscribe();
   });
 

@@ -64,6 +64,20 @@ export async function beforeFind(ctx: TriggerContext, className: string, params:
   return next;
 }
 
+/**
+ * Runs LiveQuery's `beforeSubscribe` (Parse Server's): the trigger may refuse the subscription
+ * (ParseError 141, or the code it threw) or change its query.
+ * @returns the `where` and `keys` to subscribe with.
+ */
+export async function beforeSubscribe(ctx: TriggerContext, className: string, query: { where: Record<string, unknown>; keys?: string[] }): Promise<{ where: Record<string, unknown>; keys?: string[] }> {
+  if (!hasTrigger(ctx.registry, className, 'beforeSubscribe')) return query;
+  const sent = { where: query.where, ...(query.keys ? { keys: query.keys.join(',') } : {}) };
+  const result = (await run(ctx, 'beforeSubscribe', className, { query: sent })) as { query?: { where?: Record<string, unknown>; keys?: string } };
+  const where = result?.query?.where ?? query.where;
+  const keys = typeof result?.query?.keys === 'string' ? result.query.keys.split(',') : query.keys;
+  return { where, ...(keys ? { keys } : {}) };
+}
+
 /** Runs `afterFind`: the trigger may change or replace the results. */
 export async function afterFind(ctx: TriggerContext, className: string, objects: Record<string, unknown>[]): Promise<Record<string, unknown>[]> {
   if (!hasTrigger(ctx.registry, className, 'afterFind')) return objects;

@@ -14,7 +14,8 @@ export type TriggerName =
   | 'beforeFind'
   | 'afterFind'
   | 'beforeLogin'
-  | 'afterLogin';
+  | 'afterLogin'
+  | 'beforeSubscribe';
 
 /** What an app's `cloud/main.js` registered when it was loaded. */
 export interface CloudRegistry {

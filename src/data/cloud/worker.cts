@@ -89,7 +89,7 @@ const functions = new Map<string, Handler>();
 const jobs = new Map<string, Handler>();
 const triggers = new Map<string, Handler>(); // `${trigger}:${className}`
 
-const TRIGGERS = ['beforeSave', 'afterSave', 'beforeDelete', 'afterDelete', 'beforeFind', 'afterFind', 'beforeLogin', 'afterLogin'] as const;
+const TRIGGERS = ['beforeSave', 'afterSave', 'beforeDelete', 'afterDelete', 'beforeFind', 'afterFind', 'beforeLogin', 'afterLogin', 'beforeSubscribe'] as const;
 
 /** Parse Server accepts a class name, a Parse.Object subclass or an instance for the trigger's class. */
 function classNameOf(target: unknown): string {
@@ -265,6 +265,13 @@ async function runTrigger(trigger: string, r: any): Promise<unknown> {
       const returned = await handler(request);
       const final = returned instanceof Parse.Query ? returned : query;
       return { query: final.toJSON() };
+    }
+    case 'beforeSubscribe': {
+      // LiveQuery: the trigger may refuse (throw) or change the subscription's query.
+      const query = Parse.Query.fromJSON(r.className, r.query ?? {});
+      request.query = query;
+      await handler(request);
+      return { query: request.query.toJSON() };
     }
     case 'afterFind': {
       request.objects = (r.objects ?? []).map((o: any) => objectOf(r.className, o));

@@ -10,6 +10,7 @@ import { ParseCode, ParseError } from '../errors.js';
 import type { StoredRow } from '../storage/adapter.js';
 import type { ObjectChange } from './changes.js';
 import { checkLiveWhere, matchesWhere } from './matcher.js';
+import { beforeSubscribe } from '../cloud/hooks.js';
 import { randomUUID } from 'node:crypto';
 import type { Broadcast } from '../storage/provider.js';
 import { EVERYTHING } from '../storage/provider.js';
@@ -201,8 +202,8 @@ export class LiveQueryServer {
     if (typeof query !== 'object' || query === null) throw new ParseError(ParseCode.INVALID_QUERY, 'query must be an object with className and where.');
     const className = query.className;
     if (typeof className !== 'string' || className === '') throw new ParseError(ParseCode.INVALID_CLASS_NAME, 'query.className must name a class.');
-    const where = (query.where ?? {}) as Json;
-    checkLiveWhere(where, 'query.where');
+    const asked = (query.where ?? {}) as Json;
+    checkLiveWhere(asked, 'query.where');
     const list = (name: 'keys' | 'watch' | 'fields'): string[] | undefined => {
       const value = query[name];
       if (value === undefined || value === null) return undefined;
@@ -212,12 +213,17 @@ export class LiveQueryServer {
     const token = typeof message.sessionToken === 'string' ? message.sessionToken : undefined;
     const auth = token ? await clientAuth(client.engine, token, client.auth.installationId) : client.auth;
     if (!client.engine.allows(className, 'find', auth)) throw new ParseError(ParseCode.OPERATION_FORBIDDEN, `Permission denied for action find on class ${className}.`);
+    // Cloud code's beforeSubscribe may refuse or change the query; what it returns is checked like the client's.
+    const registry = this.apps.cloud.registryNow(client.appId) ?? (await this.apps.cloud.registry(client.appId));
+    const decided = await beforeSubscribe({ cloud: this.apps.cloud, registry, engine: client.engine, auth }, className, { where: asked, keys: list('keys') ?? list('fields') });
+    const where = decided.where as Json;
+    if (where !== asked) checkLiveWhere(where, 'the query beforeSubscribe returned');
     const named = fieldsOf(where);
     const probe = Object.fromEntries(named.map((f) => [f, true]));
     const visible = client.engine.protect(className, probe, auth);
     const hidden = named.filter((f) => !(f in visible));
     if (hidden.length) throw new ParseError(ParseCode.OPERATION_FORBIDDEN, `This user is not allowed to query ${hidden[0]} on class ${className}.`);
-    client.subscriptions.set(requestId, { className, where, keys: list('keys') ?? list('fields'), watch: list('watch'), auth });
+    client.subscriptions.set(requestId, { className, where, keys: decided.keys, watch: list('watch'), auth });
     send(client.socket, { op: 'subscribed', clientId: client.id, requestId });
   }
 
