@@ -34,7 +34,8 @@ const DATABASE = process.env.BENCH_DATABASE === 'postgres' ? 'postgres' : 'sqlit
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
-const freePort = () =>
+/** A TCP port free on loopback now (bench/livequery.ts uses it too). */
+export const freePort = () =>
   new Promise<number>((resolve) => {
     const s = net.createServer().listen(0, '127.0.0.1', () => {
       const { port } = s.address() as net.AddressInfo;
@@ -42,7 +43,8 @@ const freePort = () =>
     });
   });
 
-async function waitFor(url: string): Promise<void> {
+/** Resolves once `url` answers at all (a child server has started); throws after 10 s. */
+export async function waitFor(url: string): Promise<void> {
   for (let i = 0; i < 200; i++) {
     try {
       await fetch(url);

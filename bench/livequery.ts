@@ -1,11 +1,11 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { WebSocket } from 'ws';
 import { packageRoot } from '../src/packageRoot.js';
 import { postgresBin, startParseServer, type ParseServerPeer } from './parseServer.js';
+import { freePort, waitFor } from './data-api.js';
 
 /**
  * LiveQuery (issue 17): `SUBSCRIBERS` WebSocket clients subscribed to one class; a REST create is
@@ -54,26 +54,6 @@ interface Measured {
   p50: number;
   p99: number;
   eventsPerSecond: number;
-}
-
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const s = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as net.AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
-
-async function waitUp(url: string): Promise<void> {
-  for (let i = 0; i < 300; i++) {
-    try {
-      await fetch(url);
-      return;
-    } catch {
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  }
-  throw new Error(`${url} did not come up`);
 }
 
 /** Opens the subscribers, then times single creates and a burst. */
@@ -144,7 +124,7 @@ export async function liveQueryBench(): Promise<void> {
     const port = await freePort();
     children.push(spawn(process.execPath, [CLI, 'serve', '--port', String(port)], { env, stdio: 'inherit' }));
     const base = `http://localhost:${port}`;
-    await waitUp(`${base}/healthz`);
+    await waitFor(`${base}/healthz`);
     const app = (await (
       await fetch(`${base}/v1/backend-apps`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: '{"appName":"bench"}' })
     ).json()) as { appId: string; restKey: string; javascriptKey: string };
@@ -152,7 +132,7 @@ export async function liveQueryBench(): Promise<void> {
 
     const barePort = await freePort();
     children.push(spawn(process.execPath, ['-e', BARE, String(barePort)], { stdio: 'inherit' }));
-    await waitUp(`http://127.0.0.1:${barePort}/`);
+    await waitFor(`http://127.0.0.1:${barePort}/`);
 
     const targets: Target[] = [
       {
