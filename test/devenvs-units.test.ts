@@ -208,7 +208,7 @@ describe('owners of running executions', () => {
   });
 });
 
-describe('the listing of an environment\'s executions (the dashboard\'s reads)', async () => {
+describe('the listing of an environment\'s executions (the dashboard\'s reads)', () => {
   /**
    * A platform on a temporary home with an environment of alice's holding the executions given,
    * written as the service writes them (no Docker: nothing here starts a container).

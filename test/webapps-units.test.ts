@@ -347,6 +347,14 @@ describe('deployment log rows', () => {
       expect(await store.route('app')).toMatchObject({ id: 'w1', active_deployment_id: null, last_status: 'queued' });
       await store.finish('d1', 'failed', 'x', '2026-01-01T00:00:01.000Z');
       expect((await store.route('app'))!.last_status).toBe('failed');
+      // A route read that is under way when a write begins is not remembered: the next read sees the write.
+      await store.insertDeployment({ id: 'd2', web_app_id: 'w1', trigger: 'manual', owner: 'me', created_at: '2026-01-01T00:00:02.000Z' });
+      await store.setStatus('d2', 'starting', '2026-01-01T00:00:02.000Z');
+      await store.setPorts('d2', 8080, 40000);
+      const readDuring = store.route('app');
+      const activated = store.activate('w1', 'd2', '2026-01-01T00:00:03.000Z');
+      await Promise.all([readDuring, activated]);
+      expect(await store.route('app')).toMatchObject({ active_deployment_id: 'd2', host_port: 40000 });
     } finally {
       await db.close();
       fs.rmSync(home, { recursive: true, force: true });
@@ -355,7 +363,7 @@ describe('deployment log rows', () => {
 });
 
 
-describe('the listing of a Web App\'s deployments (the dashboard\'s read)', async () => {
+describe('the listing of a Web App\'s deployments (the dashboard\'s read)', () => {
   it('lists newest first (in the order queued), at most `limit`, and refuses another account\'s app as unknown', async () => {
     const home = fs.mkdtempSync(path.join(os.tmpdir(), 'backyard-deployments-'));
     const platform = await openPlatform(loadConfig({ home }, { BACKYARD_LOG_LEVEL: 'silent' }), createLogger('silent'));

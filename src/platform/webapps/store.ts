@@ -142,6 +142,8 @@ const SQL = {
  */
 export class WebAppStore {
   private readonly routes = new Map<string, RouteRow | undefined>();
+  /** Counts the starts and ends of writes that can change a route (see `route`). */
+  private generation = 0;
 
   constructor(readonly db: Sql) {}
 
@@ -151,12 +153,13 @@ export class WebAppStore {
   }
 
   async insertApp(row: Omit<WebAppRow, 'last_deployment_id' | 'active_deployment_id' | 'stopped'>): Promise<void> {
-    this.routes.clear();
-    await this.db.run(
-      SQL.insertApp,
-      row.id, row.account_id, row.app_name, row.subdomain, row.repository_owner_login, row.repository_name, row.branch_name, row.root_dir_path,
-      row.environment_variables, row.port, row.health_check_path, row.auto_deploy, row.last_seen_sha, row.created_at,
-    );
+    return this.invalidating(async () => {
+      await this.db.run(
+        SQL.insertApp,
+        row.id, row.account_id, row.app_name, row.subdomain, row.repository_owner_login, row.repository_name, row.branch_name, row.root_dir_path,
+        row.environment_variables, row.port, row.health_check_path, row.auto_deploy, row.last_seen_sha, row.created_at,
+      );
+    });
   }
 
   /** The Web App `id` when it belongs to `accountId`. */
@@ -181,26 +184,45 @@ export class WebAppStore {
   /** The proxy's view of the Web App at `subdomain`, or undefined when none is there. */
   async route(subdomain: string): Promise<RouteRow | undefined> {
     if (this.routes.has(subdomain)) return this.routes.get(subdomain);
+    const generation = this.generation;
     const row = (await this.db.get(SQL.route, subdomain)) as RouteRow | undefined;
+    // A write that began or ended while this read was on its way may have made it stale: not kept then.
+    if (generation !== this.generation) return row;
     if (this.routes.size > 10_000) this.routes.clear();
     this.routes.set(subdomain, row);
     return row;
   }
 
+  /**
+   * Runs a write that can change a route, forgetting the remembered routes before it and again once
+   * it is done, so that a route read while it ran is not kept (reads and writes interleave at awaits).
+   */
+  private async invalidating<T>(write: () => Promise<T>): Promise<T> {
+    this.generation++;
+    this.routes.clear();
+    try {
+      return await write();
+    } finally {
+      this.generation++;
+      this.routes.clear();
+    }
+  }
+
   /** Changes the settings given (only those). */
   async updateSettings(id: string, update: SettingsUpdate): Promise<void> {
-    this.routes.clear();
-    const columns: Record<string, unknown> = {};
-    if (update.branch_name !== undefined) columns.branch_name = update.branch_name;
-    if (update.root_dir_path !== undefined) columns.root_dir_path = update.root_dir_path;
-    if (update.port !== undefined) columns.port = update.port;
-    if (update.health_check_path !== undefined) columns.health_check_path = update.health_check_path;
-    if (update.auto_deploy !== undefined) columns.auto_deploy = update.auto_deploy;
-    if (update.variables !== undefined) columns.environment_variables = JSON.stringify(update.variables);
-    const names = Object.keys(columns);
-    if (names.length === 0) return;
-    // Column names come from the fixed list above, never from a caller.
-    await this.db.run(`UPDATE web_apps SET ${names.map((n) => `${n} = ?`).join(', ')} WHERE id = ?`, ...names.map((n) => columns[n]), id);
+    return this.invalidating(async () => {
+      const columns: Record<string, unknown> = {};
+      if (update.branch_name !== undefined) columns.branch_name = update.branch_name;
+      if (update.root_dir_path !== undefined) columns.root_dir_path = update.root_dir_path;
+      if (update.port !== undefined) columns.port = update.port;
+      if (update.health_check_path !== undefined) columns.health_check_path = update.health_check_path;
+      if (update.auto_deploy !== undefined) columns.auto_deploy = update.auto_deploy;
+      if (update.variables !== undefined) columns.environment_variables = JSON.stringify(update.variables);
+      const names = Object.keys(columns);
+      if (names.length === 0) return;
+      // Column names come from the fixed list above, never from a caller.
+      await this.db.run(`UPDATE web_apps SET ${names.map((n) => `${n} = ?`).join(', ')} WHERE id = ?`, ...names.map((n) => columns[n]), id);
+    });
   }
 
   /** Web Apps with autoDeploy that deploy `owner/repo` at `branch`. */
@@ -224,10 +246,11 @@ export class WebAppStore {
 
   /** Adds a queued deployment and makes it the app's last one. */
   async insertDeployment(row: Pick<DeploymentRow, 'id' | 'web_app_id' | 'trigger' | 'owner' | 'created_at'>): Promise<void> {
-    this.routes.clear();
-    await this.db.transaction(async () => {
-      await this.db.run(SQL.insertDeployment, row.id, row.web_app_id, row.trigger, row.owner, row.created_at, row.created_at);
-      await this.db.run(SQL.setLast, row.id, row.web_app_id);
+    return this.invalidating(async () => {
+      await this.db.transaction(async () => {
+        await this.db.run(SQL.insertDeployment, row.id, row.web_app_id, row.trigger, row.owner, row.created_at, row.created_at);
+        await this.db.run(SQL.setLast, row.id, row.web_app_id);
+      });
     });
   }
 
@@ -252,8 +275,9 @@ export class WebAppStore {
 
   /** Moves an unfinished deployment to `building` or `starting`. @returns false when it was already finished. */
   async setStatus(id: string, status: 'building' | 'starting', now: string): Promise<boolean> {
-    this.routes.clear();
-    return (await this.db.run(SQL.status, status, now, id)).changes > 0;
+    return this.invalidating(async () => {
+      return (await this.db.run(SQL.status, status, now, id)).changes > 0;
+    });
   }
 
   async setCommit(id: string, sha: string): Promise<void> {
@@ -265,19 +289,22 @@ export class WebAppStore {
   }
 
   async setPorts(id: string, containerPort: number, hostPort: number | null): Promise<void> {
-    this.routes.clear();
-    await this.db.run(SQL.ports, containerPort, hostPort, id);
+    return this.invalidating(async () => {
+      await this.db.run(SQL.ports, containerPort, hostPort, id);
+    });
   }
 
   async setHostPort(id: string, hostPort: number | null): Promise<void> {
-    this.routes.clear();
-    await this.db.run(SQL.hostPort, hostPort, id);
+    return this.invalidating(async () => {
+      await this.db.run(SQL.hostPort, hostPort, id);
+    });
   }
 
   /** Ends an unfinished deployment as `failed` (with `error`) or `superseded`. @returns false when it was already finished. */
   async finish(id: string, status: 'failed' | 'superseded', error: string, now: string): Promise<boolean> {
-    this.routes.clear();
-    return (await this.db.run(SQL.finish, status, error, now, id)).changes > 0;
+    return this.invalidating(async () => {
+      return (await this.db.run(SQL.finish, status, error, now, id)).changes > 0;
+    });
   }
 
   /**
@@ -286,21 +313,23 @@ export class WebAppStore {
    * @returns the id of the deployment that was active before, if any; undefined `switched` when `id` was no longer starting.
    */
   async activate(webAppId: string, id: string, now: string): Promise<{ switched: boolean; previous: string | undefined }> {
-    this.routes.clear();
-    return await this.db.transaction(async () => {
-      if ((await this.db.run(SQL.makeActive, now, id)).changes === 0) return { switched: false, previous: undefined };
-      const app = await this.appById(webAppId);
-      const previous = app?.active_deployment_id ?? undefined;
-      if (previous && previous !== id) await this.db.run(SQL.supersedeActive, now, previous);
-      await this.db.run(SQL.setActive, id, webAppId);
-      return { switched: true, previous: previous === id ? undefined : previous };
+    return this.invalidating(async () => {
+      return await this.db.transaction(async () => {
+        if ((await this.db.run(SQL.makeActive, now, id)).changes === 0) return { switched: false, previous: undefined };
+        const app = await this.appById(webAppId);
+        const previous = app?.active_deployment_id ?? undefined;
+        if (previous && previous !== id) await this.db.run(SQL.supersedeActive, now, previous);
+        await this.db.run(SQL.setActive, id, webAppId);
+        return { switched: true, previous: previous === id ? undefined : previous };
+      });
     });
   }
 
   /** Marks the app stopped (stopWebApp) or not (startWebApp). */
   async setStopped(id: string, stopped: boolean): Promise<void> {
-    this.routes.clear();
-    await this.db.run(SQL.setStopped, stopped ? 1 : 0, id);
+    return this.invalidating(async () => {
+      await this.db.run(SQL.setStopped, stopped ? 1 : 0, id);
+    });
   }
 
   /** The app's deployments still queued, building or starting. */
@@ -315,13 +344,13 @@ export class WebAppStore {
 
   /** Removes the app, its deployments and their log rows, in one transaction; its subdomain is free then. */
   async deleteApp(webAppId: string): Promise<void> {
-    this.routes.clear();
-    await this.db.transaction(async () => {
-      await this.db.run(SQL.deleteLogs, webAppId);
-      await this.db.run(SQL.deleteDeployments, webAppId);
-      await this.db.run(SQL.deleteApp, webAppId);
+    return this.invalidating(async () => {
+      await this.db.transaction(async () => {
+        await this.db.run(SQL.deleteLogs, webAppId);
+        await this.db.run(SQL.deleteDeployments, webAppId);
+        await this.db.run(SQL.deleteApp, webAppId);
+      });
     });
-    this.routes.clear();
   }
 
   /** Every deployment still queued, building or starting, whoever runs it, oldest first. */
