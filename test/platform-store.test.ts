@@ -97,6 +97,12 @@ describe.each(kinds)('the platform store on $kind', ({ kind, open }) => {
     expect(await sql.all('SELECT id FROM accounts ORDER BY id')).toEqual([{ id: 'a2' }]);
   });
 
+  it.skipIf(kind !== 'postgres' || !onPostgres)('refuses a text PostgreSQL cannot store (NUL) as the caller\'s mistake, not a failure', async () => {
+    store = await open();
+    await expect(store.sql.run("INSERT INTO accounts (id, login, created_at) VALUES ('a1', ?, 'x')", 'a\u0000b')).rejects.toMatchObject({ kind: 'invalid', message: expect.stringContaining('\\u0000') });
+    expect(await store.sql.all('SELECT id FROM accounts')).toEqual([]);
+  });
+
   it.skipIf(skip)('compares logins without case and sorts them the same way on both', async () => {
     store = await open();
     const accounts = new AccountService(store.sql);

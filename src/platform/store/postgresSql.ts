@@ -3,7 +3,7 @@ import pg from 'pg';
 import type { Sql, SqlChanges } from '../../shared/sql.js';
 import { numbered } from '../../data/storage/postgres/database.js';
 import type { Migration } from '../../shared/sqlite.js';
-import { unavailable } from '../../errors.js';
+import { invalid, unavailable } from '../../errors.js';
 import { isUnreachableDatabase, unreachableText } from '../../shared/unreachable.js';
 
 /** The schema that holds the platform's tables in the database of `BACKYARD_DATABASE_URL`. */
@@ -26,9 +26,16 @@ const types = {
     oid === INT8 ? (value: string) => Number(value) : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
 };
 
-/** A lost or refused connection as ManagementError(unavailable), which callers answer as such; other errors as they are. */
-const unreachable = (error: unknown): unknown =>
-  isUnreachableDatabase(error) ? unavailable(`Backyard's database (PostgreSQL) cannot be reached right now (${error.message}); try again later.`) : error;
+/**
+ * A lost or refused connection as ManagementError(unavailable), and a text PostgreSQL cannot store
+ * (a NUL character: SQLSTATE 22021) as ManagementError(invalid), which callers answer as such (500
+ * and 400); other errors as they are.
+ */
+const unreachable = (error: unknown): unknown => {
+  if (isUnreachableDatabase(error)) return unavailable(`Backyard's database (PostgreSQL) cannot be reached right now (${error.message}); try again later.`);
+  if ((error as { code?: unknown }).code === '22021') return invalid('A text value holds a character that cannot be stored (a NUL, \\u0000): remove it and try again.');
+  return error;
+};
 
 interface Scope {
   client: pg.PoolClient;
