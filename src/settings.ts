@@ -160,7 +160,7 @@ export const SETTINGS = {
     default: [],
     defaultText: 'none',
     schema: z.array(z.string().regex(/^(\[[0-9a-f:.]+\]|[a-z0-9.-]+):\d{1,5}$/i, 'must be host:port pairs such as 10.0.0.5:8080, separated by commas')),
-    meaning: 'comma-separated `host:port` pairs that sandboxed cloud code may reach although they are loopback or private (an internal service of yours)',
+    meaning: 'comma-separated `host:port` pairs that sandboxed cloud code, and the sign-in provider addresses of an app\'s `auth` setting, may reach although they are loopback or private (an internal service of yours)',
   }),
   dockerHost: setting({
     variable: 'DOCKER_HOST',

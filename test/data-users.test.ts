@@ -290,7 +290,7 @@ describe('users over raw HTTP: Parse error codes and statuses', () => {
       [{ username: fresh('y'), password: 'pw', email: `${name.toUpperCase()}@example.com` }, 203, 'Account already exists for this email address.'],
       [{ username: fresh('y'), password: 'pw', email: 'not-an-email' }, 125, 'Email address format is invalid.'],
       [{ username: fresh('y'), password: 'pw', emailVerified: true }, 119],
-      [{ username: fresh('y'), password: 'pw', authData: { facebook: { id: '1' } } }, 252],
+      [{ username: fresh('y'), password: 'pw', authData: { myspace: { id: '1' } } }, 252],
     ];
     for (const [body, code, error] of cases) expectError(await call('POST', '/users', { body }), 400, code, error);
     // Regular expression characters in a username are matched literally by the uniqueness check.

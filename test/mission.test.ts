@@ -195,7 +195,12 @@ describe.skipIf(SKIP_DOCKER)('the mission, through MCP as a chat assistant', () 
     expect(environment).toMatchObject({ image: DEBIAN_IMAGE, installCommand: 'apt-get update && apt-get install -y <package>' });
     expect(server.platform.config.devenvImage).toBe('alpine:3.20');
     const run = async (command: string) => {
-      const result = await call(client, 'executeCommand', { developmentEnvironmentId: environment.id, command });
+      let result = await call(client, 'executeCommand', { developmentEnvironmentId: environment.id, command });
+      // As an assistant does when a command outlasts executeCommand's wait (a loaded machine): follow it.
+      for (const deadline = Date.now() + 60_000; result.status === 'running' && Date.now() < deadline; ) {
+        await new Promise((resolve) => setTimeout(resolve, 250));
+        result = await call(client, 'inspectCommandExecution', { developmentEnvironmentId: environment.id, commandExecutionId: result.id });
+      }
       expect(result, command).toMatchObject({ status: 'exited', exitCode: 0 });
       return result.stdout as string;
     };

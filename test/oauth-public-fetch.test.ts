@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { publicFetch, publicOnlyLookup } from '../src/platform/oauth/publicFetch.js';
+import { publicFetch } from '../src/platform/oauth/publicFetch.js';
+import { publicOnlyLookup } from '../src/shared/publicFetch.js';
 import { MetadataDocuments } from '../src/platform/oauth/metadataDocuments.js';
 
 // Client ID Metadata Documents name a URL Backyard fetches: it must not become a way into the

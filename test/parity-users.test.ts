@@ -201,11 +201,11 @@ describe('anonymous users (item 3)', () => {
     expect((await app.call('GET', `/users/${anon.id}`, { master: true })).body.authData).toEqual({ anonymous: { id } });
   });
 
-  it('bad authData answers clear errors: other providers 252, a non-string id 162', async () => {
-    expect(await refused(Parse.User.logInWith('facebook', { authData: { id: '1', access_token: 'x' } }))).toMatchObject({ code: 252 });
+  it('bad authData answers clear errors: unconfigured built-in providers 101, unknown ones 252, a non-string id 162', async () => {
+    expect(await refused(Parse.User.logInWith('facebook', { authData: { id: '1', access_token: 'x' } }))).toMatchObject({ code: 101, message: 'Facebook auth is not configured.' });
     const bad = async (authData: unknown, extra: Record<string, unknown> = {}) => (await app.call('POST', '/users', { body: { authData, ...extra } })).body;
     expect(await bad({ foo: { id: 'x' } })).toEqual({ code: 252, error: 'This authentication method is unsupported.' });
-    expect(await bad({ anonymous: { id: crypto.randomUUID() }, github: { id: 'x' } })).toMatchObject({ code: 252 });
+    expect(await bad({ anonymous: { id: crypto.randomUUID() }, myspace: { id: 'x' } })).toMatchObject({ code: 252 });
     expect(await bad({ anonymous: { id: 5 } })).toEqual({ code: 162, error: "Invalid authData id for provider 'anonymous'." });
     expect(await bad({ anonymous: { foo: 1 } })).toMatchObject({ code: 162, error: expect.stringContaining('authData.anonymous') });
     expect(await bad(null)).toMatchObject({ code: 200 });

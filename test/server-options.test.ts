@@ -63,6 +63,9 @@ describe('the options and their defaults', () => {
       if (key === 'liveQuery.classNames') {
         // Parse Server has no list (no class streams); ours is the empty one.
         expect([parse, ours]).toEqual([undefined, []]);
+      } else if (key === 'auth') {
+        // Parse Server has no providers configured by default; ours is the empty object.
+        expect([parse, ours]).toEqual([undefined, {}]);
       } else if (key === 'allowClientClassCreation') {
         expect([parse, ours]).toEqual([false, true]);
       } else if (key === 'maxLimit') {

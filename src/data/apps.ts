@@ -4,6 +4,8 @@ import { DataEngine } from './engine.js';
 import type { CloudRuntime } from './cloud/types.js';
 import type { StorageProvider } from './storage/provider.js';
 import { DEFAULT_SETTINGS, type ServerSettings } from './settings.js';
+import { SignInProviders } from './users/providers/catalog.js';
+import { publicFetch } from '../shared/publicFetch.js';
 
 /** The keys of a Backend App, as the platform keeps them (spec, Interface B, "Authentication"). */
 export interface AppKeys {
@@ -49,7 +51,17 @@ export class DataApps {
     private readonly storage: StorageProvider,
     /** Told of each engine as it opens (LiveQuery follows its changes). */
     private readonly opened: (applicationId: string, engine: DataEngine) => void = () => undefined,
-  ) {}
+    /**
+     * How requests an app's configuration points at leave this server (sign-in providers): public
+     * addresses only, but for the operator's allowed `host:port` pairs (shared/publicFetch.ts).
+     */
+    outbound: typeof fetch = publicFetch(),
+  ) {
+    this.signIn = new SignInProviders(outbound);
+  }
+
+  /** Checks `authData` with the providers the apps' `auth` settings name (users/providers). */
+  readonly signIn: SignInProviders;
 
   private readonly keyCache = new Map<string, AppKeys>();
   private readonly settingsCache = new Map<string, { settings: ServerSettings; readAt: number }>();

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { parseClassLevelPermissions } from './classPermissions.js';
 import { CLASS_NAME, SYSTEM_CLASSES } from './types.js';
+import { authSettings } from './users/providers/options.js';
 
 /**
  * The server options a Parse app is deployed with, settable per Backend App (issue 13, "Requests,
@@ -72,6 +73,8 @@ export const serverSettingsSchema = z
     revokeSessionOnPasswordReset: flag(true),
     enforcePrivateUsers: flag(true),
     preventLoginWithUnverifiedEmail: flag(false),
+    enableAnonymousUsers: flag(true),
+    auth: authSettings.default({}),
     fileUpload: z
       .object(
         {
@@ -120,6 +123,8 @@ export const SETTING_KEYS = [
   'revokeSessionOnPasswordReset',
   'enforcePrivateUsers',
   'preventLoginWithUnverifiedEmail',
+  'enableAnonymousUsers',
+  'auth',
   'fileUpload.enableForPublic',
   'fileUpload.enableForAnonymousUser',
   'fileUpload.enableForAuthenticatedUser',
@@ -139,6 +144,8 @@ export const SETTING_HELP: Record<SettingKey, string> = {
   revokeSessionOnPasswordReset: "A password change ends every session of the user (a client that changed its own gets a new one).",
   enforcePrivateUsers: 'New users get no public read in their ACL (only the user itself reads and writes).',
   preventLoginWithUnverifiedEmail: 'Login and verifyPassword refuse (205) a user whose emailVerified is false.',
+  enableAnonymousUsers: 'Clients may sign up and log in as anonymous users (authData.anonymous); when false they get 252.',
+  auth: 'Sign-in providers, e.g. {"google": {"clientId": "..."}, "apple": {"clientId": "..."}, "github": {"clientId": "...", "clientSecret": "..."}, "facebook": {"appIds": ["..."]}, "microsoft": {...}}; any other name with {"oidc": true, "issuer": "https://...", "clientId": "..."} is an OpenID Connect provider.',
   'fileUpload.enableForPublic': 'Callers without a session may upload files.',
   'fileUpload.enableForAnonymousUser': 'Anonymous users may upload files.',
   'fileUpload.enableForAuthenticatedUser': 'Logged-in users may upload files.',

@@ -9,6 +9,7 @@ import type { Services } from './services.js';
 import { openDatabase } from '../shared/sqlite.js';
 import type { Sql } from '../shared/sql.js';
 import { SqliteSql } from '../shared/sqliteSql.js';
+import { publicFetch } from '../shared/publicFetch.js';
 import { PostgresSql } from './store/postgresSql.js';
 import { postgresMigrations } from './store/postgresMigrations.js';
 import { migrations as platformMigrations } from './store/migrations.js';
@@ -106,7 +107,7 @@ export async function openPlatform(config: Config, log: Logger): Promise<Platfor
     log,
     onJobMessage: (appId, jobId, message) => jobMessage(dataApps, appId, jobId, message, log),
   });
-  const dataApps = new DataApps(config.home, backendApps, () => urls.dataApi, cloud, storage, (appId, engine) => liveQuery.watch(appId, engine));
+  const dataApps = new DataApps(config.home, backendApps, () => urls.dataApi, cloud, storage, (appId, engine) => liveQuery.watch(appId, engine), publicFetch(config.cloudAllowHosts));
   const liveQuery = new LiveQueryServer(dataApps, log, storage.broadcast);
   // Another process deployed cloud code: a live worker here loads it; deleted an app: forget it here.
   peers.hear('cloud_deployed', async (appId) => {

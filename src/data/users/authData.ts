@@ -1,21 +1,21 @@
 import type { DataEngine } from '../engine.js';
 import { ParseCode, ParseError } from '../errors.js';
 import type { StoredRow } from '../storage/adapter.js';
+import type { ServerSettings } from '../settings.js';
 import { isPlainObject } from '../values.js';
+import { unsupported } from './providers/catalog.js';
+import { isBuiltIn } from './providers/options.js';
 
 /**
  * A user's `authData` (Parse REST guide, "Linking Users"): provider name → that provider's data,
- * kept in the `_User` field `authData`. Only the `anonymous` provider is served here (the JS SDK's
- * `Parse.AnonymousUtils`: `{anonymous: {id: <uuid>}}`, nothing to verify, the id is the secret);
- * other providers answer 252 until they are added.
+ * kept in the `_User` field `authData`. `anonymous` (the JS SDK's `Parse.AnonymousUtils`:
+ * `{anonymous: {id: <uuid>}}`) has nothing to verify, the id is the secret; the other providers'
+ * data is checked with the provider first (providers/catalog.ts) and then stored as checked.
  */
 
 /** What a write asks of each provider: its data to link, or null to unlink it. */
 export type AuthDataChanges = Record<string, Record<string, unknown> | null>;
 
-const SUPPORTED = new Set(['anonymous']);
-
-const unsupported = () => new ParseError(ParseCode.UNSUPPORTED_SERVICE, 'This authentication method is unsupported.');
 
 /** Parse Server's answer when a provider id belongs to another user (RestWrite.handleAuthData). */
 export const alreadyLinked = () => new ParseError(ParseCode.ACCOUNT_ALREADY_LINKED, 'this auth is already used');
@@ -31,13 +31,15 @@ export function hasProviderData(authData: unknown): boolean {
 
 /**
  * Reads the `authData` of a `_User` write.
+ * @param settings the app's options: `anonymous` needs `enableAnonymousUsers`; a provider other than
+ *   the built-in ones (providers/options.ts) must be one of its `auth` OpenID Connect providers.
  * @returns provider → data to link, or null to unlink (an empty object when it names nothing).
  * @throws ParseError 252 "This authentication method is unsupported." for an `authData` that is not
- *   an object, and for a provider other than `anonymous` given data; 162 for anonymous data without a
- *   non-empty string `id` (Parse Server's text for a non-string id; it accepts a missing one and
- *   makes a user nobody can log in as again).
+ *   an object and for a provider the app does not have; 162 for provider data that is not an object,
+ *   and for anonymous data without a non-empty string `id` (Parse Server's text for a non-string id;
+ *   it accepts a missing one and makes a user nobody can log in as again).
  */
-export function readAuthData(value: unknown): AuthDataChanges {
+export function readAuthData(value: unknown, settings: ServerSettings): AuthDataChanges {
   if (!isPlainObject(value)) throw unsupported();
   const changes: AuthDataChanges = {};
   for (const [provider, data] of Object.entries(value)) {
@@ -45,10 +47,14 @@ export function readAuthData(value: unknown): AuthDataChanges {
       changes[provider] = null;
       continue;
     }
-    if (!SUPPORTED.has(provider)) throw unsupported();
-    const id = isPlainObject(data) ? data.id : undefined;
-    if (id !== undefined && typeof id !== 'string') throw new ParseError(ParseCode.INVALID_VALUE, `Invalid authData id for provider '${provider}'.`);
-    if (!isPlainObject(data) || !id) throw new ParseError(ParseCode.INVALID_VALUE, `authData.${provider} must be an object with an id (a non-empty string).`);
+    const known = provider === 'anonymous' ? settings.enableAnonymousUsers : isBuiltIn(provider) || Object.hasOwn(settings.auth, provider);
+    if (!known) throw unsupported();
+    if (!isPlainObject(data)) throw new ParseError(ParseCode.INVALID_VALUE, `authData.${provider} must be an object of the provider's data.`);
+    if (provider === 'anonymous') {
+      const id = data.id;
+      if (id !== undefined && typeof id !== 'string') throw new ParseError(ParseCode.INVALID_VALUE, `Invalid authData id for provider '${provider}'.`);
+      if (!id) throw new ParseError(ParseCode.INVALID_VALUE, `authData.${provider} must be an object with an id (a non-empty string).`);
+    }
     changes[provider] = data;
   }
   return changes;

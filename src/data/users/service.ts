@@ -9,7 +9,7 @@ import { checkAcl, isPlainObject } from '../values.js';
 import { hashPassword, verifyPassword } from './passwords.js';
 import { randomAlphanumeric } from '../../shared/ids.js';
 import { checkAuthDataFree, findLinkedUser, hasProviderData, linkedProviders, mergeAuthData, readAuthData, alreadyLinked, type AuthDataChanges } from './authData.js';
-import { sessionExpiry } from '../settings.js';
+import { sessionExpiry, type ServerSettings } from '../settings.js';
 
 /**
  * Users and sessions of a Backend App, as Parse Server's `UsersRouter` and `RestWrite` treat the
@@ -90,7 +90,7 @@ interface UserInput {
  *   (username missing or empty), 201 (password missing or empty), 119 (`emailVerified` set by a
  *   client), 252/162 (`authData`, as `readAuthData`), 125 (malformed email), 111 (malformed ACL).
  */
-function readUserBody(body: unknown, auth: Auth, creating: boolean): UserInput {
+function readUserBody(body: unknown, auth: Auth, creating: boolean, settings: ServerSettings): UserInput {
   if (!isPlainObject(body)) throw new ParseError(ParseCode.INVALID_JSON, 'The body must be a JSON object of fields.');
   // Here too, for the signup's ACL, which does not go through DataEngine.create's check.
   checkProhibitedKeywords(body);
@@ -109,7 +109,7 @@ function readUserBody(body: unknown, auth: Auth, creating: boolean): UserInput {
   }
   let authData: AuthDataChanges | undefined;
   if ('authData' in fields) {
-    authData = readAuthData(fields.authData);
+    authData = readAuthData(fields.authData, settings);
     delete fields.authData;
   }
   const email = fields.email;
@@ -151,7 +151,7 @@ async function checkUnique(engine: DataEngine, fields: Record<string, unknown>, 
  *   provider id another user holds), 105/111 (bad fields).
  */
 export async function signUp(engine: DataEngine, body: unknown, auth: Auth): Promise<SignUpResult> {
-  const input = readUserBody(body, auth, true);
+  const input = readUserBody(body, auth, true, engine.settings());
   if (engine.schema.has('_User')) engine.checkClp('_User', 'create', auth);
   const generated = input.fields.username === undefined;
   if (generated) input.fields.username = randomAlphanumeric(25);
@@ -204,7 +204,7 @@ export async function logInWithAuthData(
   beforeSession?: (user: StoredRow) => Promise<void>,
 ): Promise<Record<string, unknown> | undefined> {
   if (!isPlainObject(body) || !hasProviderData(body.authData)) return undefined;
-  const changes = readAuthData(body.authData);
+  const changes = readAuthData(body.authData, engine.settings());
   const user = await findLinkedUser(engine, changes);
   if (!user) return undefined;
   if (auth.user && auth.user.objectId !== user.objectId) throw alreadyLinked();
@@ -354,7 +354,7 @@ export type UserUpdate = WriteResult & { sessionToken?: string; authDataResponse
  *   119 as `checkUserWritable`; 202/203 (taken); 208 (a provider id another user holds).
  */
 export async function updateUser(engine: DataEngine, objectId: string, body: unknown, auth: Auth): Promise<UserUpdate> {
-  const input = readUserBody(body, auth, false);
+  const input = readUserBody(body, auth, false, engine.settings());
   await checkUserWritable(engine, objectId, auth, 'update');
   await checkUnique(engine, input.fields, objectId);
   const hashed = input.password === undefined ? undefined : await hashPassword(input.password);

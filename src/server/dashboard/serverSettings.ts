@@ -19,6 +19,8 @@ const KIND: Record<SettingKey, 'flag' | 'number' | 'json'> = {
   revokeSessionOnPasswordReset: 'flag',
   enforcePrivateUsers: 'flag',
   preventLoginWithUnverifiedEmail: 'flag',
+  enableAnonymousUsers: 'flag',
+  auth: 'json',
   'fileUpload.enableForPublic': 'flag',
   'fileUpload.enableForAnonymousUser': 'flag',
   'fileUpload.enableForAuthenticatedUser': 'flag',
@@ -31,6 +33,7 @@ const KIND: Record<SettingKey, 'flag' | 'number' | 'json'> = {
 const GROUPS: Array<{ title: string; keys: SettingKey[] }> = [
   { title: 'Classes and queries', keys: ['allowClientClassCreation', 'defaultLimit', 'maxLimit', 'protectedFields'] },
   { title: 'Users and sessions', keys: ['sessionLength', 'expireInactiveSessions', 'revokeSessionOnPasswordReset', 'enforcePrivateUsers', 'preventLoginWithUnverifiedEmail'] },
+  { title: 'Sign-in providers', keys: ['enableAnonymousUsers', 'auth'] },
   { title: 'File uploads', keys: ['fileUpload.enableForPublic', 'fileUpload.enableForAnonymousUser', 'fileUpload.enableForAuthenticatedUser', 'fileUpload.fileExtensions'] },
   { title: 'LiveQuery', keys: ['liveQuery.classNames'] },
 ];

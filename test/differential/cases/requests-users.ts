@@ -216,11 +216,8 @@ export const cases: DiffCase[] = [
     ],
   },
   {
-    name: 'a provider Backyard does not serve yet (facebook) answers 252',
-    known: {
-      reason: 'Parse Server answers 101 "Facebook auth is not configured."; Backyard serves only anonymous and answers 252 for the rest',
-      backyard: [{ status: 400, body: { code: 252, error: '<error>' } }],
-    },
+    name: 'a built-in provider the app has not configured (facebook) answers 101 "Facebook auth is not configured."',
+    errorText: true,
     run: async (api) => [await api.call('POST', '/users', bodyOf({ authData: { facebook: { id: '1', access_token: 'x' } } }))],
   },
   {

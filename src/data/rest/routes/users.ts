@@ -1,6 +1,7 @@
 import { checkGetParams } from '../../objects/findParams.js';
 import { authenticate, deleteUser, logIn, logInAs, loginPayload, logInWithAuthData, logOut, me, signUp, updateUser, type UserUpdate } from '../../users/service.js';
 import { isPlainObject } from '../../values.js';
+import { hasProviderData, readAuthData } from '../../users/authData.js';
 import { refuseInTransaction, type DataRouter } from '../router.js';
 import { ok, type DataRequest, type DataResponse, type RouteHandler } from '../types.js';
 import { roleRoutes } from './roles.js';
@@ -27,9 +28,10 @@ const param = (req: DataRequest, name: string): unknown => (isPlainObject(req.bo
 const signUpRoute: RouteHandler = async (req) => {
   refuseInTransaction(req);
   const ctx = triggerContext(req);
-  const login = await logInWithAuthData(req.engine, req.body, req.auth, (row) => guardTrigger(ctx, 'beforeLogin', '_User', req.engine.toJson('_User', row)));
+  const verified = await withVerifiedAuthData(req);
+  const login = await logInWithAuthData(req.engine, verified, req.auth, (row) => guardTrigger(ctx, 'beforeLogin', '_User', req.engine.toJson('_User', row)));
   if (login) return ok(login);
-  const body = await beforeSave(ctx, '_User', req.body);
+  const body = await beforeSave(ctx, '_User', verified);
   const { user, sessionToken, username, authDataResponse } = await signUp(req.engine, body, req.auth);
   await afterTrigger(ctx, 'afterSave', '_User', req.engine.toJson('_User', user));
   const answer = { objectId: user.objectId, createdAt: user.createdAt, ...(username ? { username } : {}), sessionToken, ...(authDataResponse ? { authDataResponse } : {}) };
@@ -52,10 +54,32 @@ const getUser: RouteHandler = async (req, { objectId }) => {
 const updateAnswer = ({ row, computed, sessionToken, authDataResponse }: UserUpdate): DataResponse =>
   ok({ updatedAt: row.updatedAt, ...computed, ...(sessionToken ? { sessionToken } : {}), ...(authDataResponse ? { authDataResponse } : {}) });
 
-const putUser: RouteHandler = (req, { objectId }) => {
+const putUser: RouteHandler = async (req, { objectId }) => {
   if (isPlainObject(req.body) && req.body.password !== undefined) refuseInTransaction(req);
-  return updateUser(req.engine, objectId!, req.body, req.auth).then(updateAnswer);
+  let body = req.body;
+  if (isPlainObject(body) && body.authData !== undefined) {
+    const stored = (await req.engine.row('_User', objectId!))?.data.authData;
+    body = await withVerifiedAuthData(req, stored);
+  }
+  return updateUser(req.engine, objectId!, body, req.auth).then(updateAnswer);
 };
+
+/**
+ * The body with its `authData` checked by each provider it names (Parse Server's
+ * `handleAuthDataValidation`) and replaced by what is to be kept; a body without provider data as
+ * it is. A signup or login checks every provider given; an update (`stored`: the user's authData) only
+ * those whose data changed. Providers are asked over the network, which a transactional batch does
+ * not hold its transaction open for: it answers 108.
+ * @throws ParseError 252 (a provider the app does not have), 101 (refused by the provider), 142, 108.
+ */
+async function withVerifiedAuthData(req: DataRequest, stored?: unknown): Promise<unknown> {
+  // Without provider data there is nothing to ask (the body's other checks speak first, as Parse Server's).
+  if (!isPlainObject(req.body) || !hasProviderData(req.body.authData)) return req.body;
+  const settings = req.engine.settings();
+  const changes = readAuthData(req.body.authData, settings);
+  if (Object.entries(changes).some(([provider, data]) => data !== null && provider !== 'anonymous')) refuseInTransaction(req);
+  return { ...req.body, authData: await req.apps.signIn.verify(changes, settings, stored) };
+}
 
 const deleteUserRoute: RouteHandler = async (req, { objectId }) => {
   await deleteUser(req.engine, objectId!, req.auth);
