@@ -160,7 +160,20 @@ export const SETTINGS = {
     default: [],
     defaultText: 'none',
     schema: z.array(z.string().regex(/^(\[[0-9a-f:.]+\]|[a-z0-9.-]+):\d{1,5}$/i, 'must be host:port pairs such as 10.0.0.5:8080, separated by commas')),
-    meaning: 'comma-separated `host:port` pairs that sandboxed cloud code, and the sign-in provider addresses of an app\'s `auth` setting, may reach although they are loopback or private (an internal service of yours)',
+    meaning: 'comma-separated `host:port` pairs that sandboxed cloud code, the sign-in provider addresses of an app\'s `auth` setting and an app\'s own SMTP server may reach although they are loopback or private (an internal service of yours)',
+  }),
+  smtpUrl: setting({
+    variable: 'BACKYARD_SMTP_URL',
+    defaultText: 'none: mails are kept in each app\'s outbox (dashboard)',
+    schema: z.url({ protocol: /^smtps?$/, message: 'must be an smtp:// or smtps:// URL, such as smtps://user:password@smtp.example.com:465' }).optional(),
+    meaning: "the SMTP server Backend Apps send their users' verification and password reset mails through, unless an app sets its own (`emailAdapter`)",
+  }),
+  mailFrom: setting({
+    variable: 'BACKYARD_MAIL_FROM',
+    default: 'Backyard <no-reply@localhost>',
+    defaultText: '`Backyard <no-reply@localhost>`',
+    schema: z.string().min(3, 'must be a mail address such as "My App <no-reply@example.com>"').regex(/@/, 'must be a mail address such as "My App <no-reply@example.com>"'),
+    meaning: 'the From address of those mails, unless an app sets its own',
   }),
   dockerHost: setting({
     variable: 'DOCKER_HOST',

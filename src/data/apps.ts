@@ -6,6 +6,9 @@ import type { StorageProvider } from './storage/provider.js';
 import { DEFAULT_SETTINGS, type ServerSettings } from './settings.js';
 import { SignInProviders } from './users/providers/catalog.js';
 import { publicFetch } from '../shared/publicFetch.js';
+import { Mailer } from './mail/mailer.js';
+import { Outbox, type MailRecord } from './mail/outbox.js';
+import { createLogger } from '../log.js';
 
 /** The keys of a Backend App, as the platform keeps them (spec, Interface B, "Authentication"). */
 export interface AppKeys {
@@ -17,6 +20,8 @@ export interface AppKeys {
   webhookKey: string;
   fileKey: string;
   masterKey: string;
+  /** The app's name as its owner chose it (mails and pages say it), when the directory knows it. */
+  appName?: string;
 }
 
 /** Where the data layer learns which apps exist, their keys and server options (the platform's Backend App records). */
@@ -51,13 +56,31 @@ export class DataApps {
     private readonly storage: StorageProvider,
     /** Told of each engine as it opens (LiveQuery follows its changes). */
     private readonly opened: (applicationId: string, engine: DataEngine) => void = () => undefined,
-    /**
-     * How requests an app's configuration points at leave this server (sign-in providers): public
-     * addresses only, but for the operator's allowed `host:port` pairs (shared/publicFetch.ts).
-     */
-    outbound: typeof fetch = publicFetch(),
+    outside: {
+      /**
+       * How requests an app's configuration points at leave this server (sign-in providers): public
+       * addresses only, but for the operator's allowed `host:port` pairs (shared/publicFetch.ts).
+       */
+      outbound?: typeof fetch;
+      /** Sends the apps' mails (verification, password reset); without one they are only kept in each app's outbox. */
+      mailer?: Mailer;
+    } = {},
   ) {
-    this.signIn = new SignInProviders(outbound);
+    this.signIn = new SignInProviders(outside.outbound ?? publicFetch());
+    this.mailer = outside.mailer ?? new Mailer({ from: 'Backyard <no-reply@localhost>', allowHosts: [], log: createLogger('silent') });
+  }
+
+  /** Sends the apps' mails and keeps them in each app's outbox (mail/). */
+  readonly mailer: Mailer;
+
+  /** The folder of an app's outbox (mail/outbox.ts). */
+  mailFolder(applicationId: string): string {
+    return path.join(homePaths(this.home).app(applicationId), 'mail');
+  }
+
+  /** An app's newest mails first (sent, failed, or kept for want of an SMTP server), at most `limit`. */
+  mails(applicationId: string, limit = 50): Promise<MailRecord[]> {
+    return new Outbox(this.mailFolder(applicationId)).list(limit);
   }
 
   /** Checks `authData` with the providers the apps' `auth` settings name (users/providers). */

@@ -74,6 +74,22 @@ export const serverSettingsSchema = z
     enforcePrivateUsers: flag(true),
     preventLoginWithUnverifiedEmail: flag(false),
     enableAnonymousUsers: flag(true),
+    verifyUserEmails: flag(false),
+    emailVerifyTokenValidityDuration: z
+      .number({ error: 'must be a number of seconds above 0, or null for links that last until used' })
+      .positive({ error: 'must be a number of seconds above 0, or null for links that last until used' })
+      .nullable()
+      .default(null),
+    emailAdapter: z
+      .strictObject(
+        {
+          smtpUrl: z.url({ protocol: /^smtps?$/, error: 'must be an smtp:// or smtps:// URL, such as smtps://user:password@smtp.example.com:465' }).optional(),
+          fromAddress: z.string({ error: 'must be a mail address such as "My App <no-reply@example.com>"' }).regex(/@/, { error: 'must be a mail address such as "My App <no-reply@example.com>"' }).optional(),
+        },
+        { error: 'must be an object such as {"smtpUrl": "smtps://user:password@smtp.example.com:465", "fromAddress": "My App <no-reply@example.com>"}' },
+      )
+      .nullable()
+      .default(null),
     auth: authSettings.default({}),
     fileUpload: z
       .object(
@@ -125,6 +141,9 @@ export const SETTING_KEYS = [
   'preventLoginWithUnverifiedEmail',
   'enableAnonymousUsers',
   'auth',
+  'verifyUserEmails',
+  'emailVerifyTokenValidityDuration',
+  'emailAdapter',
   'fileUpload.enableForPublic',
   'fileUpload.enableForAnonymousUser',
   'fileUpload.enableForAuthenticatedUser',
@@ -146,6 +165,9 @@ export const SETTING_HELP: Record<SettingKey, string> = {
   preventLoginWithUnverifiedEmail: 'Login and verifyPassword refuse (205) a user whose emailVerified is false.',
   enableAnonymousUsers: 'Clients may sign up and log in as anonymous users (authData.anonymous); when false they get 252.',
   auth: 'Sign-in providers, e.g. {"google": {"clientId": "..."}, "apple": {"clientId": "..."}, "github": {"clientId": "...", "clientSecret": "..."}, "facebook": {"appIds": ["..."]}, "microsoft": {...}}; any other name with {"oidc": true, "issuer": "https://...", "clientId": "..."} is an OpenID Connect provider.',
+  verifyUserEmails: 'A user who signs up or changes their email gets a mail with a link that sets emailVerified (through the app\'s emailAdapter, the server\'s SMTP server, or kept in the outbox).',
+  emailVerifyTokenValidityDuration: 'Seconds a verification link works; null: until used.',
+  emailAdapter: 'The app\'s own SMTP server for its users\' mails, e.g. {"smtpUrl": "smtps://user:password@smtp.example.com:465", "fromAddress": "My App <no-reply@example.com>"}; null: the server\'s (BACKYARD_SMTP_URL).',
   'fileUpload.enableForPublic': 'Callers without a session may upload files.',
   'fileUpload.enableForAnonymousUser': 'Anonymous users may upload files.',
   'fileUpload.enableForAuthenticatedUser': 'Logged-in users may upload files.',

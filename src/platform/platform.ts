@@ -10,6 +10,7 @@ import { openDatabase } from '../shared/sqlite.js';
 import type { Sql } from '../shared/sql.js';
 import { SqliteSql } from '../shared/sqliteSql.js';
 import { publicFetch } from '../shared/publicFetch.js';
+import { Mailer } from '../data/mail/mailer.js';
 import { PostgresSql } from './store/postgresSql.js';
 import { postgresMigrations } from './store/postgresMigrations.js';
 import { migrations as platformMigrations } from './store/migrations.js';
@@ -107,7 +108,10 @@ export async function openPlatform(config: Config, log: Logger): Promise<Platfor
     log,
     onJobMessage: (appId, jobId, message) => jobMessage(dataApps, appId, jobId, message, log),
   });
-  const dataApps = new DataApps(config.home, backendApps, () => urls.dataApi, cloud, storage, (appId, engine) => liveQuery.watch(appId, engine), publicFetch(config.cloudAllowHosts));
+  const dataApps = new DataApps(config.home, backendApps, () => urls.dataApi, cloud, storage, (appId, engine) => liveQuery.watch(appId, engine), {
+    outbound: publicFetch(config.cloudAllowHosts),
+    mailer: new Mailer({ smtpUrl: config.smtpUrl, from: config.mailFrom, allowHosts: config.cloudAllowHosts, log }),
+  });
   const liveQuery = new LiveQueryServer(dataApps, log, storage.broadcast);
   // Another process deployed cloud code: a live worker here loads it; deleted an app: forget it here.
   peers.hear('cloud_deployed', async (appId) => {

@@ -99,8 +99,17 @@ function parseBody(buffer: Buffer, contentType: string): unknown {
   }
 }
 
-/** Routes answered without keys (Parse Server serves health and file downloads to anyone): called for GET with the path below the mount. */
-export type PublicRoute = (path: string) => DataResponse | undefined | Promise<DataResponse | undefined>;
+/**
+ * Routes answered without keys (Parse Server serves health, file downloads and the pages its mails
+ * link to, `/apps/...`, to anyone): called for GET and POST with the path below the mount, the
+ * query, and a reader of the body that a route calls only for a path it answers.
+ */
+export type PublicRoute = (
+  method: 'GET' | 'POST',
+  path: string,
+  query: Record<string, unknown>,
+  body: () => Promise<Buffer>,
+) => DataResponse | undefined | Promise<DataResponse | undefined>;
 
 export interface DataHandlerOptions {
   apps: DataApps;
@@ -178,8 +187,8 @@ export function createDataHandler(options: DataHandlerOptions): DataHandler {
       }
       return readBody(req, isFilePost).then((buffer) => answerCall(req, path, query, httpMethod, isFilePost, buffer));
     };
-    if (httpMethod === 'GET') {
-      const publicAnswer = publicRoute(path);
+    if (httpMethod === 'GET' || httpMethod === 'POST') {
+      const publicAnswer = publicRoute(httpMethod, path, query, () => readBody(req, false));
       if (publicAnswer instanceof Promise) return publicAnswer.then((answered) => answered ?? withBody());
       if (publicAnswer) return publicAnswer;
     }

@@ -10,6 +10,7 @@ import { hashPassword, verifyPassword } from './passwords.js';
 import { randomAlphanumeric } from '../../shared/ids.js';
 import { checkAuthDataFree, findLinkedUser, hasProviderData, linkedProviders, mergeAuthData, readAuthData, alreadyLinked, type AuthDataChanges } from './authData.js';
 import { sessionExpiry, type ServerSettings } from '../settings.js';
+import { userOfResetToken, verificationToken } from './emails.js';
 
 /**
  * Users and sessions of a Backend App, as Parse Server's `UsersRouter` and `RestWrite` treat the
@@ -158,6 +159,9 @@ export async function signUp(engine: DataEngine, body: unknown, auth: Auth): Pro
   await checkUnique(engine, input.fields); // fail before spending a hash; checked again below
   const hashed = input.password === undefined ? undefined : await hashPassword(input.password);
   const providers = linkedProviders(input.authData);
+  // Parse Server's `verifyUserEmails`: the new user's email waits for its link.
+  const verifying = engine.settings().verifyUserEmails && typeof input.fields.email === 'string';
+  if (verifying) input.fields.emailVerified = false;
   return engine.atomically(async (engine) => {
     await checkUnique(engine, input.fields);
     if (input.authData) {
@@ -169,10 +173,14 @@ export async function signUp(engine: DataEngine, body: unknown, auth: Auth): Pro
     // Parse Server's `enforcePrivateUsers`: off, a user without an ACL of its own is publicly readable.
     const publicRead: Acl = engine.settings().enforcePrivateUsers ? {} : { '*': { read: true } };
     row.acl = { ...(input.acl ?? publicRead), ...selfOnly(row.objectId) };
+    if (verifying) Object.assign(row.data, verificationToken(engine, row.objectId));
     await engine.replaceRow('_User', row);
+    const result: SignUpResult = { user: row, verificationMail: verifying };
+    // As Parse Server: a user who may not log in before verifying gets no session from a password signup.
+    if (verifying && !providers.length && engine.settings().preventLoginWithUnverifiedEmail) return result;
     const authProvider = providers.length ? providers.join(',') : 'password';
     const session = await createSession(engine, row.objectId, { action: 'signup', authProvider }, auth.installationId);
-    const result: SignUpResult = { user: row, sessionToken: session.data.sessionToken as string };
+    result.sessionToken = session.data.sessionToken as string;
     if (generated) result.username = row.data.username as string;
     if (input.authData) result.authDataResponse = {};
     return result;
@@ -182,7 +190,10 @@ export async function signUp(engine: DataEngine, body: unknown, auth: Auth): Pro
 /** What `signUp` gives back; `username` and `authDataResponse` are added to the answer when present. */
 export interface SignUpResult {
   user: StoredRow;
-  sessionToken: string;
+  /** None when the app's `preventLoginWithUnverifiedEmail` and `verifyUserEmails` keep the user out until verified. */
+  sessionToken?: string;
+  /** The user's email waits for verification: the caller sends the mail (emails.ts) once this is committed. */
+  verificationMail: boolean;
   username?: string;
   authDataResponse?: Record<string, never>;
 }
@@ -342,7 +353,7 @@ async function checkUserWritable(engine: DataEngine, objectId: string, auth: Aut
  * What a user update answers: `updatedAt`, computed values, a new `sessionToken` after a client
  * changed its password, and `authDataResponse` (`{}`) when the body had `authData` providers.
  */
-export type UserUpdate = WriteResult & { sessionToken?: string; authDataResponse?: Record<string, never> };
+export type UserUpdate = WriteResult & { sessionToken?: string; authDataResponse?: Record<string, never>; verificationMail?: boolean };
 
 /**
  * Updates a user (Parse REST guide, "Updating Users"; `PUT /users/<objectId>`). Username and email
@@ -361,12 +372,18 @@ export async function updateUser(engine: DataEngine, objectId: string, body: unk
   return engine.atomically(async (engine) => {
       await checkUnique(engine, input.fields, objectId);
       const changes: Record<string, unknown> = { ...input.fields };
+      const current = typeof input.fields.email === 'string' && engine.settings().verifyUserEmails ? await engine.row('_User', objectId) : undefined;
+      // A changed email waits for its link again (Parse Server's verifyUserEmails on update).
+      const verifying = current !== undefined && current.data.email !== input.fields.email;
+      if (verifying) changes.emailVerified = false;
       if (input.acl !== undefined) changes.ACL = auth.master ? input.acl : { ...(input.acl ?? {}), ...selfOnly(objectId) };
       if (input.authData) {
         await checkAuthDataFree(engine, input.authData, objectId);
         changes.authData = mergeAuthData((await engine.row('_User', objectId))?.data.authData, input.authData) ?? { __op: 'Delete' };
       }
-      const result: UserUpdate = await engine.update('_User', objectId, changes, auth, hashed ? { _hashed_password: hashed } : {});
+      const extra = { ...(hashed ? { _hashed_password: hashed } : {}), ...(verifying ? verificationToken(engine, objectId) : {}) };
+      const result: UserUpdate = await engine.update('_User', objectId, changes, auth, extra);
+      if (verifying) result.verificationMail = true;
       if (input.authData) result.authDataResponse = {};
       if (hashed) {
         if (engine.settings().revokeSessionOnPasswordReset) await deleteSessionsOf(engine, objectId);
@@ -388,5 +405,26 @@ export async function deleteUser(engine: DataEngine, objectId: string, auth: Aut
   await engine.atomically(async (engine) => {
     await engine.delete('_User', objectId, auth);
     await deleteSessionsOf(engine, objectId);
+  });
+}
+
+/**
+ * Sets a new password through a password reset link (the page of rest/routes/pages.ts; Parse
+ * Server's `UserController.updatePassword`): the link is spent, and every session of the user ends
+ * when the app's `revokeSessionOnPasswordReset` is on (its default).
+ * @returns false for a link that is unknown or spent.
+ * @throws ParseError 201 "password is required" for an empty password.
+ */
+export async function resetPassword(engine: DataEngine, token: unknown, password: unknown): Promise<boolean> {
+  if (typeof password !== 'string' || password === '') throw new ParseError(ParseCode.PASSWORD_MISSING, 'password is required');
+  if (!(await userOfResetToken(engine, token))) return false;
+  const hashed = await hashPassword(password);
+  return engine.atomically(async (engine) => {
+    const user = await userOfResetToken(engine, token);
+    if (!user) return false;
+    const { _perishable_token: _spent, ...data } = user.data;
+    await engine.replaceRow('_User', { ...user, updatedAt: new Date().toISOString(), data: { ...data, _hashed_password: hashed } });
+    if (engine.settings().revokeSessionOnPasswordReset) await deleteSessionsOf(engine, user.objectId);
+    return true;
   });
 }

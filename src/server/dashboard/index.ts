@@ -13,6 +13,7 @@ import { schemaRoutes } from './schema.js';
 import { cloudRoutes } from './cloud.js';
 import { consoleRoutes } from './console.js';
 import { jobRoutes } from './jobs.js';
+import { mailRoutes } from './mail.js';
 import { environmentRoutes } from './environments.js';
 import { webAppRoutes } from './webapps.js';
 import { lifecycleRoutes } from './lifecycle.js';
@@ -122,6 +123,7 @@ export function dashboard(platform: Platform) {
     cloudRoutes(app, d);
     consoleRoutes(app, d);
     jobRoutes(app, d);
+    mailRoutes(app, d);
     environmentRoutes(app, d);
     webAppRoutes(app, d);
     lifecycleRoutes(app, d);

@@ -21,6 +21,9 @@ const KIND: Record<SettingKey, 'flag' | 'number' | 'json'> = {
   preventLoginWithUnverifiedEmail: 'flag',
   enableAnonymousUsers: 'flag',
   auth: 'json',
+  verifyUserEmails: 'flag',
+  emailVerifyTokenValidityDuration: 'number',
+  emailAdapter: 'json',
   'fileUpload.enableForPublic': 'flag',
   'fileUpload.enableForAnonymousUser': 'flag',
   'fileUpload.enableForAuthenticatedUser': 'flag',
@@ -34,6 +37,7 @@ const GROUPS: Array<{ title: string; keys: SettingKey[] }> = [
   { title: 'Classes and queries', keys: ['allowClientClassCreation', 'defaultLimit', 'maxLimit', 'protectedFields'] },
   { title: 'Users and sessions', keys: ['sessionLength', 'expireInactiveSessions', 'revokeSessionOnPasswordReset', 'enforcePrivateUsers', 'preventLoginWithUnverifiedEmail'] },
   { title: 'Sign-in providers', keys: ['enableAnonymousUsers', 'auth'] },
+  { title: 'Emails', keys: ['verifyUserEmails', 'emailVerifyTokenValidityDuration', 'emailAdapter'] },
   { title: 'File uploads', keys: ['fileUpload.enableForPublic', 'fileUpload.enableForAnonymousUser', 'fileUpload.enableForAuthenticatedUser', 'fileUpload.fileExtensions'] },
   { title: 'LiveQuery', keys: ['liveQuery.classNames'] },
 ];

@@ -3,6 +3,7 @@ import { ParseCode } from '../../errors.js';
 import { FileStore } from '../../files.js';
 import type { PublicRoute } from '../handler.js';
 import type { DataResponse } from '../types.js';
+import { mailPages } from './pages.js';
 
 const FILE_PATH = /^\/files\/([^/]+)\/([^/]+)$/;
 
@@ -33,6 +34,7 @@ const notFound = (): DataResponse => ({ status: 404, body: undefined, raw: { dat
  * - `GET /files/<appId>/<name>`: the file's bytes with its stored content type (the URLs that
  *   `DataEngine.fileUrl` gives); 403 `{code: 119}` for an unknown application id and 404
  *   `File not found.` (text, as Parse Server) for an unknown file.
+ * - `/apps/<appId>/...`: the pages of verification and password reset mails (pages.ts).
  * Any other path: undefined, so that the keyed routes answer it.
  */
 export function publicRoutes(apps: DataApps): PublicRoute {
@@ -46,7 +48,10 @@ export function publicRoutes(apps: DataApps): PublicRoute {
     if (!file) return notFound();
     return { status: 200, body: undefined, headers: DOWNLOAD_HEADERS, raw: file };
   };
-  return (path) => {
+  const pages = mailPages(apps);
+  return (method, path, query, body) => {
+    if (path.startsWith('/apps/')) return pages(method, path, query, body);
+    if (method !== 'GET') return undefined;
     if (path === '/health') return { status: 200, body: { status: 'ok' } };
     const match = FILE_PATH.exec(path);
     return match ? download(match) : undefined;

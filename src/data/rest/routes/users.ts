@@ -2,6 +2,8 @@ import { checkGetParams } from '../../objects/findParams.js';
 import { authenticate, deleteUser, logIn, logInAs, loginPayload, logInWithAuthData, logOut, me, signUp, updateUser, type UserUpdate } from '../../users/service.js';
 import { isPlainObject } from '../../values.js';
 import { hasProviderData, readAuthData } from '../../users/authData.js';
+import { requestPasswordReset, requestVerificationEmail, sendVerificationMail, type MailContext } from '../../users/emails.js';
+import type { StoredRow } from '../../storage/adapter.js';
 import { refuseInTransaction, type DataRouter } from '../router.js';
 import { ok, type DataRequest, type DataResponse, type RouteHandler } from '../types.js';
 import { roleRoutes } from './roles.js';
@@ -32,7 +34,8 @@ const signUpRoute: RouteHandler = async (req) => {
   const login = await logInWithAuthData(req.engine, verified, req.auth, (row) => guardTrigger(ctx, 'beforeLogin', '_User', req.engine.toJson('_User', row)));
   if (login) return ok(login);
   const body = await beforeSave(ctx, '_User', verified);
-  const { user, sessionToken, username, authDataResponse } = await signUp(req.engine, body, req.auth);
+  const { user, sessionToken, username, authDataResponse, verificationMail } = await signUp(req.engine, body, req.auth);
+  if (verificationMail) mailLater(req, user);
   await afterTrigger(ctx, 'afterSave', '_User', req.engine.toJson('_User', user));
   const answer = { objectId: user.objectId, createdAt: user.createdAt, ...(username ? { username } : {}), sessionToken, ...(authDataResponse ? { authDataResponse } : {}) };
   return ok(answer, 201, { location: userLocation(req, user.objectId) });
@@ -61,8 +64,18 @@ const putUser: RouteHandler = async (req, { objectId }) => {
     const stored = (await req.engine.row('_User', objectId!))?.data.authData;
     body = await withVerifiedAuthData(req, stored);
   }
-  return updateUser(req.engine, objectId!, body, req.auth).then(updateAnswer);
+  const updated = await updateUser(req.engine, objectId!, body, req.auth);
+  if (updated.verificationMail) mailLater(req, updated.row);
+  return updateAnswer(updated);
 };
+
+/** Where a request's mails and links come from (users/emails.ts). */
+const mailContext = (req: DataRequest): MailContext => ({ apps: req.apps, keys: req.keys, mountUrl: req.mountUrl });
+
+/** Sends a user's verification mail after the answer (as Parse Server, a signup does not wait for SMTP); the outbox records what became of it. */
+function mailLater(req: DataRequest, user: StoredRow): void {
+  void sendVerificationMail(mailContext(req), req.engine, user).catch(() => undefined);
+}
 
 /**
  * The body with its `authData` checked by each provider it names (Parse Server's
@@ -112,6 +125,16 @@ export function userRoutes(router: DataRouter): void {
     const { sessionToken: _token, ...object } = user;
     await afterTrigger({ ...ctx, auth: { ...req.auth } }, 'afterLogin', '_User', object);
     return ok(user);
+  });
+  router.on('POST', '/requestPasswordReset', async (req) => {
+    refuseInTransaction(req);
+    await requestPasswordReset(mailContext(req), req.engine, req.body);
+    return ok({});
+  });
+  router.on('POST', '/verificationEmailRequest', async (req) => {
+    refuseInTransaction(req);
+    await requestVerificationEmail(mailContext(req), req.engine, req.body);
+    return ok({});
   });
   router.on(['GET', 'POST'], '/verifyPassword', async (req) => {
     refuseInTransaction(req);
