@@ -7,6 +7,7 @@ import { DEFAULT_SETTINGS, type ServerSettings } from './settings.js';
 import { SignInProviders } from './users/providers/catalog.js';
 import { publicFetch } from '../shared/publicFetch.js';
 import { Mailer } from './mail/mailer.js';
+import { WebhookCloudRuntime, WebhookStore } from './cloud/webhooks.js';
 import { Outbox, type MailRecord } from './mail/outbox.js';
 import { createLogger } from '../log.js';
 
@@ -51,8 +52,8 @@ export class DataApps {
     readonly directory: AppDirectory,
     /** The data API's public root, e.g. `http://localhost:4000/data`; read per call (known after listen). */
     private readonly dataApiUrl: () => string,
-    /** The apps' cloud code, which the data API calls for functions, jobs and triggers. */
-    readonly cloud: CloudRuntime,
+    /** The apps' cloud code, which the data API calls for functions, jobs and triggers (with their webhooks in front: `cloud`). */
+    workers: CloudRuntime,
     private readonly storage: StorageProvider,
     /** Told of each engine as it opens (LiveQuery follows its changes). */
     private readonly opened: (applicationId: string, engine: DataEngine) => void = () => undefined,
@@ -64,9 +65,18 @@ export class DataApps {
       outbound?: typeof fetch;
       /** Sends the apps' mails (verification, password reset); without one they are only kept in each app's outbox. */
       mailer?: Mailer;
+      /** How long a webhook may take to answer (BACKYARD_FUNCTION_TIMEOUT_MS); 30 s by default. */
+      webhookTimeoutMs?: number;
     } = {},
   ) {
-    this.signIn = new SignInProviders(outside.outbound ?? publicFetch());
+    const outbound = outside.outbound ?? publicFetch();
+    this.signIn = new SignInProviders(outbound);
+    this.webhooks = new WebhookStore((appId) => homePaths(this.home).app(appId));
+    this.cloud = new WebhookCloudRuntime(workers, this.webhooks, {
+      fetch: outbound,
+      webhookKey: async (appId) => (await this.keys(appId))?.webhookKey,
+      timeoutMs: outside.webhookTimeoutMs ?? 30_000,
+    });
     this.mailer = outside.mailer ?? new Mailer({ from: 'Backyard <no-reply@localhost>', allowHosts: [], log: createLogger('silent') });
   }
 
@@ -82,6 +92,12 @@ export class DataApps {
   mails(applicationId: string, limit = 50): Promise<MailRecord[]> {
     return new Outbox(this.mailFolder(applicationId)).list(limit);
   }
+
+  /** The apps' cloud code, functions and triggers served by a webhook first (cloud/webhooks.ts). */
+  readonly cloud: CloudRuntime;
+
+  /** The apps' webhooks (`/hooks`). */
+  readonly webhooks: WebhookStore;
 
   /** Checks `authData` with the providers the apps' `auth` settings name (users/providers). */
   readonly signIn: SignInProviders;

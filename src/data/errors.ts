@@ -40,6 +40,8 @@ export const ParseCode = {
   SCRIPT_FAILED: 141,
   VALIDATION_ERROR: 142,
   INVALID_IMAGE_DATA: 143,
+  /** Parse Server answers a bad or unknown webhook declaration with 143 too (HooksController). */
+  WEBHOOK_ERROR: 143,
   FILE_DELETE_ERROR: 153,
   REQUEST_LIMIT_EXCEEDED: 155,
   INVALID_EVENT_NAME: 160,

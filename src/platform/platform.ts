@@ -111,6 +111,7 @@ export async function openPlatform(config: Config, log: Logger): Promise<Platfor
   const dataApps = new DataApps(config.home, backendApps, () => urls.dataApi, cloud, storage, (appId, engine) => liveQuery.watch(appId, engine), {
     outbound: publicFetch(config.cloudAllowHosts),
     mailer: new Mailer({ smtpUrl: config.smtpUrl, from: config.mailFrom, allowHosts: config.cloudAllowHosts, log }),
+    webhookTimeoutMs: config.functionTimeoutMs,
   });
   const liveQuery = new LiveQueryServer(dataApps, log, storage.broadcast);
   // Another process deployed cloud code: a live worker here loads it; deleted an app: forget it here.

@@ -1,8 +1,10 @@
+import { isDeepStrictEqual } from 'node:util';
 import { afterFind, afterTrigger, beforeFind, beforeSave, guardTrigger, hasTrigger, type TriggerContext } from '../../cloud/hooks.js';
 import type { TriggerName } from '../../cloud/types.js';
 import type { WriteResult } from '../../engine.js';
 import { ParseCode, ParseError } from '../../errors.js';
 import { checkGetParams } from '../../objects/findParams.js';
+import { isPlainObject } from '../../values.js';
 import { refuseInTransaction, type DataRouter } from '../router.js';
 import { ok, type DataRequest } from '../types.js';
 
@@ -29,9 +31,11 @@ export function classRoutes(router: DataRouter): void {
     refuseInTransaction(req);
     return (async () => {
       const ctx = triggerContext(req);
-      const result = await req.engine.create(className!, await beforeSave(ctx, className!, req.body), req.auth);
-      await afterTrigger(ctx, 'afterSave', className!, req.engine.toJson(className!, result.row));
-      return answer(result);
+      const body = await beforeSave(ctx, className!, req.body);
+      const result = await req.engine.create(className!, body, req.auth);
+      const saved = req.engine.toJson(className!, result.row);
+      await afterTrigger(ctx, 'afterSave', className!, saved);
+      return answer({ ...result, computed: { ...result.computed, ...changedByTrigger(req.body, body, saved) } });
     })();
   });
   router.on('GET', '/classes/:className', (req, { className }) => {
@@ -63,9 +67,11 @@ export function classRoutes(router: DataRouter): void {
     return (async () => {
       const ctx = triggerContext(req);
       const before = await req.engine.getRow(className!, objectId!, req.auth);
-      const result = await req.engine.update(className!, objectId!, await beforeSave(ctx, className!, req.body, objectId), req.auth);
-      await afterTrigger(ctx, 'afterSave', className!, req.engine.toJson(className!, result.row), before && req.engine.toJson(className!, before));
-      return answer(result);
+      const body = await beforeSave(ctx, className!, req.body, objectId);
+      const result = await req.engine.update(className!, objectId!, body, req.auth);
+      const saved = req.engine.toJson(className!, result.row);
+      await afterTrigger(ctx, 'afterSave', className!, saved, before && req.engine.toJson(className!, before));
+      return answer({ ...result, computed: { ...result.computed, ...changedByTrigger(req.body, body, saved) } });
     })();
   });
   router.on('DELETE', '/classes/:className/:objectId', (req, { className, objectId }) => {
@@ -88,6 +94,21 @@ export function classRoutes(router: DataRouter): void {
 /** Whether the app's cloud code registered one of `triggers` for the class. */
 export const hasAnyTrigger = (req: DataRequest, className: string, triggers: TriggerName[]): boolean =>
   triggers.some((t) => hasTrigger(req.registry, className, t));
+
+/**
+ * The fields a beforeSave trigger set or changed, as saved: Parse Server answers them with the
+ * write (`fieldsChangedByTrigger`), so that the client's object holds what was stored.
+ */
+export function changedByTrigger(sent: unknown, body: unknown, saved: Record<string, unknown>): Record<string, unknown> {
+  if (!isPlainObject(body) || body === sent) return {};
+  const before = isPlainObject(sent) ? sent : {};
+  const changed: Record<string, unknown> = {};
+  for (const key of Object.keys(body)) {
+    if (key === 'ACL' || isDeepStrictEqual(before[key], body[key])) continue;
+    if (key in saved) changed[key] = saved[key];
+  }
+  return changed;
+}
 
 export const triggerContext = (req: DataRequest): TriggerContext => ({ cloud: req.apps.cloud, registry: req.registry, engine: req.engine, auth: req.auth });
 

@@ -4,6 +4,7 @@ import { batchRoutes } from './batch.js';
 import { classRoutes } from './classes.js';
 import { extraRoutes } from './misc.js';
 import { functionRoutes } from './functions.js';
+import { hookRoutes } from './hooks.js';
 import { schemaRoutes } from './schemas.js';
 import { userRoutes } from './users.js';
 
@@ -19,5 +20,6 @@ export function createDataRouter(log: Logger, mountPath: () => string): DataRout
   userRoutes(router);
   extraRoutes(router);
   functionRoutes(router, log);
+  hookRoutes(router);
   return router;
 }

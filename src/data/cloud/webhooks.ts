@@ -1,0 +1,225 @@
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { ParseCode, ParseError } from '../errors.js';
+import { isPlainObject } from '../values.js';
+import type { CloudRegistry, CloudRuntime, TriggerName } from './types.js';
+
+/**
+ * Webhooks (issue 17; Parse Server's HooksController and the REST guide's "Hooks"): cloud functions
+ * and triggers served by an outside URL instead of the app's cloud code. Each is kept in the app's
+ * folder (`apps/<appId>/hooks.json`, on the home folder several processes share), and a call is a
+ * POST of Parse Server's JSON request with the app's webhook key in `X-Parse-Webhook-Key`, answered
+ * `{"success": result}` or `{"error": ...}`.
+ */
+
+/** A function webhook, or a trigger webhook (as `/hooks` answers them). */
+export type Webhook = { functionName: string; url: string } | { className: string; triggerName: TriggerName; url: string };
+
+/** The triggers a webhook may serve (Parse Server's `triggers.Types` that Backyard runs). */
+export const WEBHOOK_TRIGGERS: readonly TriggerName[] = ['beforeSave', 'afterSave', 'beforeDelete', 'afterDelete', 'beforeFind', 'afterFind', 'beforeLogin', 'afterLogin'];
+
+/** How long a process answers an app's webhooks from memory before reading the file again (another process may have changed it). */
+export const WEBHOOKS_RECHECK_MS = 1000;
+
+interface AppHooks {
+  functions: Map<string, string>;
+  /** `<className>.<triggerName>` → url. */
+  triggers: Map<string, string>;
+  readAt: number;
+}
+
+const triggerKey = (className: string, triggerName: string) => `${className}.${triggerName}`;
+
+/** Reads and writes the webhooks of apps (the `/hooks` endpoints). */
+export class WebhookStore {
+  private readonly cache = new Map<string, AppHooks>();
+
+  /** @param appFolder an app's folder (`apps/<appId>`). */
+  constructor(private readonly appFolder: (appId: string) => string) {}
+
+  private file = (appId: string) => path.join(this.appFolder(appId), 'hooks.json');
+
+  /** The app's webhooks, from memory when read in the last WEBHOOKS_RECHECK_MS. */
+  async hooks(appId: string): Promise<AppHooks> {
+    const known = this.cache.get(appId);
+    if (known && Date.now() - known.readAt < WEBHOOKS_RECHECK_MS) return known;
+    return this.read(appId);
+  }
+
+  /** The app's webhooks when in memory and fresh, else undefined (call `hooks`). */
+  hooksNow(appId: string): AppHooks | undefined {
+    const known = this.cache.get(appId);
+    return known && Date.now() - known.readAt < WEBHOOKS_RECHECK_MS ? known : undefined;
+  }
+
+  private async read(appId: string): Promise<AppHooks> {
+    let list: Webhook[] = [];
+    try {
+      list = JSON.parse(await fs.readFile(this.file(appId), 'utf8')) as Webhook[];
+    } catch {
+      // none yet
+    }
+    const hooks: AppHooks = { functions: new Map(), triggers: new Map(), readAt: Date.now() };
+    for (const hook of list) {
+      if ('functionName' in hook) hooks.functions.set(hook.functionName, hook.url);
+      else hooks.triggers.set(triggerKey(hook.className, hook.triggerName), hook.url);
+    }
+    this.cache.set(appId, hooks);
+    return hooks;
+  }
+
+  /** Every webhook of the app, functions first, in name order. */
+  async list(appId: string): Promise<Webhook[]> {
+    const hooks = await this.read(appId);
+    return [
+      ...[...hooks.functions].sort().map(([functionName, url]) => ({ functionName, url })),
+      ...[...hooks.triggers].sort().map(([key, url]) => {
+        const dot = key.lastIndexOf('.');
+        return { className: key.slice(0, dot), triggerName: key.slice(dot + 1) as TriggerName, url };
+      }),
+    ];
+  }
+
+  private readonly writing = new Map<string, Promise<unknown>>();
+
+  /**
+   * Replaces the app's webhooks with `change` applied to them: one change at a time per app in this
+   * process, the file replaced whole (rename), so a reader never sees half of it.
+   * @returns what `change` returned besides the list.
+   */
+  change<T>(appId: string, change: (list: Webhook[]) => { list: Webhook[]; result: T }): Promise<T> {
+    const previous = this.writing.get(appId) ?? Promise.resolve();
+    const next = previous.catch(() => undefined).then(() => this.write(appId, change));
+    this.writing.set(appId, next);
+    return next;
+  }
+
+  private async write<T>(appId: string, change: (list: Webhook[]) => { list: Webhook[]; result: T }): Promise<T> {
+    const { list: next, result } = change(await this.list(appId));
+    await fs.mkdir(this.appFolder(appId), { recursive: true });
+    const temporary = `${this.file(appId)}.${process.pid}.tmp`;
+    await fs.writeFile(temporary, JSON.stringify(next, null, 2));
+    await fs.rename(temporary, this.file(appId));
+    this.cache.delete(appId);
+    return result;
+  }
+
+  /** Forgets what is in memory of an app (deleted). */
+  forget(appId: string): void {
+    this.cache.delete(appId);
+  }
+}
+
+/**
+ * The apps' cloud code with their webhooks in front (CloudRuntime): a function or trigger with a
+ * webhook is called at its URL, anything else runs in the app's worker; the registry lists both.
+ */
+export class WebhookCloudRuntime implements CloudRuntime {
+  constructor(
+    private readonly inner: CloudRuntime,
+    readonly store: WebhookStore,
+    private readonly options: {
+      /** How webhook URLs are fetched (public addresses only, shared/publicFetch.ts). */
+      fetch: typeof fetch;
+      /** The app's webhook key, sent in `X-Parse-Webhook-Key`. */
+      webhookKey: (appId: string) => Promise<string | undefined>;
+      /** How long a webhook may take, as a cloud function (BACKYARD_FUNCTION_TIMEOUT_MS). */
+      timeoutMs: number;
+    },
+  ) {}
+
+  private merge(registry: CloudRegistry, hooks: AppHooks): CloudRegistry {
+    if (hooks.functions.size === 0 && hooks.triggers.size === 0) return registry;
+    const triggers: Record<string, TriggerName[]> = Object.fromEntries(Object.entries(registry.triggers).map(([c, t]) => [c, [...t]]));
+    for (const key of hooks.triggers.keys()) {
+      const dot = key.lastIndexOf('.');
+      const className = key.slice(0, dot);
+      const name = key.slice(dot + 1) as TriggerName;
+      (triggers[className] ??= []).includes(name) || triggers[className]!.push(name);
+    }
+    return { ...registry, functions: [...new Set([...registry.functions, ...hooks.functions.keys()])], triggers };
+  }
+
+  async registry(appId: string): Promise<CloudRegistry> {
+    const [registry, hooks] = await Promise.all([this.inner.registry(appId), this.store.hooks(appId)]);
+    return this.merge(registry, hooks);
+  }
+
+  registryNow(appId: string): CloudRegistry | undefined {
+    const registry = this.inner.registryNow(appId);
+    const hooks = this.store.hooksNow(appId);
+    return registry && hooks ? this.merge(registry, hooks) : undefined;
+  }
+
+  async run(appId: string, kind: 'function' | 'trigger' | 'job', name: string, request: Record<string, unknown>): Promise<unknown> {
+    if (kind !== 'job') {
+      const hooks = await this.store.hooks(appId);
+      const url = kind === 'function' ? hooks.functions.get(name) : hooks.triggers.get(triggerKey(String(request.className), name));
+      if (url) return this.call(appId, url, kind, name, request);
+    }
+    return this.inner.run(appId, kind, name, request);
+  }
+
+  /**
+   * POSTs a call to a webhook and reads its answer (Parse Server's `wrapToHTTPRequest`).
+   * @throws ParseError 141 naming the URL when it cannot be reached, does not answer in time or
+   *   answers no JSON; the webhook's `{"error": ...}` as a ParseError (its `code`, else 141).
+   */
+  private async call(appId: string, url: string, kind: 'function' | 'trigger', name: string, request: Record<string, unknown>): Promise<unknown> {
+    const body: Record<string, unknown> = { ...request };
+    if (kind === 'function') body.functionName = name;
+    else {
+      body.triggerName = name;
+      for (const key of ['object', 'original'] as const) if (isPlainObject(body[key])) body[key] = { ...(body[key] as object), className: request.className };
+    }
+    const key = await this.options.webhookKey(appId);
+    let response: Response;
+    try {
+      response = await this.options.fetch(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...(key ? { 'x-parse-webhook-key': key } : {}) },
+        body: JSON.stringify(body),
+        redirect: 'error',
+        signal: AbortSignal.timeout(this.options.timeoutMs),
+      });
+    } catch (error) {
+      const why = (error as Error).name === 'TimeoutError' ? `did not answer within ${this.options.timeoutMs} ms` : `could not be reached (${(error as Error).message}${(error as Error).cause instanceof Error ? `: ${((error as Error).cause as Error).message}` : ''})`;
+      throw new ParseError(ParseCode.SCRIPT_FAILED, `The webhook of ${kind === 'function' ? `function ${name}` : `${name} on ${String(request.className)}`} at ${url} ${why}.`);
+    }
+    const text = await response.text();
+    let answer: unknown;
+    try {
+      answer = text === '' ? {} : JSON.parse(text);
+    } catch {
+      throw new ParseError(ParseCode.SCRIPT_FAILED, `Malformed response from the webhook at ${url} (HTTP ${response.status}): ${text.slice(0, 100)}`);
+    }
+    const { success, error } = isPlainObject(answer) ? answer : { success: undefined, error: undefined };
+    if (error !== undefined && error !== null) {
+      if (isPlainObject(error)) {
+        const code = typeof error.code === 'number' ? error.code : ParseCode.SCRIPT_FAILED;
+        throw new ParseError(code, String(error.error ?? error.message ?? JSON.stringify(error)));
+      }
+      throw new ParseError(ParseCode.SCRIPT_FAILED, typeof error === 'string' ? error : JSON.stringify(error));
+    }
+    if (kind === 'function') return success;
+    // The worker's answer shapes (hooks.ts), from Parse Server's webhook answers.
+    if (name === 'beforeSave' && isPlainObject(success)) {
+      const { createdAt: _c, updatedAt: _u, className: _n, objectId: _o, ...changes } = success;
+      return { changes };
+    }
+    if (name === 'afterFind' && Array.isArray(success)) return { objects: success };
+    if (name === 'beforeFind' && isPlainObject(success)) return { query: success };
+    return undefined;
+  }
+
+  reload = (appId: string) => this.inner.reload(appId);
+  recentRuns = (appId: string) => this.inner.recentRuns(appId);
+  liveWorkers = (appId: string) => this.inner.liveWorkers(appId);
+  confinement = () => this.inner.confinement();
+  forget = (appId: string) => {
+    this.store.forget(appId);
+    return this.inner.forget(appId);
+  };
+  attachDataApi: CloudRuntime['attachDataApi'] = (handler) => this.inner.attachDataApi(handler);
+  close = () => this.inner.close();
+}
