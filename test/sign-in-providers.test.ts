@@ -192,6 +192,22 @@ describe('linking, anonymous users and the app settings', () => {
   });
 });
 
+describe('the dashboard', () => {
+  it("shows the app's sign-in providers on its server settings page", async () => {
+    const signIn = await fetch(`${server.url}/dashboard/sign-in`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', origin: server.url },
+      body: new URLSearchParams({ token: server.alice, next: '/dashboard' }).toString(),
+      redirect: 'manual',
+    });
+    const cookie = signIn.headers.get('set-cookie')!.split(';')[0]!;
+    const text = await (await fetch(`${server.url}/dashboard/apps/${app.appId}/settings`, { headers: { cookie } })).text();
+    expect(text).toContain('Sign-in providers');
+    expect(text).toMatch(/name="enableAnonymousUsers"[^>]* checked>/);
+    expect(text).toMatch(/&quot;corp&quot;: \{\s+&quot;oidc&quot;: true,\s+&quot;issuer&quot;: &quot;http:\/\/127\.0\.0\.1/);
+  });
+});
+
 describe('where provider requests may go', () => {
   it('an app cannot point a provider at a loopback or private address the operator did not allow', async () => {
     // A key server on loopback that would answer correctly: the address alone is refused.

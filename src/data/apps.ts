@@ -9,7 +9,8 @@ import { publicFetch } from '../shared/publicFetch.js';
 import { Mailer } from './mail/mailer.js';
 import { WebhookCloudRuntime, WebhookStore } from './cloud/webhooks.js';
 import { Outbox, type MailRecord } from './mail/outbox.js';
-import { createLogger } from '../log.js';
+import { createLogger, type Logger } from '../log.js';
+import { JobScheduler } from './cloud/scheduler.js';
 
 /** The keys of a Backend App, as the platform keeps them (spec, Interface B, "Authentication"). */
 export interface AppKeys {
@@ -67,11 +68,14 @@ export class DataApps {
       mailer?: Mailer;
       /** How long a webhook may take to answer (BACKYARD_FUNCTION_TIMEOUT_MS); 30 s by default. */
       webhookTimeoutMs?: number;
+      /** Where the scheduler says what went wrong. */
+      log?: Logger;
     } = {},
   ) {
     const outbound = outside.outbound ?? publicFetch();
     this.signIn = new SignInProviders(outbound);
     this.webhooks = new WebhookStore((appId) => homePaths(this.home).app(appId));
+    this.scheduler = new JobScheduler(this, homePaths(this.home).apps, outside.log ?? createLogger('silent'));
     this.cloud = new WebhookCloudRuntime(workers, this.webhooks, {
       fetch: outbound,
       webhookKey: async (appId) => (await this.keys(appId))?.webhookKey,
@@ -82,6 +86,14 @@ export class DataApps {
 
   /** Sends the apps' mails and keeps them in each app's outbox (mail/). */
   readonly mailer: Mailer;
+
+  /** An app's folder (`apps/<appId>`). */
+  appFolder(applicationId: string): string {
+    return homePaths(this.home).app(applicationId);
+  }
+
+  /** Runs the apps' scheduled jobs once started (the HTTP server starts it: cloud/scheduler.ts). */
+  readonly scheduler: JobScheduler;
 
   /** The folder of an app's outbox (mail/outbox.ts). */
   mailFolder(applicationId: string): string {

@@ -49,6 +49,16 @@ const SYSTEM_FIELDS: Record<string, Record<string, FieldType>> = {
     params: { type: 'Object' },
     finishedAt: { type: 'Date' },
   },
+  _JobSchedule: {
+    jobName: { type: 'String' },
+    description: { type: 'String' },
+    params: { type: 'String' },
+    startAfter: { type: 'String' },
+    daysOfWeek: { type: 'Array' },
+    timeOfDay: { type: 'String' },
+    lastRun: { type: 'Number' },
+    repeatMinutes: { type: 'Number' },
+  },
   _Audience: { name: { type: 'String' }, query: { type: 'String' }, lastUsed: { type: 'Date' }, timesUsed: { type: 'Number' } },
 };
 
@@ -56,7 +66,7 @@ const SYSTEM_FIELDS: Record<string, Record<string, FieldType>> = {
  * The classes of Parse Server's `classesWithMasterOnlyAccess` that Backyard has: only the master key
  * reads or writes them (advisory GHSA-7xg7-rqf6-pw6c closed the generic class routes to clients).
  */
-export const MASTER_ONLY_CLASSES: ReadonlySet<string> = new Set(['_JobStatus', '_Audience']);
+export const MASTER_ONLY_CLASSES: ReadonlySet<string> = new Set(['_JobStatus', '_JobSchedule', '_Audience']);
 
 /**
  * Checks a class name: Parse's rule (code 103), or one of the known system classes.

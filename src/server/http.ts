@@ -66,6 +66,8 @@ export async function startHttpServer(platform: Platform, options: HttpServerOpt
   services.cloud.attachDataApi(data);
   // Decided (and, when cloud code cannot be confined, said in the log) once, at start.
   services.cloud.confinement();
+  // Scheduled jobs run where the data API is served.
+  await services.dataApi.apps.scheduler.start();
   const front = createFront({ hosted: hostedSites(platform), data, log });
   const app = Fastify({
     loggerInstance: log as unknown as import('fastify').FastifyBaseLogger,
@@ -130,6 +132,7 @@ export async function startHttpServer(platform: Platform, options: HttpServerOpt
     instanceId,
     close: async () => {
       front.closing = true;
+      services.dataApi.apps.scheduler.stop();
       for (const server of forContainers) {
         server.close();
         server.closeAllConnections();

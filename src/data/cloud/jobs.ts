@@ -6,12 +6,12 @@ import { ParseError } from '../errors.js';
 import type { CloudRuntime } from './types.js';
 
 /**
- * Starts a cloud job in the background (Parse's `POST /jobs/<name>`): a `_JobStatus` object records
+ * Starts a cloud job in the background (Parse's `POST /jobs/<name>`, or a schedule: `source`): a `_JobStatus` object records
  * it as `running`, then `succeeded` or `failed` with the error's message, and `finishedAt`.
  * @returns the `_JobStatus` objectId, which Parse answers in the `X-Parse-Job-Status-Id` header.
  */
-export async function startJob(engine: DataEngine, cloud: CloudRuntime, name: string, params: Record<string, unknown>, log: Logger): Promise<string> {
-  const { row } = await engine.create('_JobStatus', { jobName: name, source: 'api', status: 'running', params }, MASTER);
+export async function startJob(engine: DataEngine, cloud: CloudRuntime, name: string, params: Record<string, unknown>, log: Logger, source: 'api' | 'schedule' = 'api'): Promise<string> {
+  const { row } = await engine.create('_JobStatus', { jobName: name, source, status: 'running', params }, MASTER);
   const jobId = row.objectId;
   const finish = (status: 'succeeded' | 'failed', message: string | undefined) =>
     engine

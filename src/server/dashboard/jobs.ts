@@ -6,6 +6,7 @@ import { RUN_LIMITS } from '../../data/cloud/runs.js';
 import { badge, csrfField, notice } from './layout.js';
 import { runLabel, runOutput, runsTable } from './runs.js';
 import { objectHref } from './values.js';
+import { scheduleRoutes, schedulesSection } from './schedules.js';
 
 type AppParams = { Params: { appId: string } };
 
@@ -24,11 +25,13 @@ const statusBadge = (status: string | undefined) =>
   status === 'succeeded' ? badge('ok', 'succeeded') : status === 'failed' ? badge('bad', 'failed') : status === 'running' ? badge('run', 'running') : badge('off', status ?? 'unknown');
 
 /**
- * Functions and jobs: what the app's cloud code registers, a form to start a job, the recent runs
+ * Functions and jobs: what the app's cloud code registers, a form to start a job, the job schedules
+ * (schedules.ts), the recent runs
  * of functions, triggers and jobs with their console output (`CloudRuntime.recentRuns`, kept in
  * memory), and the job runs recorded in `_JobStatus` with their state, message and output.
  */
 export function jobRoutes(app: FastifyInstance, d: Dashboard): void {
+  scheduleRoutes(app, d);
   app.get<AppParams>('/apps/:appId/jobs', async (request, reply) => {
     const session = sessionOf(request);
     const backendApp = await ownApp(d, request, reply, request.params.appId);
@@ -64,6 +67,7 @@ export function jobRoutes(app: FastifyInstance, d: Dashboard): void {
     : html`<p class="muted">The cloud code defines no jobs (<code>Parse.Cloud.job</code>).</p>`}
 </section>
 </div>
+${await schedulesSection(d, session, appId, registry.jobs)}
 <section aria-labelledby="recent-heading">
   <h2 id="recent-heading">Recent runs</h2>
   <p class="hint">Functions, triggers and jobs, newest first, with what each wrote with <code>console.log</code> (and <code>warn</code>, <code>error</code>, ...) or <code>request.log</code>.

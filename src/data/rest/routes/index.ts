@@ -5,6 +5,7 @@ import { classRoutes } from './classes.js';
 import { extraRoutes } from './misc.js';
 import { functionRoutes } from './functions.js';
 import { hookRoutes } from './hooks.js';
+import { jobScheduleRoutes } from './jobSchedules.js';
 import { schemaRoutes } from './schemas.js';
 import { userRoutes } from './users.js';
 
@@ -21,5 +22,6 @@ export function createDataRouter(log: Logger, mountPath: () => string): DataRout
   extraRoutes(router);
   functionRoutes(router, log);
   hookRoutes(router);
+  jobScheduleRoutes(router);
   return router;
 }

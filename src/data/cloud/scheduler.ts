@@ -1,0 +1,132 @@
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import type { Logger } from '../../log.js';
+import type { DataApps } from '../apps.js';
+import { startJob } from './jobs.js';
+import { nextRun, scheduleOf, type JobSchedule } from './schedules.js';
+
+/** How often due schedules are looked for (the finest interval a schedule can have is a second). */
+const TICK_MS = 1000;
+/** How long an app's schedules are taken from memory before they are read again (another process may have changed them). */
+const RELOAD_MS = 30_000;
+/** The file in an app's folder that says it has schedules, so that a starting server knows which apps to read. */
+const MARKER = 'job-schedules';
+
+/**
+ * Runs the apps' scheduled jobs (issue 17, "Scheduled jobs"; schedules.ts says when each is due).
+ * A run is claimed before it starts: in one transaction of the app's database, the schedule is read
+ * again and, if still due, its `lastRun` is set to now. So a restart never runs a schedule twice for
+ * the same slot (a slot missed while the server was down runs once, at start), and of several
+ * processes serving one PostgreSQL database only the one whose claim commits first runs it. Each
+ * run is recorded in `_JobStatus` with `source: "schedule"`.
+ */
+export class JobScheduler {
+  private readonly schedules = new Map<string, { list: JobSchedule[]; readAt: number }>();
+  private timer: NodeJS.Timeout | undefined;
+  private ticking = false;
+
+  constructor(
+    private readonly apps: DataApps,
+    private readonly appsFolder: string,
+    private readonly log: Logger,
+  ) {}
+
+  /** Starts looking for due schedules: the apps whose folder says they have some, and any changed later. */
+  async start(): Promise<void> {
+    if (this.timer) return;
+    await this.scan();
+    this.timer = setInterval(() => void this.tick(), TICK_MS);
+    this.timer.unref();
+  }
+
+  private scannedAt = 0;
+
+  /** Adds the apps whose folder says they have schedules (another process, the command line, may have added one). */
+  private async scan(): Promise<void> {
+    this.scannedAt = Date.now();
+    let names: string[] = [];
+    try {
+      names = await fs.readdir(this.appsFolder);
+    } catch {
+      // no apps yet
+    }
+    const marked = await Promise.all(names.map((n) => fs.access(path.join(this.appsFolder, n, MARKER)).then(() => n, () => undefined)));
+    for (const appId of marked) if (appId && !this.schedules.has(appId)) this.schedules.set(appId, { list: [], readAt: 0 });
+  }
+
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+  }
+
+  /** An app's schedules changed (created, edited, removed through this process): read them again now. */
+  async changed(appId: string): Promise<void> {
+    await this.reload(appId);
+  }
+
+  private async reload(appId: string): Promise<JobSchedule[]> {
+    const engine = await this.apps.engine(appId);
+    const rows = engine ? await engine.rows('_JobSchedule', { where: {}, limit: 10_000 }) : [];
+    const list = rows.map((r) => scheduleOf(r.objectId, r.data)).filter((s): s is JobSchedule => s !== undefined);
+    const marker = path.join(this.apps.appFolder(appId), MARKER);
+    if (list.length) {
+      this.schedules.set(appId, { list, readAt: Date.now() });
+      await fs.writeFile(marker, '').catch(() => undefined);
+    } else {
+      this.schedules.delete(appId);
+      await fs.rm(marker, { force: true });
+    }
+    return list;
+  }
+
+  /** Starts every due schedule once; a tick still running when the next comes is not overlapped. */
+  private async tick(): Promise<void> {
+    if (this.ticking) return;
+    this.ticking = true;
+    try {
+      const now = Date.now();
+      if (now - this.scannedAt > RELOAD_MS) await this.scan();
+      for (const [appId, known] of [...this.schedules]) {
+        try {
+          const list = now - known.readAt > RELOAD_MS ? await this.reload(appId) : known.list;
+          for (const schedule of list) {
+            const due = nextRun(schedule);
+            if (due !== undefined && due <= now) await this.claimAndRun(appId, schedule.objectId);
+          }
+        } catch (error) {
+          this.log.warn({ err: error, app: appId }, 'scheduled jobs could not be checked');
+        }
+      }
+    } finally {
+      this.ticking = false;
+    }
+  }
+
+  /** Claims a due schedule (its lastRun, in one transaction) and starts its job; nothing when another claim came first. */
+  private async claimAndRun(appId: string, objectId: string): Promise<void> {
+    const engine = await this.apps.engine(appId);
+    if (!engine) return;
+    const claimed = await engine.atomically(async (engine) => {
+      const row = await engine.row('_JobSchedule', objectId);
+      const schedule = row && scheduleOf(row.objectId, row.data);
+      const now = Date.now();
+      const due = schedule && nextRun(schedule);
+      if (!row || !schedule || due === undefined || due > now) return undefined;
+      await engine.replaceRow('_JobSchedule', { ...row, updatedAt: new Date(now).toISOString(), data: { ...row.data, lastRun: now } });
+      return { ...schedule, lastRun: now };
+    });
+    const known = this.schedules.get(appId);
+    if (known) known.list = known.list.map((s) => (s.objectId === objectId && claimed ? claimed : s));
+    if (!claimed) {
+      await this.reload(appId);
+      return;
+    }
+    let params: Record<string, unknown> = {};
+    try {
+      params = JSON.parse(claimed.params) as Record<string, unknown>;
+    } catch {
+      // checked when saved; an imported schedule with bad params runs with none
+    }
+    await startJob(engine, this.apps.cloud, claimed.jobName, params, this.log, 'schedule');
+  }
+}
