@@ -160,7 +160,7 @@ export const SETTINGS = {
     default: [],
     defaultText: 'none',
     schema: z.array(z.string().regex(/^(\[[0-9a-f:.]+\]|[a-z0-9.-]+):\d{1,5}$/i, 'must be host:port pairs such as 10.0.0.5:8080, separated by commas')),
-    meaning: 'comma-separated `host:port` pairs that sandboxed cloud code, the sign-in provider addresses of an app\'s `auth` setting, its webhooks and its own SMTP server may reach although they are loopback or private (an internal service of yours)',
+    meaning: 'comma-separated `host:port` pairs that sandboxed cloud code, the sign-in provider addresses of an app\'s `auth` setting, its webhooks, push services and own SMTP server may reach although they are loopback or private (an internal service of yours)',
   }),
   smtpUrl: setting({
     variable: 'BACKYARD_SMTP_URL',

@@ -70,9 +70,13 @@ export class DataApps {
       webhookTimeoutMs?: number;
       /** Where the scheduler says what went wrong. */
       log?: Logger;
+      /** `host:port` pairs reachable although not public (BACKYARD_CLOUD_ALLOW_HOSTS), for connections made outside `outbound` (APNs). */
+      allowHosts?: readonly string[];
     } = {},
   ) {
     const outbound = outside.outbound ?? publicFetch();
+    this.outbound = outbound;
+    this.outboundAllow = outside.allowHosts ?? [];
     this.signIn = new SignInProviders(outbound);
     this.webhooks = new WebhookStore((appId) => homePaths(this.home).app(appId));
     this.scheduler = new JobScheduler(this, homePaths(this.home).apps, outside.log ?? createLogger('silent'));
@@ -104,6 +108,11 @@ export class DataApps {
   mails(applicationId: string, limit = 50): Promise<MailRecord[]> {
     return new Outbox(this.mailFolder(applicationId)).list(limit);
   }
+
+  /** How requests an app's configuration or its clients point at leave the server (public addresses only, unless allowed). */
+  readonly outbound: typeof fetch;
+  /** The operator's allowed `host:port` pairs (BACKYARD_CLOUD_ALLOW_HOSTS). */
+  readonly outboundAllow: readonly string[];
 
   /** The apps' cloud code, functions and triggers served by a webhook first (cloud/webhooks.ts). */
   readonly cloud: CloudRuntime;

@@ -32,6 +32,8 @@ export const ParseCode = {
   INVALID_CONTENT_LENGTH: 128,
   FILE_TOO_LARGE: 129,
   FILE_SAVE_ERROR: 130,
+  /** Parse Server's 132 for a device token several installations hold (RestWrite.handleInstallation). */
+  INVALID_INSTALLATION_ID: 132,
   MISSING_REQUIRED_FIELD: 135,
   CHANGED_IMMUTABLE_FIELD: 136,
   DUPLICATE_VALUE: 137,

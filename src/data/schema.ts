@@ -59,6 +59,23 @@ const SYSTEM_FIELDS: Record<string, Record<string, FieldType>> = {
     lastRun: { type: 'Number' },
     repeatMinutes: { type: 'Number' },
   },
+  _PushStatus: {
+    pushTime: { type: 'String' },
+    source: { type: 'String' },
+    query: { type: 'String' },
+    payload: { type: 'String' },
+    title: { type: 'String' },
+    expiry: { type: 'Number' },
+    expiration_interval: { type: 'Number' },
+    status: { type: 'String' },
+    numSent: { type: 'Number' },
+    numFailed: { type: 'Number' },
+    pushHash: { type: 'String' },
+    errorMessage: { type: 'Object' },
+    sentPerType: { type: 'Object' },
+    failedPerType: { type: 'Object' },
+    count: { type: 'Number' },
+  },
   _Audience: { name: { type: 'String' }, query: { type: 'String' }, lastUsed: { type: 'Date' }, timesUsed: { type: 'Number' } },
 };
 
@@ -66,7 +83,7 @@ const SYSTEM_FIELDS: Record<string, Record<string, FieldType>> = {
  * The classes of Parse Server's `classesWithMasterOnlyAccess` that Backyard has: only the master key
  * reads or writes them (advisory GHSA-7xg7-rqf6-pw6c closed the generic class routes to clients).
  */
-export const MASTER_ONLY_CLASSES: ReadonlySet<string> = new Set(['_JobStatus', '_JobSchedule', '_Audience']);
+export const MASTER_ONLY_CLASSES: ReadonlySet<string> = new Set(['_JobStatus', '_JobSchedule', '_PushStatus', '_Audience']);
 
 /**
  * Checks a class name: Parse's rule (code 103), or one of the known system classes.

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { parseClassLevelPermissions } from './classPermissions.js';
 import { CLASS_NAME, SYSTEM_CLASSES } from './types.js';
 import { authSettings } from './users/providers/options.js';
+import { pushSettings } from './push/options.js';
 
 /**
  * The server options a Parse app is deployed with, settable per Backend App (issue 13, "Requests,
@@ -91,6 +92,7 @@ export const serverSettingsSchema = z
       .nullable()
       .default(null),
     auth: authSettings.default({}),
+    push: pushSettings,
     fileUpload: z
       .object(
         {
@@ -141,6 +143,7 @@ export const SETTING_KEYS = [
   'preventLoginWithUnverifiedEmail',
   'enableAnonymousUsers',
   'auth',
+  'push',
   'verifyUserEmails',
   'emailVerifyTokenValidityDuration',
   'emailAdapter',
@@ -165,6 +168,7 @@ export const SETTING_HELP: Record<SettingKey, string> = {
   preventLoginWithUnverifiedEmail: 'Login and verifyPassword refuse (205) a user whose emailVerified is false.',
   enableAnonymousUsers: 'Clients may sign up and log in as anonymous users (authData.anonymous); when false they get 252.',
   auth: 'Sign-in providers, e.g. {"google": {"clientId": "..."}, "apple": {"clientId": "..."}, "github": {"clientId": "...", "clientSecret": "..."}, "facebook": {"appIds": ["..."]}, "microsoft": {...}}; any other name with {"oidc": true, "issuer": "https://...", "clientId": "..."} is an OpenID Connect provider.',
+  push: 'How pushes are delivered, as Parse Server\'s push adapter: {"ios": {"token": {"key": "<.p8>", "keyId": "...", "teamId": "..."}, "topic": "<bundle id>", "production": false}, "android": {"firebaseServiceAccount": {<service account JSON>}}, "web": {"vapidDetails": {"subject": "mailto:...", "publicKey": "...", "privateKey": "..."}}}; null: no push.',
   verifyUserEmails: 'A user who signs up or changes their email gets a mail with a link that sets emailVerified (through the app\'s emailAdapter, the server\'s SMTP server, or kept in the outbox).',
   emailVerifyTokenValidityDuration: 'Seconds a verification link works; null: until used.',
   emailAdapter: 'The app\'s own SMTP server for its users\' mails, e.g. {"smtpUrl": "smtps://user:password@smtp.example.com:465", "fromAddress": "My App <no-reply@example.com>"}; null: the server\'s (BACKYARD_SMTP_URL).',

@@ -30,7 +30,7 @@ export const CLASS_NAME = /^[A-Za-z][A-Za-z0-9_]*$/;
 export const FIELD_NAME = /^[A-Za-z][A-Za-z0-9_]*$/;
 
 /** The system classes Backyard knows, allowed despite their leading underscore. */
-export const SYSTEM_CLASSES = ['_User', '_Role', '_Session', '_Installation', '_JobStatus', '_JobSchedule', '_Audience'] as const;
+export const SYSTEM_CLASSES = ['_User', '_Role', '_Session', '_Installation', '_JobStatus', '_JobSchedule', '_PushStatus', '_Audience'] as const;
 
 /** Fields every object has, kept in columns rather than in the JSON data (spec, Interface B, "Object"). */
 export const DEFAULT_FIELDS: Record<string, FieldType> = {

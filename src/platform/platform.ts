@@ -113,6 +113,7 @@ export async function openPlatform(config: Config, log: Logger): Promise<Platfor
     mailer: new Mailer({ smtpUrl: config.smtpUrl, from: config.mailFrom, allowHosts: config.cloudAllowHosts, log }),
     webhookTimeoutMs: config.functionTimeoutMs,
     log,
+    allowHosts: config.cloudAllowHosts,
   });
   const liveQuery = new LiveQueryServer(dataApps, log, storage.broadcast);
   // Another process deployed cloud code: a live worker here loads it; deleted an app: forget it here.

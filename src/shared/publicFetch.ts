@@ -48,3 +48,16 @@ export function publicFetch(allow: readonly string[] = []): typeof fetch {
     return undiciFetch(url, { ...(init as object), dispatcher: publicAgent }) as unknown as Promise<Response>;
   };
 }
+
+/**
+ * Refuses, before a connection made outside `fetch` (HTTP/2 to APNs), a URL whose host is an
+ * address literal that is not public and not allowed; a name is checked as it is resolved, by
+ * giving `publicOnlyLookup` to the connection (see `connectOptions`).
+ * @throws Error "<address> is not a public address".
+ */
+export function connectOptions(url: URL, allow: readonly string[] = []): { lookup?: typeof publicOnlyLookup } {
+  if (allow.map((a) => a.toLowerCase()).includes(hostPort(url))) return {};
+  const literal = url.hostname.replace(/^\[|\]$/g, '');
+  if (net.isIP(literal) && !isPublicAddress(literal)) throw new Error(`${literal} is not a public address`);
+  return { lookup: publicOnlyLookup };
+}

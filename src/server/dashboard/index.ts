@@ -14,6 +14,7 @@ import { cloudRoutes } from './cloud.js';
 import { consoleRoutes } from './console.js';
 import { jobRoutes } from './jobs.js';
 import { mailRoutes } from './mail.js';
+import { pushRoutes } from './push.js';
 import { environmentRoutes } from './environments.js';
 import { webAppRoutes } from './webapps.js';
 import { lifecycleRoutes } from './lifecycle.js';
@@ -124,6 +125,7 @@ export function dashboard(platform: Platform) {
     consoleRoutes(app, d);
     jobRoutes(app, d);
     mailRoutes(app, d);
+    pushRoutes(app, d);
     environmentRoutes(app, d);
     webAppRoutes(app, d);
     lifecycleRoutes(app, d);

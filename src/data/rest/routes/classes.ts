@@ -6,7 +6,7 @@ import { ParseCode, ParseError } from '../../errors.js';
 import { checkGetParams } from '../../objects/findParams.js';
 import { isPlainObject } from '../../values.js';
 import { refuseInTransaction, type DataRouter } from '../router.js';
-import { ok, type DataRequest } from '../types.js';
+import { ok, type DataRequest, type DataResponse } from '../types.js';
 
 /** Class names of the special endpoints (Parse REST guide): `/users` is `_User`, and so on. */
 export const CLASS_ALIASES: Record<string, string> = {
@@ -24,20 +24,7 @@ const location = (req: DataRequest, className: string, objectId: string) =>
  * `Location`, query, get, update answering `updatedAt` and computed values, delete answering `{}`.
  */
 export function classRoutes(router: DataRouter): void {
-  router.on('POST', '/classes/:className', (req, { className }) => {
-    // Parse answers what the server filled in too: operation results and schema default values.
-    const answer = ({ row, computed }: WriteResult) => ok({ objectId: row.objectId, createdAt: row.createdAt, ...computed }, 201, { location: location(req, className!, row.objectId) });
-    if (!hasAnyTrigger(req, className!, ['beforeSave', 'afterSave'])) return req.engine.create(className!, req.body, req.auth).then(answer);
-    refuseInTransaction(req);
-    return (async () => {
-      const ctx = triggerContext(req);
-      const body = await beforeSave(ctx, className!, req.body);
-      const result = await req.engine.create(className!, body, req.auth);
-      const saved = req.engine.toJson(className!, result.row);
-      await afterTrigger(ctx, 'afterSave', className!, saved);
-      return answer({ ...result, computed: { ...result.computed, ...changedByTrigger(req.body, body, saved) } });
-    })();
-  });
+  router.on('POST', '/classes/:className', (req, { className }) => createObject(req, className!));
   router.on('GET', '/classes/:className', (req, { className }) => {
     if (!hasAnyTrigger(req, className!, ['beforeFind', 'afterFind'])) return req.engine.find(className!, req.query, req.auth).then((answer) => ok(answer));
     refuseInTransaction(req);
@@ -60,20 +47,7 @@ export function classRoutes(router: DataRouter): void {
       return ok(object);
     })();
   });
-  router.on('PUT', '/classes/:className/:objectId', (req, { className, objectId }) => {
-    const answer = ({ row, computed }: WriteResult) => ok({ updatedAt: row.updatedAt, ...computed });
-    if (!hasAnyTrigger(req, className!, ['beforeSave', 'afterSave'])) return req.engine.update(className!, objectId!, req.body, req.auth).then(answer);
-    refuseInTransaction(req);
-    return (async () => {
-      const ctx = triggerContext(req);
-      const before = await req.engine.getRow(className!, objectId!, req.auth);
-      const body = await beforeSave(ctx, className!, req.body, objectId);
-      const result = await req.engine.update(className!, objectId!, body, req.auth);
-      const saved = req.engine.toJson(className!, result.row);
-      await afterTrigger(ctx, 'afterSave', className!, saved, before && req.engine.toJson(className!, before));
-      return answer({ ...result, computed: { ...result.computed, ...changedByTrigger(req.body, body, saved) } });
-    })();
-  });
+  router.on('PUT', '/classes/:className/:objectId', (req, { className, objectId }) => updateObject(req, className!, objectId!));
   router.on('DELETE', '/classes/:className/:objectId', (req, { className, objectId }) => {
     if (!hasAnyTrigger(req, className!, ['beforeDelete', 'afterDelete'])) {
       return req.engine.delete(className!, objectId!, req.auth).then(() => ok({}));
@@ -94,6 +68,42 @@ export function classRoutes(router: DataRouter): void {
 /** Whether the app's cloud code registered one of `triggers` for the class. */
 export const hasAnyTrigger = (req: DataRequest, className: string, triggers: TriggerName[]): boolean =>
   triggers.some((t) => hasTrigger(req.registry, className, t));
+
+/**
+ * Creates an object of `className` from `body` (the request's, or one a route prepared, such as an
+ * installation's): 201 with `objectId`, `createdAt`, what the server filled in and what a beforeSave
+ * trigger changed, and `Location`; beforeSave and afterSave run when registered.
+ */
+export function createObject(req: DataRequest, className: string, body: unknown = req.body): DataResponse | Promise<DataResponse> {
+  // Parse answers what the server filled in too: operation results and schema default values.
+  const answer = ({ row, computed }: WriteResult) => ok({ objectId: row.objectId, createdAt: row.createdAt, ...computed }, 201, { location: location(req, className, row.objectId) });
+  if (!hasAnyTrigger(req, className, ['beforeSave', 'afterSave'])) return req.engine.create(className, body, req.auth).then(answer);
+  refuseInTransaction(req);
+  return (async () => {
+    const ctx = triggerContext(req);
+    const changed = await beforeSave(ctx, className, body);
+    const result = await req.engine.create(className, changed, req.auth);
+    const saved = req.engine.toJson(className, result.row);
+    await afterTrigger(ctx, 'afterSave', className, saved);
+    return answer({ ...result, computed: { ...result.computed, ...changedByTrigger(body, changed, saved) } });
+  })();
+}
+
+/** Updates an object as `createObject` creates one: 200 with `updatedAt` and what the server and a beforeSave trigger changed. */
+export function updateObject(req: DataRequest, className: string, objectId: string, body: unknown = req.body, extra: Record<string, unknown> = {}): DataResponse | Promise<DataResponse> {
+  const answer = ({ row, computed }: WriteResult) => ok({ ...extra, updatedAt: row.updatedAt, ...computed });
+  if (!hasAnyTrigger(req, className, ['beforeSave', 'afterSave'])) return req.engine.update(className, objectId, body, req.auth).then(answer);
+  refuseInTransaction(req);
+  return (async () => {
+    const ctx = triggerContext(req);
+    const before = await req.engine.getRow(className, objectId, req.auth);
+    const changed = await beforeSave(ctx, className, body, objectId);
+    const result = await req.engine.update(className, objectId, changed, req.auth);
+    const saved = req.engine.toJson(className, result.row);
+    await afterTrigger(ctx, 'afterSave', className, saved, before && req.engine.toJson(className, before));
+    return answer({ ...result, computed: { ...result.computed, ...changedByTrigger(body, changed, saved) } });
+  })();
+}
 
 /**
  * The fields a beforeSave trigger set or changed, as saved: Parse Server answers them with the

@@ -6,6 +6,8 @@ import { extraRoutes } from './misc.js';
 import { functionRoutes } from './functions.js';
 import { hookRoutes } from './hooks.js';
 import { jobScheduleRoutes } from './jobSchedules.js';
+import { installationRoutes } from './installations.js';
+import { pushRoutes } from './push.js';
 import { schemaRoutes } from './schemas.js';
 import { userRoutes } from './users.js';
 
@@ -23,5 +25,7 @@ export function createDataRouter(log: Logger, mountPath: () => string): DataRout
   functionRoutes(router, log);
   hookRoutes(router);
   jobScheduleRoutes(router);
+  installationRoutes(router);
+  pushRoutes(router, log);
   return router;
 }

@@ -1,0 +1,2 @@
+/** What became of one notification to one device. */
+export type Delivery = { ok: true } | { ok: false; error: string };

@@ -1,0 +1,29 @@
+import { prepareInstallationWrite } from '../../push/installations.js';
+import type { DataRouter } from '../router.js';
+import type { RouteHandler } from '../types.js';
+import { createObject, updateObject } from './classes.js';
+
+/**
+ * Installations (Parse REST guide, "Installations"): `/installations` and `/classes/_Installation`.
+ * A save goes through Parse's installation rules (push/installations.ts): a POST that names an
+ * existing installation (its installationId, or a device token saved alone) updates it and answers
+ * 200 with its `objectId` and `updatedAt`. Reads and deletes are the class's (clients may only get
+ * an installation by objectId; finding and deleting need the master key).
+ */
+export function installationRoutes(router: DataRouter): void {
+  const create: RouteHandler = async (req) => {
+    const prepared = await prepareInstallationWrite(req.engine, req.body, req.auth);
+    if (prepared.objectId) return updateObject(req, '_Installation', prepared.objectId, prepared.body, { objectId: prepared.objectId });
+    return createObject(req, '_Installation', prepared.body);
+  };
+  const update: RouteHandler = async (req, { objectId }) => {
+    const prepared = await prepareInstallationWrite(req.engine, req.body, req.auth, objectId);
+    return updateObject(req, '_Installation', prepared.objectId ?? objectId!, prepared.body);
+  };
+  for (const base of ['/installations', '/classes/_Installation']) {
+    router.on('POST', base, create);
+    router.on('PUT', `${base}/:objectId`, update);
+  }
+  router.on('GET', '/installations', (req) => router.dispatch({ ...req, path: '/classes/_Installation' }));
+  router.on(['GET', 'DELETE'], '/installations/:objectId', (req, { objectId }) => router.dispatch({ ...req, path: `/classes/_Installation/${encodeURIComponent(objectId!)}` }));
+}
