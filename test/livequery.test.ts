@@ -35,7 +35,7 @@ const saveAsMaster = (className: string, body: Record<string, unknown>) => app.c
 beforeAll(async () => {
   server = await startTestServer();
   app = await createTestApp(server);
-  await server.platform.services.backendApps.configure(app.appId, { 'liveQuery.classNames': ['Message', '_User', 'Guarded'], protectedFields: { Message: { '*': ['secret'] } } });
+  await server.platform.services.backendApps.configure(app.appId, { 'liveQuery.classNames': ['Message', '_User', 'Guarded', 'Hooked'], protectedFields: { Message: { '*': ['secret'] } } });
   // Cloud code's beforeSubscribe: only signed-in users follow Guarded, and only their own objects.
   const main = path.join(server.home, 'apps', app.appId, 'cloud', 'cloud', 'main.js');
   fs.mkdirSync(path.dirname(main), { recursive: true });
@@ -44,6 +44,15 @@ beforeAll(async () => {
     "Parse.Cloud.beforeSubscribe('Guarded', (request) => {\n" +
       "  if (!request.user) throw new Parse.Error(141, 'Sign in to follow Guarded.');\n" +
       "  request.query.equalTo('owner', request.user.id);\n" +
+      '});\n' +
+      // afterLiveQueryEvent: secret objects are not sent; the others are sent decorated, with who received them.
+      "Parse.Cloud.afterLiveQueryEvent('Hooked', (request) => {\n" +
+      "  if (request.object.get('secret')) { request.sendEvent = false; return; }\n" +
+      "  request.object.set('decorated', request.event + ' for ' + (request.user ? request.user.get('username') : 'nobody'));\n" +
+      '});\n' +
+      // onLiveQueryEvent: each subscribe is recorded.
+      "Parse.Cloud.onLiveQueryEvent(async ({ event, subscriptions }) => {\n" +
+      "  if (event === 'subscribe') await new Parse.Object('LiveQueryLog').save({ event, subscriptions }, { useMasterKey: true });\n" +
       '});\n',
   );
   await server.platform.services.cloud.reload(app.appId);
@@ -60,6 +69,50 @@ afterAll(async () => {
 });
 
 describe('LiveQuery with the JS SDK', () => {
+  it('a password set through a reset link reaches subscribers as an update of the user', async () => {
+    const carol = await Parse.User.signUp('carol-lq', 'carol-pw', { email: 'carol-lq@example.com' });
+    const subscription = await new Parse.Query(Parse.User).equalTo('username', 'carol-lq').subscribe(carol.getSessionToken());
+    const next = events(subscription);
+    await app.call('POST', '/requestPasswordReset', { body: { email: 'carol-lq@example.com' } });
+    let link: string | undefined;
+    for (const deadline = Date.now() + 10_000; !link && Date.now() < deadline; ) {
+      const [mail] = await server.platform.services.dataApi.apps.mails(app.appId);
+      link = mail && /https?:\/\/\S+/.exec(mail.text)?.[0];
+      if (!link) await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    const token = new URL(link!).searchParams.get('token')!;
+    const reset = await fetch(link!.split('?')[0]!, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ token, new_password: 'carol-pw-2', confirm_password: 'carol-pw-2' }).toString(),
+    });
+    expect(reset.status).toBe(200);
+    const updated = await next();
+    expect(updated.op).toBe('update');
+    expect(updated.object.id).toBe(carol.id);
+    expect(updated.object.get('password')).toBeUndefined();
+    await subscription.unsubscribe();
+  });
+
+  it("cloud code's afterLiveQueryEvent may change or withhold an event, and onLiveQueryEvent hears subscriptions", async () => {
+    const subscription = await new Parse.Query('Hooked').subscribe(alice.getSessionToken());
+    const next = events(subscription);
+    await saveAsMaster('Hooked', { secret: true, n: 1 });
+    await saveAsMaster('Hooked', { n: 2 });
+    const received = await next();
+    expect(received.op).toBe('create');
+    expect(received.object.get('n')).toBe(2);
+    expect(received.object.get('decorated')).toBe('create for alice');
+    // onLiveQueryEvent is not waited for: its record comes when it comes.
+    let logged = 0;
+    for (const deadline = Date.now() + 10_000; logged === 0 && Date.now() < deadline; ) {
+      logged = (await app.call('GET', `/classes/LiveQueryLog?${new URLSearchParams({ where: '{"event":"subscribe"}' })}`, { master: true })).body.results?.length ?? 0;
+      if (!logged) await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expect(logged).toBeGreaterThanOrEqual(1);
+    await subscription.unsubscribe();
+  });
+
   it('sends create, update, leave, enter and delete to a subscriber, with the original where Parse sends one', async () => {
     const query = new Parse.Query('Message').equalTo('room', 'a');
     const subscription = await query.subscribe(alice.getSessionToken());

@@ -396,9 +396,22 @@ export class DataEngine {
     return this.storage.owningIds(ownerClass, field, relatedIds);
   }
 
-  /** Replaces a stored row as is (fields the engine computed already: a user's password hash). */
-  replaceRow(className: string, row: StoredRow): Promise<boolean> {
-    return this.storage.transaction((tx) => tx.replace(className, row));
+  /**
+   * Replaces a stored row as is (fields the engine computed already: a user's password hash).
+   * @param announce tell LiveQuery of the change, as an update (a verified email, a reset password);
+   *   not for the second half of a write that announced itself (a signup's ACL).
+   */
+  replaceRow(className: string, row: StoredRow, announce = false): Promise<boolean> {
+    if (!announce || !this.changes.heard) return this.storage.transaction((tx) => tx.replace(className, row));
+    let original: StoredRow | undefined;
+    const written = this.storage.transaction(async (tx) => {
+      original = await tx.get(className, row.objectId);
+      return tx.replace(className, row);
+    });
+    return written.then((changed) => {
+      if (changed) this.changes.emit({ kind: 'save', className, object: row, original });
+      return changed;
+    });
   }
 
   /** Deletes rows by objectId, without ACL checks (a user's sessions on logout or password change). */

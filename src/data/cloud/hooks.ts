@@ -2,7 +2,7 @@ import type { Auth } from '../auth/context.js';
 import type { DataEngine } from '../engine.js';
 import { applyChanges } from '../objects/operations.js';
 import { isPlainObject } from '../values.js';
-import type { CloudCaller, CloudRegistry, CloudRuntime, TriggerName } from './types.js';
+import { LIVE_QUERY_CLASS, type CloudCaller, type CloudRegistry, type CloudRuntime, type TriggerName } from './types.js';
 
 /** The caller as cloud code sees it: master flag, the user (with its session token), installation. */
 export function callerOf(engine: DataEngine, auth: Auth): CloudCaller {
@@ -88,4 +88,36 @@ export async function afterFind(ctx: TriggerContext, className: string, objects:
   });
   // What the trigger returns is answered as objects of the class, so their protected fields stay hidden.
   return out.map((o) => ctx.engine.protect(className, o, ctx.auth));
+}
+
+/**
+ * Runs LiveQuery's `afterLiveQueryEvent` for one event to one subscriber (Parse Server's
+ * `_onAfterSave`): the trigger sees the whole object and the subscriber as `request.user`, and may
+ * change the object or set `request.sendEvent = false`. A trigger that throws drops the event, as
+ * Parse Server does.
+ * @returns whether to send the event, and the object to send (protected fields are hidden after).
+ */
+export async function afterLiveQueryEvent(
+  ctx: TriggerContext,
+  className: string,
+  event: { event: string; object: Record<string, unknown>; original?: Record<string, unknown>; clients: number; subscriptions: number },
+): Promise<{ send: boolean; object: Record<string, unknown> }> {
+  if (!hasTrigger(ctx.registry, className, 'afterLiveQueryEvent')) return { send: true, object: event.object };
+  try {
+    const result = (await run(ctx, 'afterLiveQueryEvent', className, event)) as { sendEvent?: boolean; object?: Record<string, unknown> };
+    const { __type: _t, ...object } = isPlainObject(result?.object) ? result.object : event.object;
+    return { send: result?.sendEvent !== false, object: { ...object, className } };
+  } catch {
+    return { send: false, object: event.object };
+  }
+}
+
+/**
+ * Tells cloud code's `Parse.Cloud.onLiveQueryEvent` of a LiveQuery connection event (`connect`,
+ * `subscribe`, `unsubscribe`, `ws_disconnect`), with the server's numbers of clients and
+ * subscriptions. Its result and failures are ignored; nobody waits for it.
+ */
+export function onLiveQueryEvent(cloud: CloudRuntime, registry: CloudRegistry | undefined, appId: string, event: Record<string, unknown>): void {
+  if (!registry || !hasTrigger(registry, LIVE_QUERY_CLASS, 'onLiveQueryEvent')) return;
+  cloud.run(appId, 'trigger', 'onLiveQueryEvent', { ...event, className: LIVE_QUERY_CLASS }).catch(() => undefined);
 }

@@ -15,7 +15,13 @@ export type TriggerName =
   | 'afterFind'
   | 'beforeLogin'
   | 'afterLogin'
-  | 'beforeSubscribe';
+  | 'beforeSubscribe'
+  | 'afterLiveQueryEvent'
+  /** Registered under the class `@LiveQuery` (LIVE_QUERY_CLASS). */
+  | 'onLiveQueryEvent';
+
+/** The pseudo class `Parse.Cloud.onLiveQueryEvent` is registered under. */
+export const LIVE_QUERY_CLASS = '@LiveQuery';
 
 /** What an app's `cloud/main.js` registered when it was loaded. */
 export interface CloudRegistry {

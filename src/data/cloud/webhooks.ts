@@ -46,11 +46,21 @@ export class WebhookStore {
     return this.read(appId);
   }
 
-  /** The app's webhooks when in memory and fresh, else undefined (call `hooks`). */
+  /**
+   * The app's webhooks as last read, without waiting: when that was more than WEBHOOKS_RECHECK_MS
+   * ago they are read again in the background (the next call sees the result); undefined before the
+   * first read (call `hooks`).
+   */
   hooksNow(appId: string): AppHooks | undefined {
     const known = this.cache.get(appId);
-    return known && Date.now() - known.readAt < WEBHOOKS_RECHECK_MS ? known : undefined;
+    if (known && Date.now() - known.readAt >= WEBHOOKS_RECHECK_MS && !this.refreshing.has(appId)) {
+      this.refreshing.add(appId);
+      void this.read(appId).finally(() => this.refreshing.delete(appId));
+    }
+    return known;
   }
+
+  private readonly refreshing = new Set<string>();
 
   private async read(appId: string): Promise<AppHooks> {
     let list: Webhook[] = [];

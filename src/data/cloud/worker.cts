@@ -89,7 +89,10 @@ const functions = new Map<string, Handler>();
 const jobs = new Map<string, Handler>();
 const triggers = new Map<string, Handler>(); // `${trigger}:${className}`
 
-const TRIGGERS = ['beforeSave', 'afterSave', 'beforeDelete', 'afterDelete', 'beforeFind', 'afterFind', 'beforeLogin', 'afterLogin', 'beforeSubscribe'] as const;
+const TRIGGERS = ['beforeSave', 'afterSave', 'beforeDelete', 'afterDelete', 'beforeFind', 'afterFind', 'beforeLogin', 'afterLogin', 'beforeSubscribe', 'afterLiveQueryEvent'] as const;
+
+/** The pseudo class LiveQuery's connection events are registered under (`Parse.Cloud.onLiveQueryEvent` takes no class). */
+const LIVE_QUERY = '@LiveQuery';
 
 /** Parse Server accepts a class name, a Parse.Object subclass or an instance for the trigger's class. */
 function classNameOf(target: unknown): string {
@@ -125,6 +128,11 @@ for (const trigger of TRIGGERS) {
     triggers.set(`${trigger}:${className}`, handler);
   };
 }
+
+cloud.onLiveQueryEvent = (handler: Handler) => {
+  if (typeof handler !== 'function') throw new TypeError('Parse.Cloud.onLiveQueryEvent needs a function.');
+  triggers.set(`onLiveQueryEvent:${LIVE_QUERY}`, handler);
+};
 
 /** `Parse.Cloud.httpRequest` (Parse Server's API) on Node's fetch. Rejects with the response on a non-2xx status. */
 cloud.httpRequest = async (options: any) => {
@@ -272,6 +280,22 @@ async function runTrigger(trigger: string, r: any): Promise<unknown> {
       request.query = query;
       await handler(request);
       return { query: request.query.toJSON() };
+    }
+    case 'afterLiveQueryEvent': {
+      // One event to one subscriber: the trigger may change the object sent, or not send it (sendEvent = false).
+      request.event = r.event;
+      request.object = objectOf(r.className, r.object);
+      request.original = r.original ? objectOf(r.className, r.original) : undefined;
+      request.clients = r.clients;
+      request.subscriptions = r.subscriptions;
+      request.sendEvent = true;
+      await handler(request);
+      const object = request.object instanceof Parse.Object ? request.object._toFullJSON([]) : request.object;
+      return { sendEvent: request.sendEvent !== false, object };
+    }
+    case 'onLiveQueryEvent': {
+      await handler({ event: r.event, clients: r.clients, subscriptions: r.subscriptions, sessionToken: r.sessionToken, useMasterKey: r.master, installationId: r.installationId, error: r.error });
+      return {};
     }
     case 'afterFind': {
       request.objects = (r.objects ?? []).map((o: any) => objectOf(r.className, o));

@@ -10,7 +10,7 @@ import { ParseCode, ParseError } from '../errors.js';
 import type { StoredRow } from '../storage/adapter.js';
 import type { ObjectChange } from './changes.js';
 import { checkLiveWhere, matchesWhere } from './matcher.js';
-import { beforeSubscribe } from '../cloud/hooks.js';
+import { afterLiveQueryEvent, beforeSubscribe, hasTrigger, onLiveQueryEvent } from '../cloud/hooks.js';
 import { randomUUID } from 'node:crypto';
 import type { Broadcast } from '../storage/provider.js';
 import { EVERYTHING } from '../storage/provider.js';
@@ -46,6 +46,8 @@ interface Client {
   /** The auth of `connect` (its key and sessionToken), for subscriptions without a token of their own. */
   auth: Auth;
   subscriptions: Map<number, Subscription>;
+  /** Events waiting on cloud code's afterLiveQueryEvent, sent in order. */
+  queue: Promise<void>;
 }
 
 /**
@@ -158,7 +160,9 @@ export class LiveQueryServer {
       });
     });
     socket.on('close', () => {
-      if (client) this.clients.get(client.appId)?.delete(client);
+      if (!client) return;
+      this.clients.get(client.appId)?.delete(client);
+      this.tellCloud(client, 'ws_disconnect');
     });
     socket.on('error', () => socket.terminate());
   }
@@ -179,11 +183,12 @@ export class LiveQueryServer {
     const keyOk = master || clientKeys.some((k) => k === keys.javascriptKey || k === keys.clientKey || k === keys.restKey || k === keys.dotnetKey);
     if (!keyOk) throw new ParseError(4, 'Invalid application ID or key.');
     const auth = master ? MASTER : await clientAuth(engine, given('sessionToken'), given('installationId'));
-    const client: Client = { id: this.nextClientId++, socket, appId, engine, keys, auth, subscriptions: new Map() };
+    const client: Client = { id: this.nextClientId++, socket, appId, engine, keys, auth, subscriptions: new Map(), queue: Promise.resolve() };
     if (!this.clients.has(appId)) this.clients.set(appId, new Set());
     this.clients.get(appId)!.add(client);
     this.watch(appId, engine);
     send(socket, { op: 'connected', clientId: client.id });
+    this.tellCloud(client, 'connect', { sessionToken: given('sessionToken') });
     return client;
   }
 
@@ -225,6 +230,7 @@ export class LiveQueryServer {
     if (hidden.length) throw new ParseError(ParseCode.OPERATION_FORBIDDEN, `This user is not allowed to query ${hidden[0]} on class ${className}.`);
     client.subscriptions.set(requestId, { className, where, keys: decided.keys, watch: list('watch'), auth });
     send(client.socket, { op: 'subscribed', clientId: client.id, requestId });
+    this.tellCloud(client, 'subscribe', { sessionToken: token });
   }
 
   private unsubscribe(client: Client, requestId: number | undefined): void {
@@ -232,6 +238,26 @@ export class LiveQueryServer {
       throw new ParseError(ParseCode.INTERNAL_SERVER_ERROR, `There is no subscription with requestId ${String(requestId)} on this connection.`);
     }
     send(client.socket, { op: 'unsubscribed', clientId: client.id, requestId });
+    this.tellCloud(client, 'unsubscribe');
+  }
+
+  /** The numbers cloud code's LiveQuery hooks are told: connections and subscriptions of the app here. */
+  private counts(appId: string): { clients: number; subscriptions: number } {
+    const clients = this.clients.get(appId) ?? new Set<Client>();
+    let subscriptions = 0;
+    for (const c of clients) subscriptions += c.subscriptions.size;
+    return { clients: clients.size, subscriptions };
+  }
+
+  /** Cloud code's `onLiveQueryEvent`, when registered (not waited for). */
+  private tellCloud(client: Client, event: string, extra: Record<string, unknown> = {}): void {
+    onLiveQueryEvent(this.apps.cloud, this.apps.cloud.registryNow(client.appId), client.appId, {
+      event,
+      ...this.counts(client.appId),
+      master: client.auth.master,
+      installationId: client.auth.installationId,
+      ...extra,
+    });
   }
 
   /** Sends one committed change to every subscription it concerns (Parse Server's _onAfterSave/_onAfterDelete). */
@@ -242,6 +268,8 @@ export class LiveQueryServer {
     const objectRow = change.kind === 'save' ? change.object : undefined;
     const object: Json | undefined = objectRow && { ...engine.toJson(className, objectRow), className };
     const original: Json | undefined = change.original && { ...engine.toJson(className, change.original), className };
+    const registry = this.apps.cloud.registryNow(appId);
+    const withTrigger = registry !== undefined && hasTrigger(registry, className, 'afterLiveQueryEvent');
     for (const client of clients) {
       for (const [requestId, sub] of client.subscriptions) {
         if (sub.className !== className || !engine.allows(className, 'find', sub.auth)) continue;
@@ -254,9 +282,28 @@ export class LiveQueryServer {
         else if (after) op = original ? 'enter' : 'create';
         if (!op) continue;
         const shown = (json: Json) => select(engine.protect(className, json, sub.auth), sub.keys);
-        const event: Json = { op, clientId: client.id, requestId, object: shown(op === 'delete' ? original! : op === 'leave' ? object ?? original! : object!) };
-        if (op === 'update' || op === 'enter' || op === 'leave') event.original = shown(original!);
-        send(client.socket, event);
+        const whole = op === 'delete' ? original! : op === 'leave' ? object ?? original! : object!;
+        const withOriginal = op === 'update' || op === 'enter' || op === 'leave';
+        if (!withTrigger) {
+          const event: Json = { op, clientId: client.id, requestId, object: shown(whole) };
+          if (withOriginal) event.original = shown(original!);
+          send(client.socket, event);
+          continue;
+        }
+        // Cloud code's afterLiveQueryEvent sees the whole object and may change or withhold it; events stay in order.
+        const decided = afterLiveQueryEvent({ cloud: this.apps.cloud, registry: registry!, engine, auth: sub.auth }, className, {
+          event: op,
+          object: whole,
+          ...(withOriginal ? { original } : {}),
+          ...this.counts(appId),
+        });
+        client.queue = client.queue.then(async () => {
+          const { send: sending, object: changed } = await decided;
+          if (!sending) return;
+          const event: Json = { op, clientId: client.id, requestId, object: shown(changed) };
+          if (withOriginal) event.original = shown(original!);
+          send(client.socket, event);
+        });
       }
     }
   }

@@ -149,7 +149,7 @@ export async function verifyEmail(engine: DataEngine, token: unknown): Promise<s
     const expires = user.data._email_verify_token_expires_at;
     if (typeof expires === 'string' && Date.parse(expires) < Date.now()) return undefined;
     const { _email_verify_token: _spent, _email_verify_token_expires_at: _expiry, ...data } = user.data;
-    await engine.replaceRow('_User', { ...user, updatedAt: new Date().toISOString(), data: { ...data, emailVerified: true } });
+    await engine.replaceRow('_User', { ...user, updatedAt: new Date().toISOString(), data: { ...data, emailVerified: true } }, true);
     return typeof user.data.email === 'string' ? user.data.email : '';
   });
 }

@@ -423,7 +423,7 @@ export async function resetPassword(engine: DataEngine, token: unknown, password
     const user = await userOfResetToken(engine, token);
     if (!user) return false;
     const { _perishable_token: _spent, ...data } = user.data;
-    await engine.replaceRow('_User', { ...user, updatedAt: new Date().toISOString(), data: { ...data, _hashed_password: hashed } });
+    await engine.replaceRow('_User', { ...user, updatedAt: new Date().toISOString(), data: { ...data, _hashed_password: hashed } }, true);
     if (engine.settings().revokeSessionOnPasswordReset) await deleteSessionsOf(engine, user.objectId);
     return true;
   });
