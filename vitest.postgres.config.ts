@@ -20,8 +20,13 @@ export default defineConfig({
       'test/mcp-oauth.test.ts',
       'test/server-options.test.ts',
       'test/dashboard-settings.test.ts',
-      // LiveQuery with the apps and the platform on PostgreSQL.
+      // LiveQuery and Parse's other subsystems with the apps and the platform on PostgreSQL.
       'test/livequery.test.ts',
+      'test/sign-in-providers.test.ts',
+      'test/emails.test.ts',
+      'test/webhooks.test.ts',
+      'test/scheduled-jobs.test.ts',
+      'test/push.test.ts',
     ],
     exclude: ['test/data-storage.test.ts'],
     globalSetup: ['test/helpers/postgresSetup.ts'],

@@ -68,8 +68,8 @@ describe('the options and their defaults', () => {
         expect([parse, ours]).toEqual([undefined, {}]);
       } else if (key === 'allowClientClassCreation') {
         expect([parse, ours]).toEqual([false, true]);
-      } else if (key === 'emailVerifyTokenValidityDuration' || key === 'emailAdapter') {
-        // Unset in Parse Server; null here (links last until used; the server's SMTP or the outbox).
+      } else if (key === 'emailVerifyTokenValidityDuration' || key === 'emailAdapter' || key === 'push') {
+        // Unset in Parse Server; null here (links last until used; the server's SMTP or the outbox; no push).
         expect([parse, ours]).toEqual([undefined, null]);
       } else if (key === 'maxLimit') {
         expect([parse, ours]).toEqual([undefined, null]);

@@ -10,18 +10,17 @@ import { includePointers, planSelection } from './objects/include.js';
 import { checkProhibitedKeywords } from './objects/keywords.js';
 import { objectJson, selectKeys, type FileUrl } from './objects/output.js';
 import { checkQueryable, hiddenFields, withoutHidden } from './objects/protectedFields.js';
-import { checkClassName, checkWriteKey, MASTER_ONLY_CLASSES, Schema } from './schema.js';
+import { checkWriteKey, Schema } from './schema.js';
+import { checkClassCreation, enforceRoleSecurity, roleSecurityRefuses } from './access.js';
 import type { ConfigEntry, FindOptions, StorageAdapter, StoredClass, StoredRow } from './storage/adapter.js';
 import { JoinedStorage } from './storage/joined.js';
 import type { GroupPlan } from './aggregate/groupPlan.js';
 import { checkAcl, isPlainObject } from './values.js';
 import { DEFAULT_SETTINGS, protectedFieldsFor, type ServerSettings } from './settings.js';
-import { SYSTEM_CLASSES } from './types.js';
 import { checkQuery } from './query/compile.js';
 import { ObjectChanges, type ObjectChange } from './livequery/changes.js';
 
 type ClpAction = 'find' | 'count' | 'get' | 'create' | 'update' | 'delete' | 'addField';
-type RestMethod = 'find' | 'get' | 'create' | 'update' | 'delete';
 
 /** Parse objectIds: 10 characters of `[A-Za-z0-9]` (design.md, decision 1). */
 export const newObjectId = (): string => randomAlphanumeric(10);
@@ -56,15 +55,8 @@ export class DataEngine {
     this.schema = new Schema(storage);
   }
 
-  /**
-   * Parse Server's `validateClientClassCreation`: with `allowClientClassCreation` off, a client may
-   * neither create, update nor query a class that does not exist yet (system classes excepted).
-   * @throws ParseError 119 "This user is not allowed to access non-existent class: <name>".
-   */
   private checkClassCreation(className: string, auth: Auth): void {
-    if (auth.master || this.schema.has(className) || (SYSTEM_CLASSES as readonly string[]).includes(className)) return;
-    if (this.settings().allowClientClassCreation) return;
-    throw new ParseError(ParseCode.OPERATION_FORBIDDEN, `This user is not allowed to access non-existent class: ${className}`);
+    checkClassCreation(this.schema, this.settings(), className, auth);
   }
 
   /** Whether class-level permissions let the caller `action` on the class (Parse's SchemaController.testPermissions). */
@@ -80,31 +72,11 @@ export class DataEngine {
   }
 
   /**
-   * Parse Server's `enforceRoleSecurity` (SharedRest.js), run before anything else of a request:
-   * clients may not find or delete `_Installation` objects, nor touch the master-only classes
-   * (GHSA-7xg7-rqf6-pw6c).
-   * @throws ParseError 103 for a bad class name; 119 "Clients aren't allowed to perform the find
-   *   operation on the installation collection." and the like.
-   */
-  private enforceRoleSecurity(method: RestMethod, className: string, auth: Auth): void {
-    checkClassName(className);
-    const collection = this.roleSecurityRefuses(method, className, auth);
-    if (collection) throw new ParseError(ParseCode.OPERATION_FORBIDDEN, `Clients aren't allowed to perform the ${method} operation on the ${collection} collection.`);
-  }
-
-  /** The collection `enforceRoleSecurity` names when it refuses the caller, else undefined. */
-  private roleSecurityRefuses(method: RestMethod, className: string, auth: Auth): string | undefined {
-    if (auth.master) return undefined;
-    if (className === '_Installation') return method === 'find' || method === 'delete' ? 'installation' : undefined;
-    return MASTER_ONLY_CLASSES.has(className) ? className : undefined;
-  }
-
-  /**
    * Whether the caller may query the class at all, e.g. to resolve an `include`: enforceRoleSecurity,
    * and a user for `_Session` (ownSessionsOnly).
    */
   mayFind(className: string, auth: Auth): boolean {
-    return this.roleSecurityRefuses('find', className, auth) === undefined && (className !== '_Session' || auth.master || auth.user !== undefined);
+    return roleSecurityRefuses('find', className, auth) === undefined && (className !== '_Session' || auth.master || auth.user !== undefined);
   }
 
   /** `where` as the caller runs it on the class: a client reads only its own `_Session` objects (ownSessionsOnly). */
@@ -136,7 +108,7 @@ export class DataEngine {
    * @throws ParseError 103, 105 (also for a prohibited keyword: objects/keywords.ts), 111, 119, 107.
    */
   create(className: string, body: unknown, auth: Auth, extra: Record<string, unknown> = {}): Promise<WriteResult> {
-    this.enforceRoleSecurity('create', className, auth);
+    enforceRoleSecurity('create', className, auth);
     const { acl, fields } = this.splitBody(className, body, true);
     const written = this.storage.transaction(async (tx) => {
       this.checkClassCreation(className, auth);
@@ -163,7 +135,7 @@ export class DataEngine {
    * @throws ParseError 101 when there is no such object or the caller may not write it.
    */
   update(className: string, objectId: string, body: unknown, auth: Auth, extra: Record<string, unknown> = {}): Promise<WriteResult> {
-    this.enforceRoleSecurity('update', className, auth);
+    enforceRoleSecurity('update', className, auth);
     const { acl, fields } = this.splitBody(className, body, false);
     let original: StoredRow | undefined;
     const written = this.storage.transaction(async (tx) => {
@@ -196,7 +168,7 @@ export class DataEngine {
 
   /** Deletes an object the caller may write. @throws ParseError 101 otherwise. */
   delete(className: string, objectId: string, auth: Auth): Promise<StoredRow> {
-    this.enforceRoleSecurity('delete', className, auth);
+    enforceRoleSecurity('delete', className, auth);
     const deleted = this.storage.transaction(async (tx) => {
       if (!this.schema.has(className)) throw notFound();
       this.checkClp(className, 'delete', auth);
@@ -245,7 +217,7 @@ export class DataEngine {
     const hidden = new Map<string, ReadonlySet<string>>();
     return {
       checkFind: (className) => {
-        this.enforceRoleSecurity('find', className, auth);
+        enforceRoleSecurity('find', className, auth);
         this.checkClp(className, 'find', auth);
       },
       scopeWhere: (className, where) => this.scopeWhere(className, where, auth),
@@ -264,7 +236,7 @@ export class DataEngine {
   async get(className: string, objectId: string, auth: Auth, rawParams: Record<string, unknown> = {}): Promise<Record<string, unknown>> {
     const known = this.known(className);
     if (known instanceof Promise) await known;
-    this.enforceRoleSecurity('get', className, auth);
+    enforceRoleSecurity('get', className, auth);
     const params = parseFindParams(rawParams);
     this.checkClassCreation(className, auth);
     if (!this.schema.has(className)) throw notFound();
@@ -284,14 +256,14 @@ export class DataEngine {
    *   and for a master-only class (enforceRoleSecurity); 209 for a `_Session` query without a user.
    */
   async find(className: string, rawParams: Record<string, unknown>, auth: Auth): Promise<{ results: Record<string, unknown>[]; count?: number }> {
-    this.enforceRoleSecurity('find', className, auth);
+    enforceRoleSecurity('find', className, auth);
     const params = parseFindParams(rawParams, this.settings());
     if (params.redirectClassNameForKey) {
       const target = this.schema.fields(className)?.[params.redirectClassNameForKey];
       if (target?.type === 'Relation' && target.targetClass) {
         className = target.targetClass;
         // Checked again for the class the query now reads (GHSA-6r2j-cxgf-495f).
-        this.enforceRoleSecurity('find', className, auth);
+        enforceRoleSecurity('find', className, auth);
       }
     }
     const known = this.known(className);
