@@ -85,7 +85,9 @@ describe('job schedules', () => {
   });
 
   it('is scheduled and listed from the command line next to the running server', async () => {
-    const env = stdioEnv(server.home);
+    // The command line opens the same platform as the server (its PostgreSQL database in the PostgreSQL run).
+    const databaseUrl = server.platform.config.databaseUrl;
+    const env = stdioEnv(server.home, databaseUrl ? { BACKYARD_DATABASE_URL: databaseUrl } : {});
     const { stdout } = await exec(process.execPath, [CLI, 'app', 'schedule', app.appId, 'tick', '--at', '03:15', '--days', '1,3', '--params', '{"from": "cli"}'], { env });
     const id = stdout.trim();
     const listed = (await exec(process.execPath, [CLI, 'app', 'schedules', app.appId], { env })).stdout;

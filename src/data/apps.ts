@@ -124,6 +124,7 @@ export class DataApps {
   readonly signIn: SignInProviders;
 
   private readonly keyCache = new Map<string, AppKeys>();
+  private closed = false;
   private readonly settingsCache = new Map<string, { settings: ServerSettings; readAt: number }>();
 
   /** An app's keys; keys never change once the app exists, so known apps are answered from memory. */
@@ -171,7 +172,7 @@ export class DataApps {
 
   /**
    * The engine of an app, with its server options read within SETTINGS_RECHECK_MS, or undefined
-   * when no app has this application id.
+   * when no app has this application id (or every engine was closed: `closeAll`).
    */
   async engine(applicationId: string): Promise<DataEngine | undefined> {
     const existing = this.engines.get(applicationId);
@@ -179,9 +180,11 @@ export class DataApps {
       await this.freshSettings(applicationId);
       return existing;
     }
-    if (!(await this.keys(applicationId))) return undefined;
+    if (this.closed || !(await this.keys(applicationId))) return undefined;
     await this.freshSettings(applicationId);
     if (this.engines.has(applicationId)) return this.engines.get(applicationId);
+    // Closed meanwhile (the server stops): a late caller (a job's message) must not open the database again.
+    if (this.closed) return undefined;
     const folder = homePaths(this.home).app(applicationId);
     const engine = new DataEngine(
       applicationId,
@@ -222,6 +225,7 @@ export class DataApps {
 
   /** Closes every engine and what they share (PostgreSQL's pool). */
   async closeAll(): Promise<void> {
+    this.closed = true;
     const engines = [...this.engines.values()];
     this.engines.clear();
     await Promise.all(engines.map((engine) => engine.close().catch(() => undefined)));

@@ -132,7 +132,7 @@ export async function startHttpServer(platform: Platform, options: HttpServerOpt
     instanceId,
     close: async () => {
       front.closing = true;
-      services.dataApi.apps.scheduler.stop();
+      await services.dataApi.apps.scheduler.stop();
       for (const server of forContainers) {
         server.close();
         server.closeAllConnections();

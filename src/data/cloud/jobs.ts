@@ -13,10 +13,11 @@ import type { CloudRuntime } from './types.js';
 export async function startJob(engine: DataEngine, cloud: CloudRuntime, name: string, params: Record<string, unknown>, log: Logger, source: 'api' | 'schedule' = 'api'): Promise<string> {
   const { row } = await engine.create('_JobStatus', { jobName: name, source, status: 'running', params }, MASTER);
   const jobId = row.objectId;
+  // The job's last `request.message` is written before its end, which may replace the message.
   const finish = (status: 'succeeded' | 'failed', message: string | undefined) =>
-    engine
-      .update('_JobStatus', jobId, { status, finishedAt: { __type: 'Date', iso: new Date().toISOString() }, ...(message === undefined ? {} : { message }) }, MASTER)
-      .catch((error: unknown) => log.error({ err: error, app: engine.appId, job: name }, 'could not record the end of a job'));
+    after(jobId, () => engine.update('_JobStatus', jobId, { status, finishedAt: { __type: 'Date', iso: new Date().toISOString() }, ...(message === undefined ? {} : { message }) }, MASTER))
+      .catch((error: unknown) => log.error({ err: error, app: engine.appId, job: name }, 'could not record the end of a job'))
+      .finally(() => writes.delete(jobId));
   cloud.run(engine.appId, 'job', name, { params, jobId }).then(
     (result) => finish('succeeded', result === null || result === undefined ? undefined : typeof result === 'string' ? result : JSON.stringify(result)),
     (error: unknown) => finish('failed', error instanceof ParseError || error instanceof Error ? error.message : String(error)),
@@ -24,10 +25,18 @@ export async function startJob(engine: DataEngine, cloud: CloudRuntime, name: st
   return jobId;
 }
 
-/** Records a running job's `request.message(...)` in its `_JobStatus`. */
+/** Each running job's `_JobStatus` writes, one after another, so that none overtakes the one before. */
+const writes = new Map<string, Promise<unknown>>();
+
+function after<T>(jobId: string, write: () => Promise<T>): Promise<T> {
+  const next = (writes.get(jobId) ?? Promise.resolve()).catch(() => undefined).then(write);
+  writes.set(jobId, next);
+  return next;
+}
+
+/** Records a running job's `request.message(...)` in its `_JobStatus`, after its earlier messages. */
 export function jobMessage(apps: DataApps, appId: string, jobId: string, message: string, log: Logger): void {
-  apps
-    .engine(appId)
-    .then((engine) => engine?.update('_JobStatus', jobId, { message }, MASTER))
-    .catch((error: unknown) => log.warn({ err: error, app: appId, jobId }, 'could not record a job message'));
+  after(jobId, () => apps.engine(appId).then((engine) => engine?.update('_JobStatus', jobId, { message }, MASTER))).catch((error: unknown) =>
+    log.warn({ err: error, app: appId, jobId }, 'could not record a job message'),
+  );
 }

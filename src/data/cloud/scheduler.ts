@@ -54,9 +54,15 @@ export class JobScheduler {
     for (const appId of marked) if (appId && !this.schedules.has(appId)) this.schedules.set(appId, { list: [], readAt: 0 });
   }
 
-  stop(): void {
+  private stopped = false;
+  private running: Promise<void> = Promise.resolve();
+
+  /** Stops looking for due schedules; resolves once a check under way is over (so nothing opens an app's database after). */
+  async stop(): Promise<void> {
+    this.stopped = true;
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
+    await this.running.catch(() => undefined);
   }
 
   /** An app's schedules changed (created, edited, removed through this process): read them again now. */
@@ -80,25 +86,29 @@ export class JobScheduler {
   }
 
   /** Starts every due schedule once; a tick still running when the next comes is not overlapped. */
-  private async tick(): Promise<void> {
-    if (this.ticking) return;
+  private tick(): Promise<void> {
+    if (this.ticking || this.stopped) return this.running;
     this.ticking = true;
-    try {
-      const now = Date.now();
-      if (now - this.scannedAt > RELOAD_MS) await this.scan();
-      for (const [appId, known] of [...this.schedules]) {
-        try {
-          const list = now - known.readAt > RELOAD_MS ? await this.reload(appId) : known.list;
-          for (const schedule of list) {
-            const due = nextRun(schedule);
-            if (due !== undefined && due <= now) await this.claimAndRun(appId, schedule.objectId);
-          }
-        } catch (error) {
-          this.log.warn({ err: error, app: appId }, 'scheduled jobs could not be checked');
-        }
-      }
-    } finally {
+    this.running = this.check().finally(() => {
       this.ticking = false;
+    });
+    return this.running;
+  }
+
+  private async check(): Promise<void> {
+    const now = Date.now();
+    if (now - this.scannedAt > RELOAD_MS) await this.scan();
+    for (const [appId, known] of [...this.schedules]) {
+      if (this.stopped) return;
+      try {
+        const list = now - known.readAt > RELOAD_MS ? await this.reload(appId) : known.list;
+        for (const schedule of list) {
+          const due = nextRun(schedule);
+          if (due !== undefined && due <= now && !this.stopped) await this.claimAndRun(appId, schedule.objectId);
+        }
+      } catch (error) {
+        this.log.warn({ err: error, app: appId }, 'scheduled jobs could not be checked');
+      }
     }
   }
 
