@@ -25,7 +25,7 @@ export interface PushStandIns {
 }
 
 const listen = (server: http.Server | http2.Http2Server) =>
-  new Promise<number>((resolve) => server.listen(0, '127.0.0.1', () => resolve((server.address() as AddressInfo).port)));
+  new Promise<number>((resolve) => (server as http.Server).listen(0, '127.0.0.1', () => resolve((server.address() as AddressInfo).port)));
 
 const bodyOf = (req: http.IncomingMessage | http2.Http2ServerRequest) =>
   new Promise<Buffer>((resolve) => {
@@ -42,7 +42,11 @@ export async function startPushStandIns(): Promise<PushStandIns> {
   const apnsServer = http2.createServer((req, res) => {
     void (async () => {
       const body = await bodyOf(req);
-      const reply = (status: number, reason?: string) => res.writeHead(status, { 'apns-id': crypto.randomUUID() }).end(reason ? JSON.stringify({ reason }) : undefined);
+      const reply = (status: number, reason?: string) => {
+        res.writeHead(status, { 'apns-id': crypto.randomUUID() });
+        if (reason) res.end(JSON.stringify({ reason }));
+        else res.end();
+      };
       const jwt = /^bearer (.+)$/.exec(String(req.headers.authorization ?? ''))?.[1];
       try {
         const { payload, protectedHeader } = await jwtVerify(jwt ?? '', apple.publicKey, { algorithms: ['ES256'] });
