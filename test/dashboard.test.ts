@@ -133,7 +133,8 @@ describe('dashboard in a browser', () => {
     const seen = new Set<number>(await nColumn());
     for (let pageNumber = 2; pageNumber <= 20; pageNumber++) {
       await page.getByRole('navigation', { name: 'Pages (top)' }).getByRole('link', { name: 'Next' }).click();
-      await expect(page.locator('#range').textContent()).resolves.toContain(`page ${pageNumber} of 20`);
+      // The next page has loaded once its range says so (textContent alone would read the page being left).
+      await page.locator('#range', { hasText: `page ${pageNumber} of 20` }).waitFor();
       const values = await nColumn();
       expect(values).toEqual(Array.from({ length: 50 }, (_, i) => (pageNumber - 1) * 50 + i));
       for (const v of values) seen.add(v);
@@ -144,19 +145,22 @@ describe('dashboard in a browser', () => {
 
     // Descending, then a filter.
     await page.locator('thead th[data-field="n"] a').click();
+    await page.locator('thead th[data-field="n"][aria-sort="descending"]').waitFor();
     expect((await nColumn()).slice(0, 3)).toEqual([999, 998, 997]);
     await page.getByLabel('Column').selectOption('n');
     await page.getByLabel('Condition').selectOption('gt');
     await page.getByLabel('Value').fill('990');
     await page.getByRole('button', { name: 'Filter', exact: true }).click();
+    await page.locator('#range', { hasText: 'of 9' }).waitFor();
     expect(await nColumn()).toEqual([999, 998, 997, 996, 995, 994, 993, 992, 991]);
-    await expect(page.locator('#range').textContent()).resolves.toContain('of 9');
 
     await page.getByRole('link', { name: 'Clear filter' }).click();
+    await page.locator('#range', { hasText: 'of 1,000' }).waitFor();
     await page.getByText('Filter with a JSON query').click();
     await page.getByLabel('where (JSON)').fill('{"title": "Item 7"}');
     await page.getByRole('button', { name: 'Run query' }).click();
-    expect(await nColumn()).toEqual([7]);
+    // Read once the filtered page is there.
+    await expect.poll(nColumn, { timeout: 10_000 }).toEqual([7]);
   });
 
   it('edits an object, and the data API sees the change', async () => {
