@@ -127,7 +127,7 @@ export class PostgresDatabase {
       const client = await this.listen();
       if (!this.channels.has(channel)) {
         this.channels.add(channel);
-        await client.query(`LISTEN ${quoteChannel(channel)}`);
+        await this.onListener(() => client.query(`LISTEN ${quoteChannel(channel)}`));
       }
     } catch (error) {
       // Closed while connecting (a command that opened the platform and is done): nothing to hear.
@@ -145,6 +145,15 @@ export class PostgresDatabase {
   }
 
   private readonly channels = new Set<string>();
+
+  /** The listening connection's statements, one at a time (a client runs one query at once; pg@9 will refuse more). */
+  private listenerQueue: Promise<unknown> = Promise.resolve();
+
+  private onListener<T>(statement: () => Promise<T>): Promise<T> {
+    const next = this.listenerQueue.then(statement, statement);
+    this.listenerQueue = next.catch(() => undefined);
+    return next;
+  }
 
   private listen(): Promise<pg.Client> {
     this.listening ??= (async () => {
@@ -183,7 +192,7 @@ export class PostgresDatabase {
         const fresh = await this.listen();
         for (const channel of this.subscribers.keys()) {
           this.channels.add(channel);
-          await fresh.query(`LISTEN ${quoteChannel(channel)}`);
+          await this.onListener(() => fresh.query(`LISTEN ${quoteChannel(channel)}`));
         }
         for (const set of this.subscribers.values()) for (const fn of set) fn(EVERYTHING);
       } catch {
