@@ -15,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SandboxSockets, sandboxArgv } from '../src/data/cloud/sandbox.js';
 import { createLogger } from '../src/log.js';
 import { createTestApp, type TestApp } from './helpers/dataApp.js';
-import { startTestServer, type TestServer } from './helpers/server.js';
+import { startTestServer, type TestServer, dashboardCookie } from './helpers/server.js';
 
 const PROBES = `
 const net = require('net');
@@ -151,13 +151,7 @@ describe('cloud code with BACKYARD_CLOUD_NETWORK=none', () => {
 describe('the confinement in force, on the dashboard', () => {
   /** The dashboard's overview page as `server`'s alice sees it. */
   const overview = async (server: TestServer) => {
-    const signIn = await fetch(`${server.url}/dashboard/sign-in`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', origin: server.url },
-      body: new URLSearchParams({ token: server.alice, next: '/dashboard' }).toString(),
-      redirect: 'manual',
-    });
-    const cookie = signIn.headers.get('set-cookie')!.split(';')[0]!;
+    const cookie = await dashboardCookie(server);
     return (await fetch(`${server.url}/dashboard`, { headers: { cookie } })).text();
   };
 

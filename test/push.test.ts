@@ -4,7 +4,7 @@ import Parse from 'parse/node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from './helpers/dataApp.js';
 import { startPushStandIns, type PushStandIns } from './helpers/pushServices.js';
-import { startTestServer, type TestServer } from './helpers/server.js';
+import { startTestServer, type TestServer, dashboardCookie } from './helpers/server.js';
 
 /**
  * Installations and push (issue 17) through the real Parse JS SDK: Parse's installation rules, and
@@ -52,6 +52,10 @@ describe('installations', () => {
     const put = (body: Record<string, unknown>) => app.call('PUT', `/installations/${first.body.objectId}`, { body });
     expect((await put({ deviceType: 'ios' })).body).toEqual({ code: 136, error: 'deviceType may not be changed in this operation' });
     expect((await put({ installationId: 'a1b2c3d4-0000-4000-8000-00000000ffff' })).body).toEqual({ code: 136, error: 'installationId may not be changed in this operation' });
+    // A refused write moves nothing: the token's holder stays.
+    const refused = await install({ installationId: 'a1b2c3d4-0000-4000-8000-000000000002', deviceType: 'android', deviceToken: 'tok-1', ACL: 'everyone' });
+    expect(refused.status).toBe(400);
+    expect((await app.call('GET', `/installations/${first.body.objectId}`, { master: true })).body).toMatchObject({ deviceToken: 'tok-1' });
     // The token moves to a new installation: the old holder is deleted.
     const second = await install({ installationId: 'a1b2c3d4-0000-4000-8000-000000000002', deviceType: 'android', deviceToken: 'tok-1' });
     expect(second.status).toBe(201);
@@ -96,13 +100,7 @@ describe('push', () => {
   });
 
   it('the dashboard lists the pushes with what each delivered and why the others failed', async () => {
-    const signIn = await fetch(`${server.url}/dashboard/sign-in`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', origin: server.url },
-      body: new URLSearchParams({ token: server.alice, next: '/dashboard' }).toString(),
-      redirect: 'manual',
-    });
-    const cookie = signIn.headers.get('set-cookie')!.split(';')[0]!;
+    const cookie = await dashboardCookie(server);
     const text = await (await fetch(`${server.url}/dashboard/apps/${app.appId}/push`, { headers: { cookie } })).text();
     expect(text).toContain('Score: The Giants won!');
     for (const sent of ['ios 1', 'android 1', 'web 1']) expect(text).toContain(sent);

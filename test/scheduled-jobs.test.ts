@@ -11,7 +11,7 @@ import { openPlatform } from '../src/platform/platform.js';
 import { startBackyard } from '../src/serve.js';
 import { createTestApp, type TestApp } from './helpers/dataApp.js';
 import { CLI, stdioEnv } from './helpers/mcpClients.js';
-import { makeHome, removeHome, startTestServer, type TestServer } from './helpers/server.js';
+import { makeHome, removeHome, startTestServer, type TestServer, dashboardCookie } from './helpers/server.js';
 
 /**
  * Scheduled jobs (issue 17): `_JobSchedule` objects made through the data API (`/cloud_code/jobs`,
@@ -106,8 +106,7 @@ describe('the dashboard', () => {
       body: new URLSearchParams(body).toString(),
       redirect: 'manual' as const,
     });
-    const signIn = await fetch(`${server.url}/dashboard/sign-in`, form({ token: server.alice, next: '/dashboard' }));
-    const cookie = signIn.headers.get('set-cookie')!.split(';')[0]!;
+    const cookie = await dashboardCookie(server);
     const page = async () => (await fetch(`${server.url}/dashboard/apps/${app.appId}/jobs`, { headers: { cookie } })).text();
     const csrf = /name="_csrf" value="([^"]+)"/.exec(await page())![1]!;
     const added = await fetch(`${server.url}/dashboard/apps/${app.appId}/jobs/schedules`, form({ _csrf: csrf, jobName: 'tick', repeatMinutes: '30', timeOfDay: '', startAfter: '2030-01-01T00:00:00Z', params: '{"from": "dashboard"}' }, cookie));

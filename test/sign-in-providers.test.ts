@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import Parse from 'parse/node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from './helpers/dataApp.js';
-import { startTestServer, type TestServer } from './helpers/server.js';
+import { startTestServer, type TestServer, dashboardCookie } from './helpers/server.js';
 import { CLIENT, startSignInStandIn, type SignInStandIn } from './helpers/signInProvider.js';
 
 /**
@@ -194,13 +194,7 @@ describe('linking, anonymous users and the app settings', () => {
 
 describe('the dashboard', () => {
   it("shows the app's sign-in providers on its server settings page", async () => {
-    const signIn = await fetch(`${server.url}/dashboard/sign-in`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', origin: server.url },
-      body: new URLSearchParams({ token: server.alice, next: '/dashboard' }).toString(),
-      redirect: 'manual',
-    });
-    const cookie = signIn.headers.get('set-cookie')!.split(';')[0]!;
+    const cookie = await dashboardCookie(server);
     const text = await (await fetch(`${server.url}/dashboard/apps/${app.appId}/settings`, { headers: { cookie } })).text();
     expect(text).toContain('Sign-in providers');
     expect(text).toMatch(/name="enableAnonymousUsers"[^>]* checked>/);

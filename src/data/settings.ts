@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { parseClassLevelPermissions } from './classPermissions.js';
-import { CLASS_NAME, SYSTEM_CLASSES } from './types.js';
+import { isClassName } from './types.js';
 import { authSettings } from './users/providers/options.js';
 import { pushSettings } from './push/options.js';
 
@@ -42,7 +42,7 @@ const protectedFields = z
   .record(z.string(), z.unknown(), { error: 'must be an object such as {"_User": {"*": ["email"]}}' })
   .superRefine((classes, ctx) => {
     for (const [name, entry] of Object.entries(classes)) {
-      if (!CLASS_NAME.test(name) && !(SYSTEM_CLASSES as readonly string[]).includes(name)) {
+      if (!isClassName(name)) {
         ctx.addIssue({ code: 'custom', path: [name], message: 'is not a class name (letters, digits and _, starting with a letter, or a system class such as _User)' });
         continue;
       }
@@ -111,7 +111,7 @@ export const serverSettingsSchema = z
         {
           classNames: z
             .array(
-              z.string({ error: 'must be a list of class names' }).refine((name) => CLASS_NAME.test(name) || (SYSTEM_CLASSES as readonly string[]).includes(name), {
+              z.string({ error: 'must be a list of class names' }).refine(isClassName, {
                 error: 'must hold class names (letters, digits and _, starting with a letter, or a system class such as _User)',
               }),
               { error: 'must be a list of class names, such as ["Message"]' },

@@ -89,3 +89,19 @@ export async function api(
     json: () => JSON.parse(text),
   };
 }
+
+/**
+ * Signs `server`'s alice in to the dashboard with her token, as the sign-in form does.
+ * @returns the session cookie (`name=value`) to send with dashboard requests.
+ */
+export async function dashboardCookie(server: Pick<TestServer, 'url' | 'alice'>): Promise<string> {
+  const signIn = await fetch(`${server.url}/dashboard/sign-in`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', origin: server.url },
+    body: new URLSearchParams({ token: server.alice, next: '/dashboard' }).toString(),
+    redirect: 'manual',
+  });
+  const cookie = signIn.headers.get('set-cookie');
+  if (!cookie) throw new Error(`the dashboard refused the sign-in (${signIn.status})`);
+  return cookie.split(';')[0]!;
+}

@@ -65,9 +65,15 @@ export class JobScheduler {
     await this.running.catch(() => undefined);
   }
 
-  /** An app's schedules changed (created, edited, removed through this process): read them again now. */
+  /**
+   * An app's schedules changed (created, edited, removed through this process): read them again now.
+   * Never rejects: the change is committed, and a failed read is tried again at the next reload.
+   */
   async changed(appId: string): Promise<void> {
-    await this.reload(appId);
+    await this.reload(appId).catch((error: unknown) => {
+      this.schedules.set(appId, { list: this.schedules.get(appId)?.list ?? [], readAt: 0 });
+      this.log.warn({ err: error, app: appId }, 'job schedules could not be read again');
+    });
   }
 
   private async reload(appId: string): Promise<JobSchedule[]> {

@@ -196,7 +196,12 @@ export class WebhookCloudRuntime implements CloudRuntime {
       const why = (error as Error).name === 'TimeoutError' ? `did not answer within ${this.options.timeoutMs} ms` : `could not be reached (${(error as Error).message}${(error as Error).cause instanceof Error ? `: ${((error as Error).cause as Error).message}` : ''})`;
       throw new ParseError(ParseCode.SCRIPT_FAILED, `The webhook of ${kind === 'function' ? `function ${name}` : `${name} on ${String(request.className)}`} at ${url} ${why}.`);
     }
-    const text = await response.text();
+    let text: string;
+    try {
+      text = await response.text();
+    } catch (error) {
+      throw new ParseError(ParseCode.SCRIPT_FAILED, `The webhook at ${url} stopped answering (${(error as Error).message}).`);
+    }
     let answer: unknown;
     try {
       answer = text === '' ? {} : JSON.parse(text);

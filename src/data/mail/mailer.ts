@@ -38,10 +38,21 @@ export class Mailer {
 
   /**
    * Sends `mail` through the app's SMTP server (`app`), else the operator's, else none, and records
-   * it in the outbox of `folder`. Never throws: a failure is recorded (`failed`, with the SMTP
-   * server's or the resolver's words) and logged.
+   * it in the outbox of `folder`. Never rejects: a failure is recorded (`failed`, with the SMTP
+   * server's or the resolver's words) and logged; an outbox that cannot be written is logged.
+   * @returns the record, or undefined when it could not be kept.
    */
-  async send(folder: string, app: AppMailSettings | null, mail: Mail): Promise<MailRecord> {
+  async send(folder: string, app: AppMailSettings | null, mail: Mail): Promise<MailRecord | undefined> {
+    try {
+      return await this.deliver(folder, app, mail);
+    } catch (error) {
+      // The outbox could not be written (a full disk): say so; the caller's request has been answered.
+      this.options.log.error({ err: error, folder }, 'mail not recorded');
+      return undefined;
+    }
+  }
+
+  private async deliver(folder: string, app: AppMailSettings | null, mail: Mail): Promise<MailRecord> {
     const outbox = new Outbox(folder);
     const route = { smtpUrl: app?.smtpUrl ?? this.options.smtpUrl, from: app?.fromAddress ?? this.options.from, ownersUrl: app?.smtpUrl !== undefined };
     if (!route.smtpUrl) return outbox.add({ ...mail, from: route.from, status: 'kept' });

@@ -9,13 +9,18 @@ import { isPlainObject } from '../values.js';
  * ids a device is known by (`installationId`, `deviceToken`) are normalized, a new installation
  * needs one and a `deviceType`, they may not change once set, a save that names an installation
  * that exists updates it, and a device token belongs to one installation (others holding it are
- * deleted, Parse Server's default `duplicateDeviceTokenAction`).
+ * deleted once the write succeeds, Parse Server's default `duplicateDeviceTokenAction`).
  */
 
-/** What a write becomes: the installation to update (when one matches) and the body to write. */
+/**
+ * What a write becomes: the installation to update (when one matches), the body to write, and the
+ * installations that lose the device token, to delete once the write succeeded (a refused write
+ * leaves them).
+ */
 export interface InstallationWrite {
   objectId?: string;
   body: Record<string, unknown>;
+  remove: string[];
 }
 
 const text = (value: unknown): string | undefined => (typeof value === 'string' && value !== '' ? value : undefined);
@@ -38,7 +43,7 @@ export async function prepareInstallationWrite(engine: DataEngine, given: unknow
   // A client's own installation is saved under the id its requests carry.
   if (!objectId && installationId && body.installationId === undefined) body.installationId = installationId;
   const deviceToken = text(body.deviceToken);
-  if (objectId && !deviceToken && !installationId && body.deviceType === undefined) return { objectId, body };
+  if (objectId && !deviceToken && !installationId && body.deviceType === undefined) return { objectId, body, remove: [] };
 
   const or: Array<Record<string, unknown>> = [];
   if (objectId) or.push({ objectId });
@@ -65,24 +70,22 @@ export async function prepareInstallationWrite(engine: DataEngine, given: unknow
   const idMatch: StoredRow | undefined = (installationId && installationIdMatch) || objectIdMatch;
   if (!objectId && body.deviceType === undefined && !idMatch) throw new ParseError(ParseCode.MISSING_REQUIRED_FIELD, 'deviceType must be specified in this operation');
 
-  const removeOthers = async (keep: (row: StoredRow) => boolean) => {
-    const others = deviceTokenMatches.filter((r) => !keep(r) && (body.appIdentifier === undefined || r.data.appIdentifier === body.appIdentifier));
-    if (others.length) await engine.deleteRows('_Installation', others.map((r) => r.objectId));
-  };
+  const others = (keep: (row: StoredRow) => boolean) =>
+    deviceTokenMatches.filter((r) => !keep(r) && (body.appIdentifier === undefined || r.data.appIdentifier === body.appIdentifier)).map((r) => r.objectId);
   if (!idMatch) {
-    if (deviceTokenMatches.length === 0) return { body };
-    if (deviceTokenMatches.length === 1 && (!deviceTokenMatches[0]!.data.installationId || !installationId)) return { objectId: deviceTokenMatches[0]!.objectId, body: strip(body) };
+    if (deviceTokenMatches.length === 0) return { body, remove: [] };
+    if (deviceTokenMatches.length === 1 && (!deviceTokenMatches[0]!.data.installationId || !installationId)) return { objectId: deviceTokenMatches[0]!.objectId, body: strip(body), remove: [] };
     if (!text(body.installationId)) throw new ParseError(ParseCode.INVALID_INSTALLATION_ID, 'Must specify installationId when deviceToken matches multiple Installation objects');
-    await removeOthers((r) => r.data.installationId === installationId);
-    return { body };
+    return { body, remove: others((r) => r.data.installationId === installationId) };
   }
+  let remove: string[] = [];
   if (deviceTokenMatches.length === 1 && !deviceTokenMatches[0]!.data.installationId && deviceTokenMatches[0]!.objectId !== idMatch.objectId) {
     // The token was saved alone before this device had an installationId: it is this device's.
-    await engine.deleteRows('_Installation', [deviceTokenMatches[0]!.objectId]);
+    remove = [deviceTokenMatches[0]!.objectId];
   } else if (deviceToken && idMatch.data.deviceToken !== deviceToken) {
-    await removeOthers((r) => r.objectId === idMatch.objectId || (installationId !== undefined && r.data.installationId === installationId));
+    remove = others((r) => r.objectId === idMatch.objectId || (installationId !== undefined && r.data.installationId === installationId));
   }
-  return { objectId: idMatch.objectId, body: strip(body) };
+  return { objectId: idMatch.objectId, body: strip(body), remove };
 }
 
 /** A body that updates: the fields a create would set for the server are not the client's to send again. */

@@ -95,6 +95,8 @@ export async function sendPush(engine: DataEngine, apps: DataApps, body: unknown
   const settings = engine.settings().push;
   if (!settings) throw push115('Missing push configuration: set the app\'s "push" setting ({"ios": ..., "android": ..., "web": ...}).');
   const request = readPushRequest(body);
+  // A bad `where` is the caller's mistake, answered now (its Parse error), not a failed status later.
+  await engine.countRows('_Installation', request.where);
   const payload = JSON.stringify(request.data);
   const { row } = await engine.create(
     '_PushStatus',

@@ -8,7 +8,7 @@
  * value is a bound parameter.
  */
 import { ParseCode, ParseError } from '../errors.js';
-import { CLASS_NAME, DEFAULT_FIELDS, FIELD_NAME, SYSTEM_CLASSES, type FieldTypeName } from '../types.js';
+import { DEFAULT_FIELDS, FIELD_NAME, type FieldTypeName } from '../types.js';
 import type { CompileOptions } from './compile.js';
 import { COLUMN_FIELDS, type Dialect, type SqlFragment, type Target } from './dialect.js';
 
@@ -73,8 +73,7 @@ export const isPlainObject = (v: unknown): v is Record<string, unknown> => {
   return proto === Object.prototype || proto === null;
 };
 
-export const isClassName = (name: unknown): name is string =>
-  typeof name === 'string' && (CLASS_NAME.test(name) || (SYSTEM_CLASSES as readonly string[]).includes(name));
+export { isClassName } from '../types.js';
 
 /** An array index in a dotted key (`items.1.value`); nine digits at most keep the JSON path sane. */
 const ARRAY_INDEX = /^\d{1,9}$/;

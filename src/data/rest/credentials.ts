@@ -1,4 +1,4 @@
-import { timingSafeEqual } from 'node:crypto';
+import { sameBytes } from '../../shared/sameBytes.js';
 import type { AppKeys } from '../apps.js';
 import { MASTER, type Auth } from '../auth/context.js';
 import { clientAuth } from '../auth/sessions.js';
@@ -92,7 +92,7 @@ function bytesOf(keys: AppKeys): { master: Buffer; client: Buffer[] } {
 }
 
 /** Compares in constant time for equal lengths, so that the answer's timing does not leak a key. */
-const same = (given: Buffer, key: Buffer) => given.length === key.length && timingSafeEqual(given, key);
+const same = sameBytes;
 
 /** Parse refuses keys that match nothing with `403 {"error":"unauthorized"}`. */
 export const unauthorized = () => Object.assign(new ParseError(0, 'unauthorized', 403), { bare: true });

@@ -1,4 +1,5 @@
-import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
+import { sameBytes } from '../../shared/sameBytes.js';
 import type { AppKeys, DataApps } from '../apps.js';
 import type { DataEngine } from '../engine.js';
 import { ParseCode, ParseError } from '../errors.js';
@@ -27,12 +28,7 @@ export interface MailContext {
 export const newUserToken = (objectId: string): string => `${objectId}.${randomBytes(32).toString('base64url')}`;
 
 /** Whether `given` is the token `stored` (constant time). */
-function sameToken(given: string, stored: unknown): boolean {
-  if (typeof stored !== 'string') return false;
-  const a = Buffer.from(given);
-  const b = Buffer.from(stored);
-  return a.length === b.length && timingSafeEqual(a, b);
-}
+const sameToken = (given: string, stored: unknown): boolean => typeof stored === 'string' && sameBytes(given, stored);
 
 /** The user a token names, when the token is theirs (`field` holds it). */
 async function userOfToken(engine: DataEngine, token: unknown, field: '_email_verify_token' | '_perishable_token'): Promise<StoredRow | undefined> {
@@ -100,7 +96,7 @@ export async function requestVerificationEmail(ctx: MailContext, engine: DataEng
     return row;
   });
   // Not awaited, as Parse Server does not await its adapter.
-  if (user) void sendVerificationMail(ctx, engine, user);
+  if (user) void sendVerificationMail(ctx, engine, user).catch(() => undefined);
 }
 
 /**
@@ -124,7 +120,7 @@ export async function requestPasswordReset(ctx: MailContext, engine: DataEngine,
   });
   if (!user) return;
   // Not awaited, as Parse Server does not await its adapter: the answer does not wait for an SMTP server.
-  void sendResetMail(ctx, engine, user, email);
+  void sendResetMail(ctx, engine, user, email).catch(() => undefined);
 }
 
 async function sendResetMail(ctx: MailContext, engine: DataEngine, user: StoredRow, email: string): Promise<void> {

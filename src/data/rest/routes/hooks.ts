@@ -1,7 +1,7 @@
 import { WEBHOOK_TRIGGERS, type Webhook } from '../../cloud/webhooks.js';
 import type { TriggerName } from '../../cloud/types.js';
 import { ParseCode, ParseError } from '../../errors.js';
-import { CLASS_NAME, SYSTEM_CLASSES } from '../../types.js';
+import { isClassName } from '../../types.js';
 import { isPlainObject } from '../../values.js';
 import type { DataRouter } from '../router.js';
 import { ok, type DataRequest } from '../types.js';
@@ -25,7 +25,7 @@ function readFunctionName(value: unknown): string {
 }
 
 function readTrigger(className: unknown, triggerName: unknown): { className: string; triggerName: TriggerName } {
-  if (typeof className !== 'string' || !(CLASS_NAME.test(className) || (SYSTEM_CLASSES as readonly string[]).includes(className))) {
+  if (!isClassName(className)) {
     throw invalid('className must be a class name, such as "GameScore"');
   }
   if (typeof triggerName !== 'string' || !(WEBHOOK_TRIGGERS as readonly string[]).includes(triggerName)) {

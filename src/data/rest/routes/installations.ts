@@ -1,6 +1,6 @@
 import { prepareInstallationWrite } from '../../push/installations.js';
 import type { DataRouter } from '../router.js';
-import type { RouteHandler } from '../types.js';
+import type { DataRequest, DataResponse, RouteHandler } from '../types.js';
 import { createObject, updateObject } from './classes.js';
 
 /**
@@ -11,14 +11,20 @@ import { createObject, updateObject } from './classes.js';
  * an installation by objectId; finding and deleting need the master key).
  */
 export function installationRoutes(router: DataRouter): void {
+  /** The write's answer, after the installations that lost its device token are deleted (only once it succeeded). */
+  const thenRemove = async (req: DataRequest, remove: readonly string[], written: DataResponse | Promise<DataResponse>) => {
+    const answer = await written;
+    if (answer.status < 300 && remove.length) await req.engine.deleteRows('_Installation', remove);
+    return answer;
+  };
   const create: RouteHandler = async (req) => {
     const prepared = await prepareInstallationWrite(req.engine, req.body, req.auth);
-    if (prepared.objectId) return updateObject(req, '_Installation', prepared.objectId, prepared.body, { objectId: prepared.objectId });
-    return createObject(req, '_Installation', prepared.body);
+    if (prepared.objectId) return thenRemove(req, prepared.remove, updateObject(req, '_Installation', prepared.objectId, prepared.body, { objectId: prepared.objectId }));
+    return thenRemove(req, prepared.remove, createObject(req, '_Installation', prepared.body));
   };
   const update: RouteHandler = async (req, { objectId }) => {
     const prepared = await prepareInstallationWrite(req.engine, req.body, req.auth, objectId);
-    return updateObject(req, '_Installation', prepared.objectId ?? objectId!, prepared.body);
+    return thenRemove(req, prepared.remove, updateObject(req, '_Installation', prepared.objectId ?? objectId!, prepared.body));
   };
   for (const base of ['/installations', '/classes/_Installation']) {
     router.on('POST', base, create);

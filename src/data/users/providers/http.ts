@@ -23,7 +23,12 @@ export async function askProvider(
     const cause = error instanceof Error && error.cause instanceof Error ? `: ${error.cause.message}` : '';
     throw refused(`${label} could not be reached at ${new URL(url).origin} (${(error as Error).message}${cause}); try again later.`);
   }
-  const text = await response.text();
+  let text: string;
+  try {
+    text = await response.text();
+  } catch (error) {
+    throw refused(`${label} stopped answering at ${new URL(url).origin} (${(error as Error).message}); try again later.`);
+  }
   if (text.length > MAX_ANSWER_BYTES) throw refused(`${label} answered more than 1 MiB at ${new URL(url).origin}.`);
   let body: unknown;
   try {
