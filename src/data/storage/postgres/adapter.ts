@@ -93,6 +93,9 @@ export class PostgresAdapter implements StorageAdapter, SchemaLookup {
   private async reloadSchema(run: Run = this.db.run): Promise<void> {
     const version = await this.readVersion(run);
     const result = await run(`SELECT "className", schema FROM ${this.qualified('_SCHEMA')} ORDER BY "className"`);
+    // A commit of this process may have set a newer schema while this was read (an announcement of
+    // its own earlier change arriving late): what was read is older, and must not replace it.
+    if (version < this.version) return;
     const rows = result.rows as Array<{ className: string; schema: Omit<StoredClass, 'className'> }>;
     this.cache.replace(rows.map((r) => ({ className: r.className, ...r.schema })));
     this.version = version;
