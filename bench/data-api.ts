@@ -4,6 +4,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { postgresBin, startParseServer, type ParseServerPeer } from './parseServer.js';
@@ -14,7 +15,8 @@ import { startPostgres, type Postgres } from './postgres.js';
  * run, a bare `node:http` server answering a fixed JSON body and the peer, Parse Server 9 on
  * PostgreSQL with fsync on (issue 16; skipped with a message when PostgreSQL is not installed, or
  * with BENCH_PEER=none), each seeded with the same objects and indexes and loaded by autocannon from
- * this process. For each workload: requests per second, p50 and p99 latency, and the ratio of its
+ * this process; with the app on PostgreSQL, creates also beside a bare server committing one INSERT
+ * per request on the same cluster. For each workload: requests per second, p50 and p99 latency, and the ratio of its
  * rate to the bare server's and to Parse Server's at the same concurrency.
  */
 const CLI = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../src/cli.js');
@@ -79,6 +81,32 @@ const BARE_SERVER = `
     });
   }).listen(Number(process.argv[1]), '127.0.0.1');
 `;
+
+/**
+ * The baseline of creates on PostgreSQL: a bare `node:http` server that, before each answer, runs one
+ * prepared INSERT of the request's body into a table keyed by a random id (argv[2]: the database's
+ * URL; argv[3]: where node-postgres is) and commits it, as PostgreSQL does a statement sent alone. No
+ * server that answers a create only once PostgreSQL committed it can beat this one on that cluster.
+ */
+const BARE_POSTGRES_SERVER = `
+  const crypto = require('node:crypto');
+  const pg = require(process.argv[3]);
+  const pool = new pg.Pool({ connectionString: process.argv[2], max: 16 });
+  pool.query('CREATE TABLE IF NOT EXISTS bare ("objectId" text COLLATE "C" PRIMARY KEY, data jsonb NOT NULL)').then(() => {
+    require('node:http').createServer((req, res) => {
+      const chunks = [];
+      req.on('data', (c) => chunks.push(c));
+      req.on('end', async () => {
+        const objectId = crypto.randomBytes(8).toString('base64url');
+        await pool.query({ name: 'insert', text: 'INSERT INTO bare ("objectId", data) VALUES ($1, $2::jsonb)', values: [objectId, Buffer.concat(chunks).toString() || '{}'] });
+        res.writeHead(201, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ objectId, createdAt: new Date().toISOString() }));
+      });
+    }).listen(Number(process.argv[1]), '127.0.0.1');
+  });
+`;
+
+const BARE_POSTGRES = 'bare + PostgreSQL insert';
 
 interface Result {
   rps: number;
@@ -183,11 +211,18 @@ export async function dataApiBench(): Promise<void> {
     children.push(spawn(process.execPath, ['-e', BARE_SERVER, String(barePort)], { stdio: 'inherit' }));
     const durablePort = await freePort();
     children.push(spawn(process.execPath, ['-e', BARE_SERVER, String(durablePort), path.join(home, 'bare-durable.tmp')], { stdio: 'inherit' }));
+    // On PostgreSQL, creates are also set beside the bare server that commits one INSERT per request.
+    const barePostgresPort = cluster ? await freePort() : undefined;
+    if (cluster && barePostgresPort) {
+      const pgModule = createRequire(import.meta.url).resolve('pg');
+      children.push(spawn(process.execPath, ['-e', BARE_POSTGRES_SERVER, String(barePostgresPort), cluster.createDatabase('bare').url, pgModule], { stdio: 'inherit' }));
+    }
     const base = `http://localhost:${port}`;
     const bare = `http://127.0.0.1:${barePort}/`;
     await waitFor(`${base}/healthz`);
     await waitFor(bare);
     await waitFor(`http://127.0.0.1:${durablePort}/`);
+    if (barePostgresPort) await waitFor(`http://127.0.0.1:${barePostgresPort}/`);
 
     const app = (await (
       await fetch(`${base}/v1/backend-apps`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: '{"appName":"bench"}' })
@@ -227,6 +262,11 @@ export async function dataApiBench(): Promise<void> {
 
     const bareOptions = (connections: number): autocannon.Options => ({ url: bare, connections, method: 'POST', body: '{}' });
     const durableOptions: autocannon.Options = { url: `http://127.0.0.1:${durablePort}/`, connections: 1, method: 'POST', body: '{}' };
+    /** The bare PostgreSQL insert at `connections`, as a baseline of creates, when the app is on PostgreSQL. */
+    const onBarePostgres = (connections: number): Record<string, autocannon.Options> =>
+      barePostgresPort
+        ? { [BARE_POSTGRES]: { url: `http://127.0.0.1:${barePostgresPort}/`, connections, method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ title: 'x', n: 1 }) } }
+        : {};
     const bare1 = await load(bareOptions(1));
     const bare16 = await load(bareOptions(16));
     const durable1 = await load(durableOptions);
@@ -252,8 +292,12 @@ export async function dataApiBench(): Promise<void> {
       peer ? { 'Parse Server': make(peer.server.url, peer.headers, peer.objectId) } : {};
     const query = (root: string, where: unknown, extra: Record<string, string>) => `${root}/classes/Item?${new URLSearchParams({ where: JSON.stringify(where), ...extra })}`;
     const workloads: Array<{ name: string; options: autocannon.Options; baselines: Record<string, autocannon.Options> }> = [
-      { name: 'sequential creates', options: creates(data, headers, 1), baselines: { bare: bareOptions(1), 'bare + fdatasync': durableOptions, ...onPeer((r, h) => creates(r, h, 1)) } },
-      { name: '16 concurrent creates', options: creates(data, headers, 16), baselines: { bare: bareOptions(16), ...onPeer((r, h) => creates(r, h, 16)) } },
+      {
+        name: 'sequential creates',
+        options: creates(data, headers, 1),
+        baselines: { bare: bareOptions(1), ...(barePostgresPort ? onBarePostgres(1) : { 'bare + fdatasync': durableOptions }), ...onPeer((r, h) => creates(r, h, 1)) },
+      },
+      { name: '16 concurrent creates', options: creates(data, headers, 16), baselines: { bare: bareOptions(16), ...onBarePostgres(16), ...onPeer((r, h) => creates(r, h, 16)) } },
       {
         name: 'GET by id (16 connections)',
         options: { url: `${data}/classes/Item/${id}`, connections: 16, headers },
@@ -290,7 +334,12 @@ export async function dataApiBench(): Promise<void> {
         .map(([baseline, xs]) => `${median(xs).toFixed(2)}× ${baseline}`)
         .join(', ');
       const column = (pick: (r: Result) => number, digits: number, width: number) => median(rounds.map(pick)).toFixed(digits).padStart(width);
-      console.log(`${name.padEnd(40)} ${column((r) => r.rps, 0, 8)} ${column((r) => r.p50, 2, 7)} ${column((r) => r.p99, 2, 7)}  ${vs}${errors ? `  (${errors} errors)` : ''}`);
+      // How far Parse Server is below the bare insert, round by round: the most any server that commits each create could reach.
+      const ceiling =
+        ratios[BARE_POSTGRES] && ratios['Parse Server']
+          ? `; the bare insert was ${median(ratios['Parse Server'].map((toPeer, i) => toPeer / ratios[BARE_POSTGRES]![i]!)).toFixed(2)}× Parse Server`
+          : '';
+      console.log(`${name.padEnd(40)} ${column((r) => r.rps, 0, 8)} ${column((r) => r.p50, 2, 7)} ${column((r) => r.p99, 2, 7)}  ${vs}${ceiling}${errors ? `  (${errors} errors)` : ''}`);
     }
   } finally {
     await peer?.server.close();

@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { InsertBatches, singleInsert, type RowInsert } from './insertBatches.js';
 
 
 /** Rewrites the compiler's `?` placeholders as PostgreSQL's `$1, $2, ...` (no SQL text we write holds a literal `?`). */
@@ -72,26 +73,34 @@ export class PostgresDatabase {
   /** Runs one statement on a pooled connection. */
   run: Run = (sql, params = []) => this.pool.query(this.config(sql, params));
 
+  /** Creates' inserts sent alone, shared between those that arrive together (insertBatches.ts). */
+  private readonly batches = new InsertBatches((sql, params) => this.run(sql, params));
+
   /**
    * Runs `fn` on one connection as one transaction. BEGIN is sent with the first statement `run`
-   * sends; statements given to `defer` (writes whose result nobody reads, such as an insert) wait
-   * for it, or, when a transaction is nothing but one deferred statement, run alone, which
-   * PostgreSQL commits as one: a create costs one round trip instead of three.
+   * sends; rows given to `defer` (inserts whose result nobody reads) wait for it, or, when a
+   * transaction is nothing but one deferred insert, go without a transaction of their own through
+   * InsertBatches, which PostgreSQL commits as one statement: a create costs one round trip instead
+   * of three, and creates arriving together share one. The connection is taken from the pool only
+   * when a statement is sent on it.
    * @throws what `fn` or the database throws (a deferred statement's failure at the end), after
    *   rolling back.
    */
-  async transaction<T>(fn: (run: Run, defer: (sql: string, params?: readonly unknown[]) => void) => Promise<T>): Promise<T> {
-    const client = await this.pool.connect();
-    const send = (sql: string, params: readonly unknown[] = []) => client.query(this.config(sql, params));
+  async transaction<T>(fn: (run: Run, defer: (insert: RowInsert) => void) => Promise<T>): Promise<T> {
+    let connecting: Promise<pg.PoolClient> | undefined;
+    const send = async (sql: string, params: readonly unknown[] = []) => (await (connecting ??= this.pool.connect())).query(this.config(sql, params));
     let begun = false;
-    const pending: Array<[string, readonly unknown[]]> = [];
-    /** Begins (once) and sends the deferred statements, in order. */
+    const pending: RowInsert[] = [];
+    /** Begins (once) and sends the deferred inserts, in order. */
     const flush = async () => {
       if (!begun) {
         begun = true;
-        await client.query('BEGIN');
+        await send('BEGIN');
       }
-      for (const [sql, params] of pending.splice(0)) await send(sql, params);
+      for (const insert of pending.splice(0)) {
+        const { sql, params } = singleInsert(insert);
+        await send(sql, params);
+      }
     };
     const run: Run = async (sql, params = []) => {
       await flush();
@@ -99,18 +108,18 @@ export class PostgresDatabase {
     };
     let broken: Error | undefined;
     try {
-      const result = await fn(run, (sql, params = []) => void pending.push([sql, params]));
-      if (!begun && pending.length === 1) await send(...pending[0]!);
+      const result = await fn(run, (insert) => void pending.push(insert));
+      if (!begun && pending.length === 1) await this.batches.insert(pending[0]!);
       else if (begun || pending.length > 0) {
         await flush();
-        await client.query('COMMIT');
+        await send('COMMIT');
       }
       return result;
     } catch (error) {
-      if (begun) await client.query('ROLLBACK').catch((rollbackError: Error) => (broken = rollbackError));
+      if (begun) await send('ROLLBACK').catch((rollbackError: Error) => (broken = rollbackError));
       throw error;
     } finally {
-      client.release(broken);
+      if (connecting) await connecting.then((client) => client.release(broken), () => undefined);
     }
   }
 

@@ -4,8 +4,13 @@ import { describeType } from '../../values.js';
 import type { StorageTransaction, StoredClass, StoredRow } from '../adapter.js';
 import type { SchemaCache } from '../schemaCache.js';
 import type { Run } from './database.js';
+import type { RowInsert } from './insertBatches.js';
 import { bytewise, isColumnPath, jsonAt, pathLiteral, quoteIdent, textAt } from './layout.js';
 import { PostgresReads, type AppSchema } from './reads.js';
+
+/** The columns of an object's row (layout.ts), in the order `insert` gives their values. */
+const ROW_COLUMNS = ['"objectId"', '"createdAt"', '"updatedAt"', 'data', 'acl'];
+const ROW_TYPES = ['text', 'text', 'text', 'jsonb', 'jsonb'];
 
 /** What a transaction needs of its adapter besides what reads need: the cache it keeps current. */
 export interface TransactionOwner extends AppSchema {
@@ -53,7 +58,7 @@ export class PostgresTransaction extends PostgresReads implements StorageTransac
   constructor(
     protected override readonly owner: TransactionOwner,
     run: Run,
-    private readonly defer: (sql: string, params?: readonly unknown[]) => void,
+    private readonly defer: (insert: RowInsert) => void,
   ) {
     const live: Run = (sql, params) => {
       if (this.ended) return Promise.reject(new Error('This storage transaction has ended'));
@@ -189,13 +194,12 @@ export class PostgresTransaction extends PostgresReads implements StorageTransac
   /** Sent with the transaction's next statement, or alone at its end (PostgresDatabase.transaction). */
   async insert(className: string, row: StoredRow): Promise<void> {
     if (this.ended) throw new Error('This storage transaction has ended');
-    this.defer(`INSERT INTO ${this.table(className)} ("objectId", "createdAt", "updatedAt", data, acl) VALUES (?, ?, ?, ?::jsonb, ?::jsonb)`, [
-      row.objectId,
-      row.createdAt,
-      row.updatedAt,
-      JSON.stringify(row.data),
-      row.acl === null ? null : JSON.stringify(row.acl),
-    ]);
+    this.defer({
+      table: this.table(className),
+      columns: ROW_COLUMNS,
+      types: ROW_TYPES,
+      values: [row.objectId, row.createdAt, row.updatedAt, JSON.stringify(row.data), row.acl === null ? null : JSON.stringify(row.acl)],
+    });
   }
 
   async replace(className: string, row: StoredRow): Promise<boolean> {
