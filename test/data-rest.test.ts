@@ -92,6 +92,28 @@ describe('objects', () => {
     expect(await app.call('POST', '/classes/Good', { rawBody: '{"a":', headers: { 'content-type': 'application/json' } })).toMatchObject({ status: 400, body: { code: 107 } });
     expect((await app.call('GET', '/nowhere')).status).toBe(404);
   });
+
+  it('stores a string holding U+0000 on SQLite; on PostgreSQL, whose jsonb cannot, answers 142 and writes nothing', async () => {
+    const before = await count('Nul');
+    const value = 'before\u0000after';
+    const created = await app.call('POST', '/classes/Nul', { body: { s: value } });
+    const existing = await app.call('POST', '/classes/Nul', { body: { s: 'plain' } });
+    expect(existing.status).toBe(201);
+    const updated = await app.call('PUT', `/classes/Nul/${existing.body.objectId}`, { body: { s: value } });
+    if (onPostgres) {
+      for (const res of [created, updated]) {
+        expect(res.status).toBe(400);
+        expect(res.body).toEqual({ code: 142, error: expect.stringContaining('U+0000') });
+      }
+      expect(await count('Nul')).toBe(before + 1);
+      expect((await app.call('GET', `/classes/Nul/${existing.body.objectId}`)).body.s).toBe('plain');
+    } else {
+      expect(created.status).toBe(201);
+      expect(updated.status).toBe(200);
+      expect((await app.call('GET', `/classes/Nul/${created.body.objectId}`)).body.s).toBe(value);
+      expect((await app.call('GET', `/classes/Nul/${existing.body.objectId}`)).body.s).toBe(value);
+    }
+  });
 });
 
 describe('queries', () => {

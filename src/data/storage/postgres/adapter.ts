@@ -5,7 +5,7 @@ import { SchemaCache } from '../schemaCache.js';
 import { EVERYTHING, SCHEMA_CHANNEL, type PostgresDatabase, type Run } from './database.js';
 import { postgresDialect } from './dialect.js';
 import { quoteIdent } from './layout.js';
-import { guarded, PostgresReads } from './reads.js';
+import { clientFault, guarded, PostgresReads } from './reads.js';
 import { PostgresTransaction } from './transaction.js';
 
 export { indexExpression } from './transaction.js';
@@ -140,7 +140,8 @@ export class PostgresAdapter implements StorageAdapter, SchemaLookup {
         this.cache.restore(tx.before.view);
         this.version = tx.before.version;
       }
-      throw error;
+      // A deferred insert's failure comes from the commit, not through `guarded`.
+      throw clientFault(error);
     }
   }
 
