@@ -1,6 +1,7 @@
 import { postgresQueryDb, sqliteQueryDb, type QueryDb } from './helpers/queryDb.js';
 import { onPostgres } from './helpers/storage.js';
 import { indexExpression } from '../src/data/storage/postgres/adapter.js';
+import Database from 'better-sqlite3';
 import { Query } from 'mingo';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ParseError } from '../src/data/errors.js';
@@ -259,6 +260,26 @@ describe('type-exact rules (style.md, example 7)', () => {
     expect(await run({ meta: { $gt: 0 } })).toEqual([]); // objects never compare with numbers
     expect(await run({ 'meta.city': { $gte: 'P' } })).toEqual(['r01', 'r03', 'r05']);
   });
+  it('equality with text needs no type guard unless the text could be the JSON of an object or array', async () => {
+    // What the unguarded equality rests on, asked of SQLite itself: json_extract answers the JSON
+    // text of an object or array, and a number, boolean or null never equals text.
+    const db = new Database(':memory:');
+    try {
+      const equal = (json: string, text: string) => db.prepare(`SELECT json_extract(?, '$.v') = ? AS eq`).get(json, text) as { eq: number | null };
+      expect(equal('{"v":{"a":1}}', '{"a":1}').eq).toBe(1);
+      expect(equal('{"v":[1]}', '[1]').eq).toBe(1);
+      expect(equal('{"v":7}', '7').eq).toBe(0);
+      expect(equal('{"v":1.5}', '1.5').eq).toBe(0);
+      expect(equal('{"v":true}', '1').eq).toBe(0);
+      expect(equal('{"v":null}', 'null').eq).toBeNull();
+    } finally {
+      db.close();
+    }
+    expect(await run({ 'meta.city': 'Paris' })).toEqual(oracle({ 'meta.city': 'Paris' }));
+    expect(await run({ mixed: '1' })).toEqual(['r03']);
+    expect(await run({ tags: { $in: ['a', '[]'] } })).toEqual(oracle({ tags: { $in: ['a', '[]'] } }));
+    expect(await run({ meta: '{}' })).toEqual([]);
+  });
   it('binds every value; quotes in values change nothing', async () => {
     const evil = "x' OR '1'='1";
     const frag = compileWhere('T', 't', { name: evil }, options);
@@ -275,13 +296,16 @@ describe.skipIf(onPostgres)('exact SQL (style.md, example 6)', () => {
     [{}, 'TRUE', []],
     [{ score: 5 }, `${score} = ? AND ${scoreType} IN ('integer','real')`, [5]],
     [{ score: { $gte: 1, $lt: 10 } }, `${score} >= ? AND ${scoreType} IN ('integer','real') AND ${score} < ? AND ${scoreType} IN ('integer','real')`, [1, 10]],
-    [{ name: { $ne: 'x' } }, `(json_extract(t.data, '$."name"') = ? AND json_type(t.data, '$."name"') = 'text') IS NOT TRUE`, ['x']],
+    [{ name: { $ne: 'x' } }, `(json_extract(t.data, '$."name"') = ?) IS NOT TRUE`, ['x']],
+    // Text that could be the JSON of an object or array keeps its guard; other text needs none (dialect.ts).
+    [{ name: '{"a":1}' }, `json_extract(t.data, '$."name"') = ? AND json_type(t.data, '$."name"') = 'text'`, ['{"a":1}']],
+    [{ name: { $in: ['x', '[1]'] } }, `json_extract(t.data, '$."name"') = ? OR (json_extract(t.data, '$."name"') = ? AND json_type(t.data, '$."name"') = 'text')`, ['x', '[1]']],
     [{ done: true }, `json_extract(t.data, '$."done"') = ? AND json_type(t.data, '$."done"') = 'true'`, [1]],
-    [{ tags: 'a' }, `EXISTS (SELECT 1 FROM json_each(t.data, '$."tags"') AS je1 WHERE je1.value = ? AND je1.type = 'text')`, ['a']],
+    [{ tags: 'a' }, `EXISTS (SELECT 1 FROM json_each(t.data, '$."tags"') AS je1 WHERE je1.value = ?)`, ['a']],
     [{ score: { $exists: false } }, `${scoreType} IS NULL`, []],
     [{ createdAt: { $gt: { __type: 'Date', iso: '2024-01-01T00:00:00Z' } } }, `t."createdAt" > ?`, ['2024-01-01T00:00:00.000Z']],
     [{ when: { $lt: { __type: 'Date', iso: '2024-01-01T00:00:00.000Z' } } }, `json_extract(t.data, '$."when"."iso"') < ? AND json_type(t.data, '$."when"."iso"') = 'text'`, ['2024-01-01T00:00:00.000Z']],
-    [{ 'meta.city': 'Paris' }, `json_extract(t.data, '$."meta"."city"') = ? AND json_type(t.data, '$."meta"."city"') = 'text'`, ['Paris']],
+    [{ 'meta.city': 'Paris' }, `json_extract(t.data, '$."meta"."city"') = ?`, ['Paris']],
     [{ $or: [{ score: 1 }, { name: { $exists: true } }] }, `(${score} = ? AND ${scoreType} IN ('integer','real')) OR json_type(t.data, '$."name"') IS NOT NULL`, [1]],
     [{ name: { $regex: '^a', $options: 'i' } }, `json_type(t.data, '$."name"') = 'text' AND parse_regexp(?, ?, json_extract(t.data, '$."name"'))`, ['^a', 'i']],
     [{ likes: ptr('o1') }, `t."objectId" IN (SELECT rl1."owningId" FROM "_Join:likes:T" AS rl1 WHERE rl1."relatedId" = ?)`, ['o1']],

@@ -46,6 +46,11 @@ export interface Operand {
   placeholder: string;
   /** Literals with the same group compare against the same expression and guard (for `IN`). */
   group: string;
+  /**
+   * Whether `expr = param` can only hold where the guard holds too, so that equality (and `IN`)
+   * needs no guard: a guard reads the stored object, which an index on `expr` alone spares.
+   */
+  exact?: boolean;
 }
 
 /**

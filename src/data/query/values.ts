@@ -121,7 +121,7 @@ export function columnOperand(t: Target, lit: Literal): Operand {
 export function equals(d: Dialect, t: Target, lit: Literal): SqlFragment {
   if (lit.kind === 'null') return d.isNull(t);
   const o = d.operand(t, lit);
-  return o ? and([frag(`${o.expr} = ${o.placeholder}`, o.param), o.guard ?? TRUE]) : FALSE;
+  return o ? and([frag(`${o.expr} = ${o.placeholder}`, o.param), (!o.exact && o.guard) || TRUE]) : FALSE;
 }
 
 /** Membership in a list of literals, one `IN (...)` per kind of literal so that indexes still apply. */
@@ -146,7 +146,7 @@ export function oneOf(d: Dialect, t: Target, lits: readonly Literal[]): SqlFragm
       list.length === 1
         ? frag(`${first.expr} = ${first.placeholder}`, first.param)
         : frag(`${first.expr} IN (${list.map((o) => o.placeholder).join(', ')})`, ...list.map((o) => o.param));
-    parts.push(and([test, first.guard ?? TRUE]));
+    parts.push(and([test, (!first.exact && first.guard) || TRUE]));
   }
   return or([...parts, ...nulls]);
 }

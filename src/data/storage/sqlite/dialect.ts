@@ -81,13 +81,13 @@ export const sqliteDialect: Dialect = {
       if (lit.kind !== 'pointer' || (t.className !== undefined && lit.className !== undefined && t.className !== lit.className)) return undefined;
       return { expr: t.at(['objectId']), param: lit.objectId, placeholder: '?', group: 'pointer' };
     }
-    const typed = (sub: string[], types: string, param: unknown, group: string): Operand => ({
-      expr: t.at(sub),
-      guard: frag(`${t.typeAt(sub)} ${types}`),
-      param,
-      placeholder: '?',
-      group,
-    });
+    const typed = (sub: string[], types: string, param: unknown, group: string): Operand => {
+      // json_extract answers text only for a JSON string, or for an object or array as its JSON text
+      // (starting with { or [); a number, boolean or null never equals text. So equality with text
+      // that cannot be such JSON implies the string type, and needs no json_type read of the object.
+      const exact = typeof param === 'string' && !/^[{[]/.test(param);
+      return { expr: t.at(sub), guard: frag(`${t.typeAt(sub)} ${types}`), param, placeholder: '?', group: exact ? `${group}:exact` : group, exact };
+    };
     switch (lit.kind) {
       case 'number':
         return typed([], `IN ('integer','real')`, lit.value, 'number');
