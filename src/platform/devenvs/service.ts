@@ -9,7 +9,8 @@ import { nowIso } from '../../shared/sqlite.js';
 import type { Sql } from '../../shared/sql.js';
 import { EnvironmentContainers, type ContainerSettings } from './containers.js';
 import { ENGINE_TIMEOUTS, dockerClient, engineStatus, type DockerClient } from './engine.js';
-import { LiveExecution, groupScript, inputScript, runScript } from './executions.js';
+import { LiveExecution, inputScript, runScript } from './executions.js';
+import { ProcessGroups, SIGNAL_TIMING } from './processGroups.js';
 import { startFailureText } from './startFailure.js';
 import { hostGatewayAddress } from './hostGateway.js';
 import { ImageProvider } from './image.js';
@@ -62,10 +63,8 @@ export const INTERACTION = {
   firstOutputMs: 2_000,
   /** ...and this long after the input at most. */
   capMs: 5_000,
-  /** exit: SIGTERM, then SIGKILL after this grace period. */
-  graceMs: 5_000,
-  /** How long the signalled command may take to be reported exited after the SIGKILL. */
-  afterKillMs: 10_000,
+  /** exit: SIGTERM, then SIGKILL after the grace period (processGroups.ts). */
+  ...SIGNAL_TIMING,
 } as const;
 
 /** How long a command's output must be quiet before executeCommand checks whether it waits for input, in milliseconds. */
@@ -80,16 +79,12 @@ const FLUSH_MS = 250;
 /** exitCode of an execution whose real exit code was lost to a restart of Backyard. */
 export const UNKNOWN_EXIT_CODE = -1;
 
-/** Appended to the stderr of an execution whose Backyard stopped or died while it ran (issue 5, item 6). */
-/** Appended to the stderr of an execution ended by restarting its environment. */
-const RESTARTED_NOTE =
-  '[backyard: no signal could reach this command (no process could be started in the environment to send it), so the environment was restarted to end it: every process in it ended, /workspace was kept.]\n';
-
 /** Appended to the stderr of executions ended by restartDevelopmentEnvironment. */
 const RESTART_NOTE = '[backyard: the environment was restarted (restartDevelopmentEnvironment): every process in it ended, /workspace was kept.]\n';
 /** Appended to the stderr of executions ended by deleteDevelopmentEnvironment. */
 const DELETE_NOTE = '[backyard: the environment was deleted (deleteDevelopmentEnvironment), which ended this command.]\n';
 
+/** Appended to the stderr of an execution whose Backyard stopped or died while it ran (issue 5, item 6). */
 const INTERRUPTED_NOTE =
   '[backyard: Backyard stopped or restarted while this command was running, so the command was ended; its later output and its exit code are unknown (-1). Run it again if it is still needed.]\n';
 
@@ -104,6 +99,7 @@ export class DevEnvService {
   private readonly store: DevEnvStore;
   private readonly containers: EnvironmentContainers;
   private readonly images: ImageProvider;
+  private readonly groups: ProcessGroups;
   private readonly live = new Map<string, { execution: LiveExecution; environmentId: string; accountId: string; recorded: Promise<void> }>();
   /** Identifies this process as the owner of the executions it runs: `<host>/<pid>/<random>`. */
   private readonly owner = newOwner();
@@ -127,6 +123,7 @@ export class DevEnvService {
     this.store = new DevEnvStore(db);
     this.images = new ImageProvider(docker, settings.dockerHost, log, settings.image);
     this.containers = new EnvironmentContainers(docker, settings, this.images, networks, log);
+    this.groups = new ProcessGroups(docker, settings.dockerHost, this.containers, log);
   }
 
   /**
@@ -284,7 +281,7 @@ export class DevEnvService {
       execution.writeStdin(action.stdin.endsWith('\n') ? action.stdin : `${action.stdin}\n`);
       await execution.waitForSettle(INTERACTION, since, signal);
     }
-    if (action.exit) await this.end(entry);
+    if (action.exit) await this.groups.end(entry);
     if (action.stdin === undefined && !action.exit) await execution.waitForSettle(INTERACTION, Date.now(), signal);
     if (execution.status === 'exited') await entry.recorded;
     return execution.snapshot();
@@ -401,7 +398,7 @@ export class DevEnvService {
         await this.store.writeOutput(id, s.stdout, s.stderr, nowIso());
         void this.containers
           .running(accountId, environmentId)
-          .then((container) => this.terminate(container, id))
+          .then((container) => this.groups.terminate(container, id))
           .catch(() => undefined);
       } else {
         await this.store.writeExited(id, outcomeOf(execution), s.stdout, s.stderr, nowIso());
@@ -532,59 +529,6 @@ export class DevEnvService {
   }
 
   /**
-   * Ends a running execution that this process follows: SIGTERM to its process group, SIGKILL after
-   * the grace period; when no signal can be delivered or the command outlives SIGKILL, the container
-   * is restarted as a last resort (the volume and the environment stay).
-   * @throws ManagementError(unavailable) when even that does not end it.
-   */
-  private async end(entry: { execution: LiveExecution; environmentId: string; accountId: string }): Promise<void> {
-    const { execution, environmentId, accountId } = entry;
-    try {
-      const container = await this.containers.running(accountId, environmentId);
-      if (await this.group(container, execution.id, 'TERM')) {
-        if (await execution.waitForExit(INTERACTION.graceMs)) return;
-        await this.group(container, execution.id, 'KILL');
-        if (await execution.waitForExit(INTERACTION.afterKillMs)) return;
-      } else if (await execution.waitForExit(2_000)) {
-        return; // it had just exited
-      }
-      this.log.warn({ executionId: execution.id }, 'a command could not be ended by signals; restarting its environment');
-    } catch (error) {
-      this.log.warn({ err: error, executionId: execution.id }, 'could not signal a command; restarting its environment');
-    }
-    execution.note(RESTARTED_NOTE);
-    await this.containers.restart(accountId, environmentId);
-    if (!(await execution.waitForExit(INTERACTION.afterKillMs))) {
-      throw unavailable(`The command execution "${execution.id}" could not be ended. Check the Docker engine (docker info) and try again.`);
-    }
-  }
-
-  /**
-   * Ends an execution's process group that no exec stream is followed for (Backyard stopping, or an
-   * orphan of a Backyard that died): SIGTERM, then SIGKILL if any of it is left after the grace period.
-   */
-  private async terminate(container: Docker.Container, executionId: string): Promise<void> {
-    if (!(await this.group(container, executionId, 'TERM'))) return;
-    const deadline = Date.now() + INTERACTION.graceMs;
-    while (Date.now() < deadline) {
-      await new Promise((r) => setTimeout(r, 250).unref());
-      if (!(await this.group(container, executionId, 'alive'))) return;
-    }
-    await this.group(container, executionId, 'KILL');
-  }
-
-  /**
-   * Runs `groupScript` in the container: true when the execution's process group exists.
-   * @throws Error when the runtime could not start the script (no process slot for it), so that the
-   *   caller falls back to a restart; ManagementError(unavailable) when the engine fails.
-   */
-  private async group(container: Docker.Container, executionId: string, action: 'TERM' | 'KILL' | 'alive'): Promise<boolean> {
-    const outcome = await runScript(this.docker, this.settings.dockerHost, container, groupScript(executionId, action), ENGINE_TIMEOUTS.request);
-    if ('notStarted' in outcome) throw new Error(`the runtime could not start the signal: ${outcome.notStarted}`);
-    return outcome.exitCode === 0;
-  }
-
-  /**
    * A row marked running whose owner is gone (this process's earlier self, a process that died, or one
    * silent for too long) is marked exited with a note; the current row is returned.
    */
@@ -606,7 +550,7 @@ export class DevEnvService {
     if (!env) return;
     const running = await this.containers.ifRunning(env.account_id, env.id);
     if (!running || running.startedAt >= Date.parse(row.created_at)) return;
-    await this.terminate(running.container, row.id);
+    await this.groups.terminate(running.container, row.id);
   }
 }
 
