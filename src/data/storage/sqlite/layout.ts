@@ -5,13 +5,14 @@ import { COLUMN_FIELDS } from '../../query/dialect.js';
  * text comes from a class or field name that passed `CLASS_NAME`/`FIELD_NAME` (or is a known system
  * class) and is then double-quoted; every value is a bound parameter (style.md, example 6).
  *
- * - one table per class, `"cls_<ClassName>"`, with the columns
+ * - one rowid table per class, `"cls_<ClassName>"`, with the columns
  *     `objectId TEXT PRIMARY KEY, createdAt TEXT NOT NULL, updatedAt TEXT NOT NULL,
  *      data TEXT NOT NULL (JSON object of every other field, in Parse's JSON form: a Date is
  *      {"__type":"Date","iso":…}, a Pointer {"__type":"Pointer","className":…,"objectId":…}, a File
  *      {"__type":"File","name":…,"url":…}, a GeoPoint {"__type":"GeoPoint","latitude":…,"longitude":…}),
  *      acl TEXT (JSON ACL as Parse writes it, e.g. {"*":{"read":true},"<userId>":{"write":true},
- *      "role:admins":{"read":true}}; NULL means public read and write)`
+ *      "role:admins":{"read":true}}; NULL means public read and write),
+ *      publicRead INTEGER NOT NULL (1 when anyone may read the object; last in every index: classTables.ts)`
  *   `createdAt`/`updatedAt` are ISO 8601 strings with milliseconds, so text order is time order.
  * - one table per relation field, `"_Join:<field>:<OwnerClass>"`, with
  *     `owningId TEXT NOT NULL, relatedId TEXT NOT NULL, PRIMARY KEY (owningId, relatedId)`

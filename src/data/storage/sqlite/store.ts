@@ -6,6 +6,7 @@ import type { FieldType, SchemaLookup } from '../../types.js';
 import { openDatabase } from '../../../shared/sqlite.js';
 import type { GroupPlan } from '../../aggregate/groupPlan.js';
 import type { ConfigEntry, FindOptions, StoredClass, StoredRow } from '../adapter.js';
+import { classTableDdl, publicReadOf, upgradeClassTables, withPublicRead } from './classTables.js';
 import { classTable, indexExpr, jsonPath, quoteIdent, relationTable } from './layout.js';
 import { dataMigrations } from './migrations.js';
 import { SchemaCache } from '../schemaCache.js';
@@ -62,6 +63,7 @@ export class SqliteStore implements SchemaLookup {
     this.wal = new WalSync(`${file}-wal`);
     this.txn = { begin: this.db.prepare('BEGIN IMMEDIATE'), commit: this.db.prepare('COMMIT'), rollback: this.db.prepare('ROLLBACK') };
     registerQueryFunctions(this.db);
+    upgradeClassTables(this.db);
     this.classes = new SchemaCache(this.readSchema());
     if (this.classes.has('_User')) this.userIndexes();
   }
@@ -178,12 +180,8 @@ export class SqliteStore implements SchemaLookup {
         JSON.stringify(rest),
       );
       if (!this.classes.has(className)) {
-        this.db.exec(
-          `CREATE TABLE IF NOT EXISTS ${classTable(className)} (
-             objectId TEXT PRIMARY KEY, createdAt TEXT NOT NULL, updatedAt TEXT NOT NULL,
-             data TEXT NOT NULL, acl TEXT) WITHOUT ROWID`,
-        );
-        this.db.exec(`CREATE INDEX IF NOT EXISTS ${quoteIdent(`cls_${className}_createdAt`)} ON ${classTable(className)} (createdAt)`);
+        this.db.exec(classTableDdl(classTable(className)).replace('CREATE TABLE ', 'CREATE TABLE IF NOT EXISTS '));
+        this.db.exec(`CREATE INDEX IF NOT EXISTS ${quoteIdent(`cls_${className}_createdAt`)} ON ${classTable(className)} ${withPublicRead(['createdAt'])}`);
         if (className === '_User') this.userIndexes();
         this.forgetStatements();
       }
@@ -219,7 +217,7 @@ export class SqliteStore implements SchemaLookup {
 
   createIndex(className: string, name: string, keys: Record<string, 1 | -1>): void {
     const columns = Object.entries(keys).map(([field, dir]) => `${indexExpr(field.split('.'))}${dir === -1 ? ' DESC' : ''}`);
-    this.db.exec(`CREATE INDEX IF NOT EXISTS ${this.indexName(className, name)} ON ${classTable(className)} (${columns.join(', ')})`);
+    this.db.exec(`CREATE INDEX IF NOT EXISTS ${this.indexName(className, name)} ON ${classTable(className)} ${withPublicRead(columns)}`);
     this.forgetStatements();
   }
 
@@ -235,20 +233,22 @@ export class SqliteStore implements SchemaLookup {
   }
 
   insert(className: string, row: StoredRow): void {
-    this.stmt(`INSERT INTO ${classTable(className)} (objectId, createdAt, updatedAt, data, acl) VALUES (?, ?, ?, ?, ?)`).run(
+    this.stmt(`INSERT INTO ${classTable(className)} (objectId, createdAt, updatedAt, data, acl, publicRead) VALUES (?, ?, ?, ?, ?, ?)`).run(
       row.objectId,
       row.createdAt,
       row.updatedAt,
       JSON.stringify(row.data),
       row.acl === null ? null : JSON.stringify(row.acl),
+      publicReadOf(row.acl),
     );
   }
 
   replace(className: string, row: StoredRow): boolean {
-    const result = this.stmt(`UPDATE ${classTable(className)} SET updatedAt = ?, data = ?, acl = ? WHERE objectId = ?`).run(
+    const result = this.stmt(`UPDATE ${classTable(className)} SET updatedAt = ?, data = ?, acl = ?, publicRead = ? WHERE objectId = ?`).run(
       row.updatedAt,
       JSON.stringify(row.data),
       row.acl === null ? null : JSON.stringify(row.acl),
+      publicReadOf(row.acl),
       row.objectId,
     );
     return result.changes > 0;
@@ -291,9 +291,12 @@ export class SqliteStore implements SchemaLookup {
   /** The rows of a class the principals may read: public rows and rows whose ACL grants one of them read. */
   private readable(alias: string, principals: readonly string[] | undefined): SqlFragment | undefined {
     if (principals === undefined) return undefined;
+    // publicRead first: it is in every index of the class, so a public row is never read for its ACL (classTables.ts).
+    const others = principals.filter((p) => p !== '*');
+    if (others.length === 0) return { sql: `${alias}.publicRead = 1`, params: [] };
     return {
-      sql: `(${alias}.acl IS NULL OR EXISTS (SELECT 1 FROM json_each(${alias}.acl) AS p WHERE p.key IN (${principals.map(() => '?').join(', ')}) AND json_extract(p.value, '$.read') = 1))`,
-      params: [...principals],
+      sql: `(${alias}.publicRead = 1 OR EXISTS (SELECT 1 FROM json_each(${alias}.acl) AS p WHERE p.key IN (${others.map(() => '?').join(', ')}) AND json_extract(p.value, '$.read') = 1))`,
+      params: others,
     };
   }
 

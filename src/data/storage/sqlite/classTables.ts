@@ -1,0 +1,61 @@
+import type { Db } from '../../../shared/sqlite.js';
+import type { StoredRow } from '../adapter.js';
+import { quoteIdent } from './layout.js';
+
+/**
+ * The layout of a class's table in an app's `data.db`: a rowid table with its objectId as primary key
+ * (an index of its own), and `publicRead`, 1 when anyone may read the object (no ACL, or the ACL's
+ * `*` grants read) and 0 otherwise, written with every ACL and kept last in every index of the
+ * class. A query reads rows through an index lazily (SQLite defers the seek into the table until a
+ * column outside the index is read), so a `count` or an index-only filter over public objects is
+ * answered from the index alone; readability is tested on `publicRead` first (issue 16: "keep public
+ * rows countable from an index alone"). Tables made before it (`WITHOUT ROWID`, no `publicRead`,
+ * where SQLite seeks the table for every index entry) are rebuilt at open: `upgradeClassTables`.
+ */
+export const classTableDdl = (table: string): string =>
+  `CREATE TABLE ${table} (objectId TEXT NOT NULL PRIMARY KEY, createdAt TEXT NOT NULL, updatedAt TEXT NOT NULL, data TEXT NOT NULL, acl TEXT, publicRead INTEGER NOT NULL)`;
+
+/** Whether anyone may read an object with this ACL (Parse: no ACL, or `*` with `read: true`): 1 or 0. */
+export const publicReadOf = (acl: StoredRow['acl']): 0 | 1 => (acl === null || acl['*']?.read === true ? 1 : 0);
+
+/** The same rule in SQL over the stored ACL text, for rows written before the column existed. */
+const PUBLIC_READ_SQL = `(acl IS NULL OR json_extract(acl, '$."*".read') IS 1)`;
+
+/** The index's columns with `publicRead` last: `(a, b)` → `(a, b, publicRead)`. */
+export const withPublicRead = (columns: readonly string[]): string => `(${[...columns, 'publicRead'].join(', ')})`;
+
+/** Indexes of a class that carry `publicRead` (the createdAt index and those made through the schema API). */
+const carriesPublicRead = (indexName: string, className: string): boolean => indexName === `cls_${className}_createdAt` || indexName.startsWith(`idx_${className}_`);
+
+/**
+ * Rebuilds every class table of the old layout (`WITHOUT ROWID`, no `publicRead`) in the new one,
+ * each in a transaction of its own: rows copied with their `publicRead` computed from the ACL, the
+ * old table dropped, the new one renamed, and its indexes made again, those of `carriesPublicRead`
+ * with `publicRead` appended. Runs at open, before anything is served.
+ * @returns the names of the classes rebuilt.
+ */
+export function upgradeClassTables(db: Db): string[] {
+  const tables = db.prepare(`SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'cls\\_%' ESCAPE '\\'`).all() as Array<{ name: string }>;
+  const rebuilt: string[] = [];
+  for (const { name } of tables) {
+    const columns = db.prepare(`SELECT name FROM pragma_table_info(?)`).all(name) as Array<{ name: string }>;
+    if (columns.some((c) => c.name === 'publicRead')) continue;
+    const className = name.slice('cls_'.length);
+    const table = quoteIdent(name);
+    const staging = quoteIdent(`${name}:upgrading`);
+    const indexes = db.prepare(`SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = ? AND sql IS NOT NULL`).all(name) as Array<{ name: string; sql: string }>;
+    db.transaction(() => {
+      db.exec(`DROP TABLE IF EXISTS ${staging}`);
+      db.exec(classTableDdl(staging));
+      db.exec(`INSERT INTO ${staging} (objectId, createdAt, updatedAt, data, acl, publicRead) SELECT objectId, createdAt, updatedAt, data, acl, ${PUBLIC_READ_SQL} FROM ${table}`);
+      db.exec(`DROP TABLE ${table}`);
+      db.exec(`ALTER TABLE ${staging} RENAME TO ${table}`);
+      for (const index of indexes) {
+        // Our own CREATE INDEX text always ends with the column list's closing parenthesis.
+        db.exec(carriesPublicRead(index.name, className) ? `${index.sql.replace(/\)\s*$/, '')}, publicRead)` : index.sql);
+      }
+    }).immediate();
+    rebuilt.push(className);
+  }
+  return rebuilt;
+}
