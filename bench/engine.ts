@@ -4,6 +4,7 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { MASTER, type Auth } from '../src/data/auth/context.js';
 import { DataEngine, newObjectId } from '../src/data/engine.js';
+import { classTableDdl } from '../src/data/storage/sqlite/classTables.js';
 import { SqliteAdapter } from '../src/data/storage/sqlite/adapter.js';
 
 /**
@@ -37,8 +38,8 @@ export async function engineBench(): Promise<void> {
   bare.pragma('journal_mode = WAL');
   bare.pragma('synchronous = NORMAL');
   bare.pragma('wal_autocheckpoint = 10000');
-  bare.exec('CREATE TABLE item (objectId TEXT PRIMARY KEY, createdAt TEXT NOT NULL, updatedAt TEXT NOT NULL, data TEXT NOT NULL, acl TEXT) WITHOUT ROWID');
-  const insert = bare.prepare('INSERT INTO item VALUES (?, ?, ?, ?, NULL)');
+  bare.exec(classTableDdl('item'));
+  const insert = bare.prepare('INSERT INTO item VALUES (?, ?, ?, ?, NULL, 1)');
   // Raw rows (arrays), as the adapter reads them.
   const byId = bare.prepare('SELECT objectId, createdAt, updatedAt, data, acl FROM item WHERE objectId = ?').raw(true);
   const update = bare.prepare('UPDATE item SET updatedAt = ?, data = ? WHERE objectId = ?');

@@ -5,8 +5,8 @@ import { quoteIdent } from './layout.js';
 /**
  * The layout of a class's table in an app's `data.db`: a rowid table with its objectId as primary key
  * (an index of its own), and `publicRead`, 1 when anyone may read the object (no ACL, or the ACL's
- * `*` grants read) and 0 otherwise, written with every ACL and kept last in every index of the
- * class. A query reads rows through an index lazily (SQLite defers the seek into the table until a
+ * `*` grants read) and 0 otherwise, written with every ACL and kept last in every index made
+ * through the schema API. A query reads rows through an index lazily (SQLite defers the seek into the table until a
  * column outside the index is read), so a `count` or an index-only filter over public objects is
  * answered from the index alone; readability is tested on `publicRead` first (issue 16: "keep public
  * rows countable from an index alone"). Tables made before it (`WITHOUT ROWID`, no `publicRead`,
@@ -24,8 +24,12 @@ const PUBLIC_READ_SQL = `(acl IS NULL OR json_extract(acl, '$."*".read') IS 1)`;
 /** The index's columns with `publicRead` last: `(a, b)` → `(a, b, publicRead)`. */
 export const withPublicRead = (columns: readonly string[]): string => `(${[...columns, 'publicRead'].join(', ')})`;
 
-/** Indexes of a class that carry `publicRead` (the createdAt index and those made through the schema API). */
-const carriesPublicRead = (indexName: string, className: string): boolean => indexName === `cls_${className}_createdAt` || indexName.startsWith(`idx_${className}_`);
+/**
+ * Indexes of a class that carry `publicRead`: those made through the schema API. The createdAt index
+ * does not: an update sets `publicRead`, which would rewrite every index holding it, and the indexes on
+ * fields are rewritten by an update of `data` anyway.
+ */
+const carriesPublicRead = (indexName: string, className: string): boolean => indexName.startsWith(`idx_${className}_`);
 
 /**
  * Rebuilds every class table of the old layout (`WITHOUT ROWID`, no `publicRead`) in the new one,

@@ -181,7 +181,7 @@ export class SqliteStore implements SchemaLookup {
       );
       if (!this.classes.has(className)) {
         this.db.exec(classTableDdl(classTable(className)).replace('CREATE TABLE ', 'CREATE TABLE IF NOT EXISTS '));
-        this.db.exec(`CREATE INDEX IF NOT EXISTS ${quoteIdent(`cls_${className}_createdAt`)} ON ${classTable(className)} ${withPublicRead(['createdAt'])}`);
+        this.db.exec(`CREATE INDEX IF NOT EXISTS ${quoteIdent(`cls_${className}_createdAt`)} ON ${classTable(className)} (createdAt)`);
         if (className === '_User') this.userIndexes();
         this.forgetStatements();
       }
