@@ -13,7 +13,7 @@ import { quoteIdent } from './layout.js';
  * where SQLite seeks the table for every index entry) are rebuilt at open: `upgradeClassTables`.
  */
 export const classTableDdl = (table: string): string =>
-  `CREATE TABLE ${table} (objectId TEXT NOT NULL PRIMARY KEY, createdAt TEXT NOT NULL, updatedAt TEXT NOT NULL, data TEXT NOT NULL, acl TEXT, publicRead INTEGER NOT NULL)`;
+  `CREATE TABLE IF NOT EXISTS ${table} (objectId TEXT NOT NULL PRIMARY KEY, createdAt TEXT NOT NULL, updatedAt TEXT NOT NULL, data TEXT NOT NULL, acl TEXT, publicRead INTEGER NOT NULL)`;
 
 /** Whether anyone may read an object with this ACL (Parse: no ACL, or `*` with `read: true`): 1 or 0. */
 export const publicReadOf = (acl: StoredRow['acl']): 0 | 1 => (acl === null || acl['*']?.read === true ? 1 : 0);

@@ -180,7 +180,7 @@ export class SqliteStore implements SchemaLookup {
         JSON.stringify(rest),
       );
       if (!this.classes.has(className)) {
-        this.db.exec(classTableDdl(classTable(className)).replace('CREATE TABLE ', 'CREATE TABLE IF NOT EXISTS '));
+        this.db.exec(classTableDdl(classTable(className)));
         this.db.exec(`CREATE INDEX IF NOT EXISTS ${quoteIdent(`cls_${className}_createdAt`)} ON ${classTable(className)} (createdAt)`);
         if (className === '_User') this.userIndexes();
         this.forgetStatements();
@@ -291,7 +291,7 @@ export class SqliteStore implements SchemaLookup {
   /** The rows of a class the principals may read: public rows and rows whose ACL grants one of them read. */
   private readable(alias: string, principals: readonly string[] | undefined): SqlFragment | undefined {
     if (principals === undefined) return undefined;
-    // publicRead first: it is in every index of the class, so a public row is never read for its ACL (classTables.ts).
+    // publicRead first: it is in every index on fields, so a public row found through one is never read for its ACL (classTables.ts).
     const others = principals.filter((p) => p !== '*');
     if (others.length === 0) return { sql: `${alias}.publicRead = 1`, params: [] };
     return {
