@@ -353,7 +353,9 @@ Parse.Cloud.job('report', async () => { console.info('job says hi'); return 'rep
 
     expect((await runsApp.call('POST', '/functions/hang', { body: {} })).body).toMatchObject({ code: 141, error: expect.stringMatching(/longer than its limit of 2000 ms/) });
     expect(runs()[0]).toMatchObject({ name: 'hang', status: 'timed out', error: expect.stringMatching(/longer than its limit of 2000 ms/), lines: [{ level: 'info', message: 'waiting forever' }] });
-    expect(runs()[0]!.durationMs).toBeGreaterThanOrEqual(2000);
+    // A lower bound only (a slow machine makes it longer): Node's timers count from the event loop's
+    // cached time, so the limit's timer may fire a few milliseconds before 2000 ms by another clock.
+    expect(runs()[0]!.durationMs).toBeGreaterThanOrEqual(1990);
 
     expect((await runsApp.call('POST', '/classes/Note', { body: { text: 'hello' } })).status).toBe(201);
     expect(runs()[0]).toMatchObject({ kind: 'trigger', name: 'beforeSave', className: 'Note', status: 'succeeded', lines: [{ level: 'log', message: 'saving hello' }] });

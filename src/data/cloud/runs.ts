@@ -65,6 +65,8 @@ const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 /** A run being recorded: the worker side adds its lines and its end. */
 export class RunRecord {
   private readonly started = Date.now();
+  /** For the duration: a monotonic clock, which no change of the system's time moves. */
+  private readonly startedMonotonic = performance.now();
   readonly run: CloudRun;
 
   /** @param seq orders runs that started in the same millisecond. */
@@ -99,7 +101,7 @@ export class RunRecord {
   finish(status: Exclude<CloudRunStatus, 'running'>, error?: string): void {
     if (this.run.status !== 'running') return;
     this.run.status = status;
-    this.run.durationMs = Date.now() - this.started;
+    this.run.durationMs = Math.round(performance.now() - this.startedMonotonic);
     if (error !== undefined) this.run.error = cut(error, RUN_LIMITS.errorChars);
   }
 }
