@@ -93,7 +93,7 @@ describe('objects', () => {
     expect((await app.call('GET', '/nowhere')).status).toBe(404);
   });
 
-  it('stores a string holding U+0000 on SQLite; on PostgreSQL, whose jsonb cannot, answers 142 and writes nothing', async () => {
+  it('stores and finds a string holding U+0000 on SQLite; on PostgreSQL, which cannot, answers 142, writes nothing, and refuses such a query', async () => {
     const before = await count('Nul');
     const value = 'before\u0000after';
     const created = await app.call('POST', '/classes/Nul', { body: { s: value } });
@@ -106,12 +106,19 @@ describe('objects', () => {
         expect(res.body).toEqual({ code: 142, error: expect.stringContaining('U+0000') });
       }
       expect(await count('Nul')).toBe(before + 1);
+      // Nor can it compare one: a query holding it is refused the same way, by value, pattern or sub-key.
+      for (const where of [{ s: value }, { s: { $regex: 'before\u0000' } }, { 'o.k': value }]) {
+        const found = await app.call('GET', `/classes/Nul${whereQuery(where)}`);
+        expect(found.status).toBe(400);
+        expect(found.body).toEqual({ code: 142, error: expect.stringContaining('U+0000') });
+      }
       expect((await app.call('GET', `/classes/Nul/${existing.body.objectId}`)).body.s).toBe('plain');
     } else {
       expect(created.status).toBe(201);
       expect(updated.status).toBe(200);
       expect((await app.call('GET', `/classes/Nul/${created.body.objectId}`)).body.s).toBe(value);
       expect((await app.call('GET', `/classes/Nul/${existing.body.objectId}`)).body.s).toBe(value);
+      expect((await app.call('GET', `/classes/Nul${whereQuery({ s: value })}`)).body.results).toHaveLength(2);
     }
   });
 });

@@ -46,6 +46,11 @@ describe('class tables on SQLite', () => {
       await tx.createIndex('Item', 'by_category', { category: 1 });
       for (const row of all) await tx.insert('Item', row);
     });
+    // The statements the store prepares, to ask SQLite how it runs the anonymous count.
+    const db = storeDb(adapter);
+    const prepared: string[] = [];
+    const prepare = db.prepare.bind(db);
+    db.prepare = ((sql: string) => (prepared.push(sql), prepare(sql))) as typeof db.prepare;
     for (const principals of [['*'], ['*', 'u1'], ['*', 'u1', 'role:staff']]) {
       expect(await adapter.count('Item', { where: { category: 'c1' }, principals })).toBe(visible(all, principals, 'c1').length);
       expect((await adapter.find('Item', { where: { category: 'c1' }, principals, limit: 100 })).map((r) => r.objectId).sort()).toEqual(visible(all, principals, 'c1'));
@@ -55,10 +60,9 @@ describe('class tables on SQLite', () => {
     await adapter.transaction((tx) => tx.replace('Item', changed).then(() => undefined));
     expect(await adapter.count('Item', { where: { category: 'c0' }, principals: ['*'] })).toBe(visible([...all.slice(0, 3), changed, ...all.slice(4)], ['*'], 'c0').length);
 
-    const db = storeDb(adapter);
-    const plan = (db.prepare(`EXPLAIN QUERY PLAN SELECT count(*) FROM "cls_Item" AS t WHERE json_extract(t.data, '$."category"') = ? AND t.publicRead = 1`).all('c1') as Array<{ detail: string }>)
-      .map((r) => r.detail)
-      .join('\n');
+    const anonymousCount = prepared.find((sql) => sql.startsWith('SELECT count(*)'))!;
+    expect(anonymousCount).toContain('publicRead');
+    const plan = (prepare(`EXPLAIN QUERY PLAN ${anonymousCount}`).all('c1') as Array<{ detail: string }>).map((r) => r.detail).join('\n');
     expect(plan).toContain('USING COVERING INDEX idx_Item_by_category');
     expect(db.prepare(`SELECT sql FROM sqlite_master WHERE name = 'idx_Item_by_category'`).get()).toEqual({ sql: expect.stringMatching(/, publicRead\)$/) });
     await adapter.close();

@@ -30,11 +30,11 @@ export const CLASS_NAME = /^[A-Za-z][A-Za-z0-9_]*$/;
 export const FIELD_NAME = /^[A-Za-z][A-Za-z0-9_]*$/;
 
 /** The system classes Backyard knows, allowed despite their leading underscore. */
+export const SYSTEM_CLASSES = ['_User', '_Role', '_Session', '_Installation', '_JobStatus', '_JobSchedule', '_PushStatus', '_Audience'] as const;
+
 /** Whether `name` is a class name by Parse's rule, or one of the system classes. */
 export const isClassName = (name: unknown): name is string =>
   typeof name === 'string' && (CLASS_NAME.test(name) || (SYSTEM_CLASSES as readonly string[]).includes(name));
-
-export const SYSTEM_CLASSES = ['_User', '_Role', '_Session', '_Installation', '_JobStatus', '_JobSchedule', '_PushStatus', '_Audience'] as const;
 
 /** Fields every object has, kept in columns rather than in the JSON data (spec, Interface B, "Object"). */
 export const DEFAULT_FIELDS: Record<string, FieldType> = {

@@ -15,9 +15,9 @@ export async function startJob(engine: DataEngine, cloud: CloudRuntime, name: st
   const jobId = row.objectId;
   // The job's last `request.message` is written before its end, which may replace the message.
   const finish = (status: 'succeeded' | 'failed', message: string | undefined) =>
-    after(jobId, () => engine.update('_JobStatus', jobId, { status, finishedAt: { __type: 'Date', iso: new Date().toISOString() }, ...(message === undefined ? {} : { message }) }, MASTER))
-      .catch((error: unknown) => log.error({ err: error, app: engine.appId, job: name }, 'could not record the end of a job'))
-      .finally(() => writes.delete(jobId));
+    after(jobId, () => engine.update('_JobStatus', jobId, { status, finishedAt: { __type: 'Date', iso: new Date().toISOString() }, ...(message === undefined ? {} : { message }) }, MASTER)).catch(
+      (error: unknown) => log.error({ err: error, app: engine.appId, job: name }, 'could not record the end of a job'),
+    );
   cloud.run(engine.appId, 'job', name, { params, jobId }).then(
     (result) => finish('succeeded', result === null || result === undefined ? undefined : typeof result === 'string' ? result : JSON.stringify(result)),
     (error: unknown) => finish('failed', error instanceof ParseError || error instanceof Error ? error.message : String(error)),
@@ -31,6 +31,11 @@ const writes = new Map<string, Promise<unknown>>();
 function after<T>(jobId: string, write: () => Promise<T>): Promise<T> {
   const next = (writes.get(jobId) ?? Promise.resolve()).catch(() => undefined).then(write);
   writes.set(jobId, next);
+  // The last write of a job forgets it (a message after its end included).
+  const forget = () => {
+    if (writes.get(jobId) === next) writes.delete(jobId);
+  };
+  next.then(forget, forget);
   return next;
 }
 

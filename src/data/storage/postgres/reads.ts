@@ -35,19 +35,23 @@ interface RowRecord {
 const toRow = (r: RowRecord): StoredRow => ({ objectId: r.objectId, createdAt: r.createdAt, updatedAt: r.updatedAt, data: r.data, acl: r.acl });
 /** PostgreSQL's invalid_regular_expression: a `$regex` JavaScript accepts and PostgreSQL's engine does not. */
 const INVALID_REGEX = '2201B';
-/** PostgreSQL's untranslatable_character: jsonb cannot hold `\u0000` in a string. */
-const UNTRANSLATABLE = '22P05';
+/**
+ * PostgreSQL's refusals of U+0000 in a bound value: untranslatable_character (jsonb cannot hold
+ * `\u0000` in a string) and character_not_in_repertoire (a text parameter with a 0x00 byte). Every
+ * SQL text is ours, so either comes from a client's string.
+ */
+const NUL_REFUSED = new Set(['22P05', '22021']);
 
 /**
  * A Parse error for what PostgreSQL refused in a client's input, or the error itself: a pattern its
- * engine does not take is Parse's 102, a string holding U+0000 (valid JSON that jsonb cannot store;
- * SQLite stores it, docs/parse-differences.md) is 142 rather than a 500.
+ * engine does not take is Parse's 102, a string holding U+0000 in a value or a query (valid JSON
+ * that PostgreSQL cannot take; SQLite does, docs/parse-differences.md) is 142 rather than a 500.
  */
 export function clientFault(error: unknown): unknown {
   const code = (error as { code?: string } | null)?.code;
   if (code === INVALID_REGEX) return new ParseError(ParseCode.INVALID_QUERY, `Invalid $regex for this database: ${(error as Error).message}`);
-  if (code === UNTRANSLATABLE) {
-    return new ParseError(ParseCode.VALIDATION_ERROR, 'A string holds the character U+0000 (NUL), which this database (PostgreSQL) cannot store: remove it from the value.');
+  if (code !== undefined && NUL_REFUSED.has(code)) {
+    return new ParseError(ParseCode.VALIDATION_ERROR, 'A string holds the character U+0000 (NUL), which this database (PostgreSQL) cannot store or compare: remove it from the value.');
   }
   return error;
 }
