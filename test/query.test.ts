@@ -451,9 +451,9 @@ describe('geo', () => {
 describe('compileOrder', () => {
   it('maps keys to expressions, Dates by ISO string, and rejects bad names with 105', async () => {
     if (onPostgres) {
-      expect(compileOrder('T', 't', 'score,-createdAt', options)).toBe(`(t.data #> '{score}') ASC NULLS FIRST, t."createdAt" DESC NULLS LAST`);
+      expect(compileOrder('T', 't', 'score,-createdAt', options)).toBe(`(t.data #> '{"score"}') ASC NULLS FIRST, t."createdAt" DESC NULLS LAST`);
       expect(compileOrder('T', 't', '-when,owner,meta.city', options)).toBe(
-        `((t.data #>> '{when,iso}') COLLATE "C") DESC NULLS LAST, ((t.data #>> '{owner,objectId}') COLLATE "C") ASC NULLS FIRST, (t.data #> '{meta,city}') ASC NULLS FIRST`,
+        `((t.data #>> '{"when","iso"}') COLLATE "C") DESC NULLS LAST, ((t.data #>> '{"owner","objectId"}') COLLATE "C") ASC NULLS FIRST, (t.data #> '{"meta","city"}') ASC NULLS FIRST`,
       );
     } else {
       expect(compileOrder('T', 't', 'score,-createdAt', options)).toBe(`json_extract(t.data, '$."score"') ASC, t."createdAt" DESC`);

@@ -1,10 +1,11 @@
 import { ParseCode, ParseError } from './errors.js';
+import { fieldPath } from './fieldPath.js';
 import { parseClassLevelPermissions } from './classPermissions.js';
 import type { DataEngine, SchemaTransaction } from './engine.js';
 import { checkClassName, checkOneGeoPoint, isBuiltInField, type SchemaResponse } from './schema.js';
 import { parseFieldDefinitions } from './schemaFields.js';
 import type { StoredClass } from './storage/adapter.js';
-import { DEFAULT_FIELDS, type FieldType } from './types.js';
+import { DEFAULT_FIELDS, FIELD_NAME, type FieldType } from './types.js';
 import { describeType, isPlainObject } from './values.js';
 
 /*
@@ -34,7 +35,12 @@ async function applyIndexes(tx: SchemaTransaction, cls: StoredClass, raw: unknow
     if (!isPlainObject(spec) || Object.keys(spec).length === 0) throw invalid(`Index "${name}" needs fields, e.g. {"score": 1}.`);
     const keys: Record<string, 1 | -1> = {};
     for (const [field, dir] of Object.entries(spec)) {
-      const top = fields[field.split('.')[0]!];
+      // Every part of a dotted key, not only the field it starts with, is written into the index's SQL.
+      const path = fieldPath(field.split('.'), () =>
+        invalid(`Index "${name}": ${JSON.stringify(field)} is not a field path (field names of letters, digits and _, and array indexes, joined by ".").`),
+      );
+      if (!FIELD_NAME.test(path[0]!) && !Object.hasOwn(DEFAULT_FIELDS, path[0]!)) throw invalid(`Field ${field} does not exist, cannot create index ${name}.`);
+      const top = Object.hasOwn(fields, path[0]!) ? fields[path[0]!] : undefined;
       if (!top) throw invalid(`Field ${field} does not exist, cannot create index ${name}.`);
       if (top.type === 'Relation') throw invalid(`Field ${field} is a Relation and cannot be indexed.`);
       if (dir !== 1 && dir !== -1) throw invalid(`Index "${name}": direction of ${field} must be 1 or -1.`);

@@ -1,3 +1,4 @@
+import { fieldPath, type FieldPath } from '../fieldPath.js';
 import type { FieldType } from '../types.js';
 import { isPlainObject } from './values.js';
 
@@ -10,22 +11,24 @@ import { isPlainObject } from './values.js';
  */
 export interface GroupPlan {
   /** The String field grouped by; undefined groups every object together (`_id: null`, `{}`, `''`). */
-  key?: string;
+  key?: FieldPath;
   outputs: GroupOutput[];
 }
 
 export type GroupOutput =
   | { name: string; op: 'count'; times: number }
-  | { name: string; op: 'sum' | 'avg' | 'min' | 'max'; field: string };
+  | { name: string; op: 'sum' | 'avg' | 'min' | 'max'; field: FieldPath };
 
 const TOP_LEVEL = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const isEmptyKey = (v: unknown) => v === null || v === '' || (Array.isArray(v) && v.length === 0) || (isPlainObject(v) && Object.keys(v).length === 0);
 
 /** A top-level field of type `type`, from a `$field` reference; undefined otherwise. */
-function fieldRef(expr: unknown, fields: Readonly<Record<string, FieldType>> | undefined, type: FieldType['type']): string | undefined {
+function fieldRef(expr: unknown, fields: Readonly<Record<string, FieldType>> | undefined, type: FieldType['type']): FieldPath | undefined {
   if (typeof expr !== 'string' || !expr.startsWith('$')) return undefined;
   const name = expr.slice(1);
-  return TOP_LEVEL.test(name) && fields?.[name]?.type === type && !['objectId', 'createdAt', 'updatedAt', 'ACL'].includes(name) ? name : undefined;
+  return TOP_LEVEL.test(name) && Object.hasOwn(fields ?? {}, name) && fields?.[name]?.type === type && !['objectId', 'createdAt', 'updatedAt', 'ACL'].includes(name)
+    ? fieldPath([name])
+    : undefined;
 }
 
 /**
@@ -34,7 +37,7 @@ function fieldRef(expr: unknown, fields: Readonly<Record<string, FieldType>> | u
  */
 export function planGroup(spec: unknown, fields: Readonly<Record<string, FieldType>> | undefined): GroupPlan | undefined {
   if (!isPlainObject(spec) || !('_id' in spec) || 'objectId' in spec) return undefined;
-  let key: string | undefined;
+  let key: FieldPath | undefined;
   if (!isEmptyKey(spec._id)) {
     key = fieldRef(spec._id, fields, 'String');
     if (!key) return undefined;

@@ -1,5 +1,6 @@
 import { ParseCode, ParseError } from '../errors.js';
 import { isPlainObject } from '../values.js';
+import { MAX_NESTING, nestsDeeperThan } from '../nesting.js';
 
 /** A query's options after checking (Parse REST guide, "Queries"). */
 export interface FindParams {
@@ -98,6 +99,7 @@ export function parseFindParams(
           }
         }
         if (!isPlainObject(where)) throw bad('where must be a JSON object.');
+        if (nestsDeeperThan(where)) throw bad(`where nests objects and arrays more than ${MAX_NESTING} levels deep.`);
         params.where = where;
         break;
       }

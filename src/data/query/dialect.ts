@@ -7,6 +7,7 @@
  * (storage/postgres/dialect.ts). Values are always bound: a dialect writes `?` where a value goes and
  * its adapter numbers them if its driver wants `$1`.
  */
+import type { FieldPath } from '../fieldPath.js';
 import type { GeoPoint, Literal } from './values.js';
 
 export interface SqlFragment {
@@ -23,7 +24,10 @@ export type JsonKind = 'object' | 'array' | 'string' | 'number' | 'boolean' | 'n
  */
 export interface Target {
   readonly kind: 'data' | 'column' | 'element' | 'relation';
-  /** The value at a sub-path (e.g. `['iso']` of a Date) in the dialect's native JSON form. */
+  /**
+   * The value at a sub-path (e.g. `['iso']` of a Date) in the dialect's native JSON form. Sub-paths
+   * are checked as field paths are (fieldPath.ts `extendPath`) before they reach SQL.
+   */
   at(sub?: readonly string[]): string;
   /** The value at a sub-path as SQL text when it is a JSON string (NULL or anything when it is not). */
   textAt(sub?: readonly string[]): string;
@@ -64,21 +68,21 @@ export interface Dialect {
   relationTable(ownerClass: string, field: string): string;
 
   /** A field path inside `data` of the row `alias`. */
-  dataTarget(alias: string, path: readonly string[]): Target;
+  dataTarget(alias: string, path: FieldPath): Target;
   /** A column of the row `alias`. */
   columnTarget(alias: string, column: string): Target;
   /**
    * The element `each` of an array (from `elements`), or with `base` the value at that path inside it
    * (the `group` of `sender.group` when `sender` is an array of objects).
    */
-  elementTarget(each: string, base?: readonly string[]): Target;
+  elementTarget(each: string, base?: FieldPath): Target;
   /** The relation table row `join`: a pointer to an object of `className`. */
   relationTarget(join: string, className: string | undefined): Target;
   /**
    * A FROM item naming `each` the elements of the JSON array at `path` in `data` of the row `alias`
    * (no rows when the value there is no array).
    */
-  elements(alias: string, path: readonly string[], each: string): string;
+  elements(alias: string, path: FieldPath, each: string): string;
 
   /** SQL that is true when the kind expression `typeSql` (Target.typeAt) is one of `kinds`. */
   typeIs(typeSql: string, kinds: readonly JsonKind[]): string;

@@ -9,6 +9,7 @@
  */
 import { ParseCode, ParseError } from '../errors.js';
 import { DEFAULT_FIELDS, FIELD_NAME, type FieldTypeName } from '../types.js';
+import { fieldPath, isIndexPart, slicePath, type FieldPath } from '../fieldPath.js';
 import type { CompileOptions } from './compile.js';
 import { COLUMN_FIELDS, type Dialect, type SqlFragment, type Target } from './dialect.js';
 
@@ -53,7 +54,7 @@ export function not(part: SqlFragment): SqlFragment {
 export interface FieldRef {
   readonly className: string;
   readonly alias: string;
-  readonly path: readonly string[];
+  readonly path: FieldPath;
   readonly type?: FieldTypeName;
   readonly targetClass?: string;
   /** The schema type of `path[0]` when the key is dotted. */
@@ -75,19 +76,17 @@ export const isPlainObject = (v: unknown): v is Record<string, unknown> => {
 
 export { isClassName } from '../types.js';
 
-/** An array index in a dotted key (`items.1.value`); nine digits at most keep the JSON path sane. */
-const ARRAY_INDEX = /^\d{1,9}$/;
-
-export const isArrayIndex = (part: string | undefined): boolean => part !== undefined && ARRAY_INDEX.test(part);
+export const isArrayIndex = isIndexPart;
 
 /**
- * Splits and checks a (dotted) key; throws 105 when the first part breaks Parse's field-name rule
- * or a later part is neither a field name nor an array index.
+ * Splits and checks a (dotted) key of a query, an order or an index: Parse's field-name rule for the
+ * first part, a field name or an array index for each later one.
+ * @throws ParseError 105 `Invalid key name: <key>` otherwise.
  */
-export function keyPath(key: string): string[] {
+export function keyPath(key: string): FieldPath {
   const path = key.split('.');
-  if (!path.every((p, i) => FIELD_NAME.test(p) || (i > 0 && ARRAY_INDEX.test(p)))) throw invalidKey(key);
-  return path;
+  if (!FIELD_NAME.test(path[0]!)) throw invalidKey(key);
+  return fieldPath(path, () => invalidKey(key));
 }
 
 /** Resolves a where key of `className` to a field reference (unknown fields are allowed). */
@@ -122,8 +121,8 @@ export function anyOf(ctx: Ctx, field: FieldRef, pred: (t: Target) => SqlFragmen
   const d = ctx.options.dialect;
   if (throughArray(field)) {
     const each = ctx.alias('je');
-    const root = field.path.slice(0, 1);
-    const inner = pred(d.elementTarget(each, field.path.slice(1)));
+    const root = slicePath(field.path, 0, 1);
+    const inner = pred(d.elementTarget(each, slicePath(field.path, 1)));
     const some =
       inner.sql === FALSE.sql ? FALSE : frag(`EXISTS (SELECT 1 FROM ${d.elements(field.alias, root, each)} WHERE ${inner.sql})`, ...inner.params);
     if (!whole) return some;

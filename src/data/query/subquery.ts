@@ -10,6 +10,7 @@ import type { FieldOperator } from './operators.js';
 import { FALSE, TRUE, and, anyOf, frag, invalidQuery, isClassName, isPlainObject, keyPath, not, or, type Ctx } from './sql.js';
 import { parseLiteral } from './values.js';
 import { DEFAULT_FIELDS, type FieldTypeName } from '../types.js';
+import type { FieldPath } from '../fieldPath.js';
 
 /**
  * The class a sub-query reads: `className`, or with `redirectClassNameForKey` naming one of its
@@ -78,7 +79,7 @@ export const $notInQuery: FieldOperator = (ctx, field, value, ops) => not($inQue
  * flattens the selected arrays into one `$in` list): pointer elements by objectId, other objects never,
  * anything else by value and JSON type.
  */
-function selectedFromArray(ctx: Ctx, t: Target, key: string[], className: string, where: unknown): SqlFragment {
+function selectedFromArray(ctx: Ctx, t: Target, key: FieldPath, className: string, where: unknown): SqlFragment {
   const d = ctx.options.dialect;
   /** `FROM <rows>, <elements of key> AS je WHERE ... AND <elements>`, and the element's alias. */
   const elements = (condition: (element: Target) => string) => {
@@ -108,7 +109,7 @@ const objectIdOf = (t: Target): Target => ({
  * string, Files by name, elements of an Array key each, anything else by value and JSON type (so "1"
  * never equals 1).
  */
-function selectedBy(ctx: Ctx, t: Target, keyType: FieldTypeName | undefined, key: string[], className: string, where: unknown): SqlFragment {
+function selectedBy(ctx: Ctx, t: Target, keyType: FieldTypeName | undefined, key: FieldPath, className: string, where: unknown): SqlFragment {
   if (keyType === 'Array') return selectedFromArray(ctx, t, key, className, where);
   const isColumn = key.length === 1 && COLUMN_FIELDS.has(key[0]!);
   const typed = keyType === 'Pointer' || keyType === 'File' || keyType === 'Date' || isColumn;

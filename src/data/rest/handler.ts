@@ -11,6 +11,7 @@ import { authenticate, readCredentials, SDK_BODY_FIELDS, unauthorized } from './
 import { errorResponse, type DataRouter } from './router.js';
 import { RequestTraffic } from './traffic.js';
 import type { DataRequest, DataResponse } from './types.js';
+import { MAX_NESTING, nestsDeeperThan } from '../nesting.js';
 
 /** A data API answer, now or once something it waits for is done. */
 type Answer = DataResponse | Promise<DataResponse>;
@@ -76,7 +77,8 @@ const FORM_TYPE = /^\s*application\/x-www-form-urlencoded\s*(;|$)/i;
  * name and answers 105. Any other body is JSON, whatever its type says, as Parse Server's
  * `express.json({type: () => true})`.
  * @returns the parsed body, undefined for an empty non-form body.
- * @throws ParseError 107 "Invalid JSON in the request body." for a body that is not JSON.
+ * @throws ParseError 107 "Invalid JSON in the request body." for a body that is not JSON, or that nests
+ *   deeper than MAX_NESTING (nesting.ts).
  */
 function parseBody(buffer: Buffer, contentType: string): unknown {
   const text = buffer.toString('utf8');
@@ -92,11 +94,14 @@ function parseBody(buffer: Buffer, contentType: string): unknown {
     return { ...(parseQuery(text) as Record<string, unknown>) };
   }
   if (!buffer.length) return undefined;
+  let parsed: unknown;
   try {
-    return JSON.parse(text);
+    parsed = JSON.parse(text);
   } catch {
     throw new ParseError(ParseCode.INVALID_JSON, 'Invalid JSON in the request body.');
   }
+  if (nestsDeeperThan(parsed)) throw new ParseError(ParseCode.INVALID_JSON, `Invalid JSON in the request body: objects and arrays nest more than ${MAX_NESTING} levels deep.`);
+  return parsed;
 }
 
 /**

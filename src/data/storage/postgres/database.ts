@@ -67,7 +67,10 @@ export class PostgresDatabase {
       name = `backyard_${this.names.size}`;
       this.names.set(text, name);
     }
-    return name === undefined ? { text, values: params as unknown[] } : { name, text, values: params as unknown[] };
+    // The extended protocol for every statement, also those without values (DDL): PostgreSQL refuses
+    // several statements in one Parse message, where the simple protocol would run them all.
+    const config: pg.QueryConfig & { queryMode: 'extended' } = { text, values: params as unknown[], queryMode: 'extended' };
+    return name === undefined ? config : { ...config, name };
   }
 
   /** Runs one statement on a pooled connection. */

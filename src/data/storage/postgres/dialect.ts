@@ -10,18 +10,21 @@ import type { Dialect, JsonKind, Operand, SqlFragment, Target } from '../../quer
 import { foldText, parseTextSearch } from '../../query/pattern.js';
 import { FALSE, and, frag } from '../../query/sql.js';
 import { columnOperand, type GeoPoint, type Literal } from '../../query/values.js';
+import { extendPath, fieldPath, type FieldPath } from '../../fieldPath.js';
 import { bytewise, pathLiteral, quoteIdent } from './layout.js';
 import { postgresRegex } from './regex.js';
 
 /** A target over a jsonb expression (`base`), reading sub-paths with `#>`/`#>>`. */
-function jsonTarget(kind: 'data' | 'element', base: string, path: readonly string[]): Target {
+function jsonTarget(kind: 'data' | 'element', base: string, path: FieldPath | undefined): Target {
+  const full = (sub: readonly string[]): FieldPath | undefined =>
+    path ? extendPath(path, sub) : sub.length ? fieldPath(sub, (key) => new Error(`Not a field path: ${key}`)) : undefined;
   const at = (sub: readonly string[] = []) => {
-    const full = [...path, ...sub];
-    return full.length ? `(${base} #> ${pathLiteral(full)})` : base;
+    const whole = full(sub);
+    return whole ? `(${base} #> ${pathLiteral(whole)})` : base;
   };
   const textAt = (sub: readonly string[] = []) => {
-    const full = [...path, ...sub];
-    return full.length ? `(${base} #>> ${pathLiteral(full)})` : `(${base} #>> '{}')`;
+    const whole = full(sub);
+    return whole ? `(${base} #>> ${pathLiteral(whole)})` : `(${base} #>> '{}')`;
   };
   return {
     kind,
@@ -65,7 +68,7 @@ export function postgresDialect(schema: string): Dialect {
 
     dataTarget: (alias, path) => jsonTarget('data', `${alias}.data`, path),
     columnTarget: (alias, column) => textTarget('column', (sub) => (sub.length ? 'NULL' : `${alias}.${quoteIdent(column)}`), { column }),
-    elementTarget: (each, base = []) => jsonTarget('element', `${each}.value`, base),
+    elementTarget: (each, base) => jsonTarget('element', `${each}.value`, base),
     relationTarget: (join, className) =>
       textTarget('relation', (sub) => (sub.length === 1 && sub[0] === 'objectId' ? `${join}."relatedId"` : 'NULL'), { className }),
 

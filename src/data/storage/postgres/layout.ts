@@ -17,6 +17,7 @@
  */
 import { createHash } from 'node:crypto';
 import { COLUMN_FIELDS } from '../../query/dialect.js';
+import { pathParts, type FieldPath } from '../../fieldPath.js';
 
 /** PostgreSQL keeps the first 63 bytes of an identifier and drops the rest (NAMEDATALEN). */
 const MAX_IDENT_BYTES = 63;
@@ -27,6 +28,7 @@ const MAX_IDENT_BYTES = 63;
  * the same in every process, so that two long names never end up as one table or index.
  */
 export const quoteIdent = (name: string): string => {
+  if (name.length === 0 || name.includes('\0')) throw new Error(`Not an SQL identifier: ${JSON.stringify(name)}`);
   const fitted = Buffer.byteLength(name) <= MAX_IDENT_BYTES ? name : `${name.slice(0, 40)}_${createHash('sha256').update(name).digest('hex').slice(0, 16)}`;
   return `"${fitted.replace(/"/g, '""')}"`;
 };
@@ -34,14 +36,22 @@ export const quoteIdent = (name: string): string => {
 /** The schema of an app (application ids are letters and digits). */
 export const appSchema = (applicationId: string): string => `app_${applicationId}`;
 
-/** A `text[]` literal of a field path for `#>`/`#>>` (`{"address","city"}`); parts are names or indexes. */
-export const pathLiteral = (path: readonly string[]): string => `'{${path.join(',')}}'`;
+/**
+ * A `text[]` literal of a field path for `#>`/`#>>` (`'{"address","city"}'`): each element
+ * double-quoted with `"` and `\\` escaped (PostgreSQL's array input syntax), then `'` doubled for the
+ * SQL literal. pathParts allows none of those characters; the escapes keep the literal closed
+ * regardless. Written into the text (not bound) so that it matches expression indexes.
+ */
+export const pathLiteral = (path: FieldPath): string => {
+  const elements = pathParts(path).map((p) => `"${p.replace(/["\\]/g, (c) => `\\${c}`)}"`);
+  return `'{${elements.join(',').replace(/'/g, "''")}}'`;
+};
 
 /** The jsonb at a path of `data` of the row `alias` (`alias` '' for an index expression). */
-export const jsonAt = (alias: string, path: readonly string[]): string => `(${alias ? `${alias}.` : ''}data #> ${pathLiteral(path)})`;
+export const jsonAt = (alias: string, path: FieldPath): string => `(${alias ? `${alias}.` : ''}data #> ${pathLiteral(path)})`;
 
 /** The text at a path of `data` (a JSON string's contents, a number's digits...). */
-export const textAt = (alias: string, path: readonly string[]): string => `(${alias ? `${alias}.` : ''}data #>> ${pathLiteral(path)})`;
+export const textAt = (alias: string, path: FieldPath): string => `(${alias ? `${alias}.` : ''}data #>> ${pathLiteral(path)})`;
 
 /** A string sorted and compared byte by byte, as Mongo and SQLite do, whatever the database's collation. */
 export const bytewise = (text: string): string => `(${text} COLLATE "C")`;

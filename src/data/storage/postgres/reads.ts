@@ -6,6 +6,7 @@ import type { SchemaLookup } from '../../types.js';
 import type { ConfigEntry, FindOptions, StorageReads, StoredClass, StoredRow } from '../adapter.js';
 import type { Run } from './database.js';
 import { jsonAt, textAt } from './layout.js';
+import type { FieldPath } from '../../fieldPath.js';
 
 /** What the reads of one app need of its adapter (adapter.ts): its tables, dialect and schema cache. */
 export interface AppSchema extends SchemaLookup {
@@ -163,7 +164,7 @@ export class PostgresReads implements StorageReads {
   async group(className: string, where: unknown, plan: GroupPlan): Promise<Array<Record<string, unknown>>> {
     const compiled = this.whereClause(className, { where });
     if (await this.missing(className)) return [];
-    const numeric = (field: string) => `(CASE WHEN jsonb_typeof(${jsonAt('t', [field])}) = 'number' THEN (${jsonAt('t', [field])})::numeric END)`;
+    const numeric = (field: FieldPath) => `(CASE WHEN jsonb_typeof(${jsonAt('t', field)}) = 'number' THEN (${jsonAt('t', field)})::numeric END)`;
     const columns = plan.outputs.map((o) => {
       switch (o.op) {
         case 'count':
@@ -174,7 +175,7 @@ export class PostgresReads implements StorageReads {
           return `${o.op}(${numeric(o.field)})::float8`;
       }
     });
-    const key = plan.key === undefined ? 'NULL::text' : textAt('t', [plan.key]);
+    const key = plan.key === undefined ? 'NULL::text' : textAt('t', plan.key);
     const sql = `SELECT ${[key, ...columns].map((c, i) => `${c} AS c${i}`).join(', ')} FROM ${this.table(className)} AS t WHERE ${compiled.sql} GROUP BY 1 ORDER BY min(t."createdAt" || t."objectId")`;
     const result = await this.run(sql, compiled.params);
     return (result.rows as Array<Record<string, unknown>>).map((row) => {

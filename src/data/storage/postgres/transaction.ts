@@ -5,6 +5,7 @@ import type { StorageTransaction, StoredClass, StoredRow } from '../adapter.js';
 import type { SchemaCache } from '../schemaCache.js';
 import type { Run } from './database.js';
 import type { RowInsert } from './insertBatches.js';
+import { extendPath, fieldPath, type FieldPath } from '../../fieldPath.js';
 import { bytewise, isColumnPath, jsonAt, pathLiteral, quoteIdent, textAt } from './layout.js';
 import { PostgresReads, type AppSchema } from './reads.js';
 
@@ -26,12 +27,12 @@ export interface TransactionOwner extends AppSchema {
  * String, Date, File or Pointer as text `COLLATE "C"` or text, a Number or Boolean as jsonb), so
  * that the planner uses the index.
  */
-export function indexExpression(path: readonly string[], type: FieldType['type'] | undefined): string {
+export function indexExpression(path: FieldPath, type: FieldType['type'] | undefined): string {
   if (isColumnPath(path)) return quoteIdent(path[0]!);
   if (path.length === 1) {
-    if (type === 'Date') return bytewise(textAt('', [...path, 'iso']));
-    if (type === 'File') return bytewise(textAt('', [...path, 'name']));
-    if (type === 'Pointer') return textAt('', [...path, 'objectId']);
+    if (type === 'Date') return bytewise(textAt('', extendPath(path, ['iso'])));
+    if (type === 'File') return bytewise(textAt('', extendPath(path, ['name'])));
+    if (type === 'Pointer') return textAt('', extendPath(path, ['objectId']));
     if (type === 'Number' || type === 'Boolean' || type === 'Object' || type === 'Array' || type === 'GeoPoint' || type === 'Polygon') return jsonAt('', path);
   }
   return bytewise(textAt('', path));
@@ -145,7 +146,7 @@ export class PostgresTransaction extends PostgresReads implements StorageTransac
       await this.exec(`CREATE INDEX IF NOT EXISTS ${quoteIdent(`cls_${className}_createdAt`)} ON ${table} ("createdAt")`);
       if (className === '_User') {
         for (const field of ['username', 'email']) {
-          await this.exec(`CREATE INDEX IF NOT EXISTS ${quoteIdent(`cls__User_${field}_lower`)} ON ${table} (lower(${bytewise(textAt('', [field]))}))`);
+          await this.exec(`CREATE INDEX IF NOT EXISTS ${quoteIdent(`cls__User_${field}_lower`)} ON ${table} (lower(${bytewise(textAt('', fieldPath([field])))}))`);
         }
       }
     }
@@ -175,7 +176,7 @@ export class PostgresTransaction extends PostgresReads implements StorageTransac
     await this.lock(this.runUnlocked);
     const fields = this.owner.fields(className) ?? DEFAULT_FIELDS;
     const columns = Object.entries(keys).map(([field, dir]) => {
-      const path = field.split('.');
+      const path = fieldPath(field.split('.'));
       // Missing values sort first ascending (dialect.ts, orderTerm): so the index reads in either direction.
       return `${indexExpression(path, path.length === 1 ? fields[field]?.type : undefined)}${dir === -1 ? ' DESC NULLS LAST' : ' NULLS FIRST'}`;
     });
@@ -188,7 +189,10 @@ export class PostgresTransaction extends PostgresReads implements StorageTransac
 
   async removeField(className: string, field: string, type: FieldType): Promise<void> {
     if (type.type === 'Relation') await this.exec(`DROP TABLE IF EXISTS ${this.dialect.relationTable(className, field)}`);
-    else await this.exec(`UPDATE ${this.table(className)} SET data = data #- ${pathLiteral([field])} WHERE ${jsonAt('', [field])} IS NOT NULL`);
+    else {
+      const path = fieldPath([field]);
+      await this.exec(`UPDATE ${this.table(className)} SET data = data #- ${pathLiteral(path)} WHERE ${jsonAt('', path)} IS NOT NULL`);
+    }
   }
 
   /** Sent with the transaction's next statement, or alone at its end (PostgresDatabase.transaction). */

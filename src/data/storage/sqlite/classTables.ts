@@ -1,6 +1,6 @@
 import type { Db } from '../../../shared/sqlite.js';
 import type { StoredRow } from '../adapter.js';
-import { quoteIdent } from './layout.js';
+import { quoteIdent, runStatement } from './layout.js';
 
 /**
  * The layout of a class's table in an app's `data.db`: a rowid table with its objectId as primary key
@@ -49,14 +49,14 @@ export function upgradeClassTables(db: Db): string[] {
     const staging = quoteIdent(`${name}:upgrading`);
     const indexes = db.prepare(`SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = ? AND sql IS NOT NULL`).all(name) as Array<{ name: string; sql: string }>;
     db.transaction(() => {
-      db.exec(`DROP TABLE IF EXISTS ${staging}`);
-      db.exec(classTableDdl(staging));
-      db.exec(`INSERT INTO ${staging} (objectId, createdAt, updatedAt, data, acl, publicRead) SELECT objectId, createdAt, updatedAt, data, acl, ${PUBLIC_READ_SQL} FROM ${table}`);
-      db.exec(`DROP TABLE ${table}`);
-      db.exec(`ALTER TABLE ${staging} RENAME TO ${table}`);
+      runStatement(db, `DROP TABLE IF EXISTS ${staging}`);
+      runStatement(db, classTableDdl(staging));
+      runStatement(db, `INSERT INTO ${staging} (objectId, createdAt, updatedAt, data, acl, publicRead) SELECT objectId, createdAt, updatedAt, data, acl, ${PUBLIC_READ_SQL} FROM ${table}`);
+      runStatement(db, `DROP TABLE ${table}`);
+      runStatement(db, `ALTER TABLE ${staging} RENAME TO ${table}`);
       for (const index of indexes) {
         // Our own CREATE INDEX text always ends with the column list's closing parenthesis.
-        db.exec(carriesPublicRead(index.name, className) ? `${index.sql.replace(/\)\s*$/, '')}, publicRead)` : index.sql);
+        runStatement(db, carriesPublicRead(index.name, className) ? `${index.sql.replace(/\)\s*$/, '')}, publicRead)` : index.sql);
       }
     }).immediate();
     rebuilt.push(className);

@@ -9,6 +9,7 @@ import { FN } from './functions.js';
 import { parseTextSearch } from '../../query/pattern.js';
 import { FALSE, and, frag } from '../../query/sql.js';
 import { columnOperand, type GeoPoint, type Literal } from '../../query/values.js';
+import { extendPath, fieldPath } from '../../fieldPath.js';
 import { classTable, fieldExpr, fieldTypeExpr, jsonPath, relationTable } from './layout.js';
 
 /** `json_type` names of each JSON kind. */
@@ -39,24 +40,26 @@ export const sqliteDialect: Dialect = {
   dataTarget: (alias, path) =>
     target(
       'data',
-      (sub) => fieldExpr(alias, [...path, ...sub]),
-      (sub) => fieldTypeExpr(alias, [...path, ...sub]),
+      (sub) => fieldExpr(alias, extendPath(path, sub)),
+      (sub) => fieldTypeExpr(alias, extendPath(path, sub)),
     ),
 
   columnTarget: (alias, column) =>
     target(
       'column',
-      (sub) => (sub.length ? 'NULL' : fieldExpr(alias, [column])),
+      (sub) => (sub.length ? 'NULL' : fieldExpr(alias, fieldPath([column], (key) => new Error(`Not a column: ${key}`)))),
       (sub) => (sub.length ? 'NULL' : `'text'`),
       { column },
     ),
 
-  elementTarget: (each, base = []) => {
+  elementTarget: (each, base) => {
     const obj = `CASE WHEN ${each}.type = 'object' THEN ${each}.value END`;
+    // An element's own sub-path (`['objectId']` of a pointer) when there is no base path.
+    const within = (sub: readonly string[]) => (base ? extendPath(base, sub) : fieldPath(sub, (key) => new Error(`Not a field path: ${key}`)));
     return target(
       'element',
-      (sub) => (base.length + sub.length ? `json_extract(${obj}, ${jsonPath([...base, ...sub])})` : `${each}.value`),
-      (sub) => (base.length + sub.length ? `json_type(${obj}, ${jsonPath([...base, ...sub])})` : `${each}.type`),
+      (sub) => (base || sub.length ? `json_extract(${obj}, ${jsonPath(within(sub))})` : `${each}.value`),
+      (sub) => (base || sub.length ? `json_type(${obj}, ${jsonPath(within(sub))})` : `${each}.type`),
     );
   },
 

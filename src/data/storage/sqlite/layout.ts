@@ -1,4 +1,6 @@
 import { COLUMN_FIELDS } from '../../query/dialect.js';
+import { pathParts, type FieldPath } from '../../fieldPath.js';
+import type { Db } from '../../../shared/sqlite.js';
 
 /**
  * How the SQLite storage adapter lays out one Backend App's `data.db`. Every name that goes into SQL
@@ -19,8 +21,15 @@ import { COLUMN_FIELDS } from '../../query/dialect.js';
  * - `_SCHEMA` holds each class's fields, class-level permissions and indexes.
  */
 
-/** Double-quotes an SQL identifier. Callers pass only names that passed the naming rules. */
-export const quoteIdent = (name: string): string => `"${name.replace(/"/g, '""')}"`;
+/**
+ * Double-quotes an SQL identifier (doubling any `"` inside). Callers pass only names that passed the
+ * naming rules; a name SQLite could cut short (an empty one, or one holding U+0000) is refused anyway.
+ * @throws Error for such a name (a programming mistake, never a client's: names are checked first).
+ */
+export const quoteIdent = (name: string): string => {
+  if (name.length === 0 || name.includes('\0')) throw new Error(`Not an SQL identifier: ${JSON.stringify(name)}`);
+  return `"${name.replace(/"/g, '""')}"`;
+};
 
 export const classTable = (className: string): string => quoteIdent(`cls_${className}`);
 
@@ -34,18 +43,32 @@ export { COLUMN_FIELDS } from '../../query/dialect.js';
  * is written into the SQL text (not bound) so that SQLite can match it against expression indexes,
  * which it does only for identical text (style.md, example 8).
  */
-export const jsonPath = (path: readonly string[]): string => `'$${path.map((p) => (/^\d+$/.test(p) ? `[${Number(p)}]` : `."${p}"`)).join('')}'`;
+export const jsonPath = (path: FieldPath): string => {
+  const body = pathParts(path).map((p, i) => (i > 0 && /^\d+$/.test(p) ? `[${Number(p)}]` : `."${p}"`)).join('');
+  // pathParts allows no quote of either kind; doubling `'` keeps the literal closed regardless.
+  return `'$${body.replace(/'/g, "''")}'`;
+};
 
 /**
  * The SQL expression of a field path on a row of alias `alias`: a column for objectId, createdAt and
  * updatedAt, else `json_extract(<alias>.data, '$."a"."b"')`. Indexes on a field use this same text.
  */
-export const fieldExpr = (alias: string, path: readonly string[]): string =>
+export const fieldExpr = (alias: string, path: FieldPath): string =>
   path.length === 1 && COLUMN_FIELDS.has(path[0]!) ? `${alias}.${quoteIdent(path[0]!)}` : `json_extract(${alias}.data, ${jsonPath(path)})`;
 
 /** `json_type(...)` of the same path, to guard comparisons by JSON type (style.md, example 7). */
-export const fieldTypeExpr = (alias: string, path: readonly string[]): string => `json_type(${alias}.data, ${jsonPath(path)})`;
+export const fieldTypeExpr = (alias: string, path: FieldPath): string => `json_type(${alias}.data, ${jsonPath(path)})`;
 
 /** The expression an index on a field path is built over: `fieldExpr` without a table alias. */
-export const indexExpr = (path: readonly string[]): string =>
+export const indexExpr = (path: FieldPath): string =>
   path.length === 1 && COLUMN_FIELDS.has(path[0]!) ? quoteIdent(path[0]!) : `json_extract(data, ${jsonPath(path)})`;
+
+/**
+ * Runs one statement whose text holds names (DDL: tables, indexes). better-sqlite3's `prepare` refuses
+ * text that holds more than one statement, where `exec` would run them all: so a name that slipped
+ * past the checks could never stack a statement of its own (design.md, "Security stance").
+ * @throws SqliteError as SQLite answers, or RangeError for text holding several statements.
+ */
+export function runStatement(db: Db, sql: string): void {
+  db.prepare(sql).run();
+}

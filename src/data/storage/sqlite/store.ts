@@ -7,7 +7,8 @@ import { openDatabase } from '../../../shared/sqlite.js';
 import type { GroupPlan } from '../../aggregate/groupPlan.js';
 import type { ConfigEntry, FindOptions, StoredClass, StoredRow } from '../adapter.js';
 import { classTableDdl, publicReadOf, upgradeClassTables, withPublicRead } from './classTables.js';
-import { classTable, indexExpr, jsonPath, quoteIdent, relationTable } from './layout.js';
+import { fieldPath, type FieldPath } from '../../fieldPath.js';
+import { classTable, indexExpr, jsonPath, quoteIdent, relationTable, runStatement } from './layout.js';
 import { dataMigrations } from './migrations.js';
 import { SchemaCache } from '../schemaCache.js';
 import { readConfig, writeConfig } from './config.js';
@@ -159,7 +160,7 @@ export class SqliteStore implements SchemaLookup {
    */
   private userIndexes(): void {
     for (const field of ['username', 'email']) {
-      this.db.exec(`CREATE INDEX IF NOT EXISTS ${quoteIdent(`cls__User_${field}_lower`)} ON ${classTable('_User')} (lower(${indexExpr([field])}))`);
+      runStatement(this.db, `CREATE INDEX IF NOT EXISTS ${quoteIdent(`cls__User_${field}_lower`)} ON ${classTable('_User')} (lower(${indexExpr(fieldPath([field]))}))`);
     }
   }
 
@@ -180,18 +181,18 @@ export class SqliteStore implements SchemaLookup {
         JSON.stringify(rest),
       );
       if (!this.classes.has(className)) {
-        this.db.exec(classTableDdl(classTable(className)));
-        this.db.exec(`CREATE INDEX IF NOT EXISTS ${quoteIdent(`cls_${className}_createdAt`)} ON ${classTable(className)} (createdAt)`);
+        runStatement(this.db, classTableDdl(classTable(className)));
+        runStatement(this.db, `CREATE INDEX IF NOT EXISTS ${quoteIdent(`cls_${className}_createdAt`)} ON ${classTable(className)} (createdAt)`);
         if (className === '_User') this.userIndexes();
         this.forgetStatements();
       }
       for (const [field, type] of Object.entries(cls.fields)) {
         if (type.type === 'Relation') {
-          this.db.exec(
+          runStatement(this.db, 
             `CREATE TABLE IF NOT EXISTS ${relationTable(className, field)} (
                owningId TEXT NOT NULL, relatedId TEXT NOT NULL, PRIMARY KEY (owningId, relatedId)) WITHOUT ROWID`,
           );
-          this.db.exec(`CREATE INDEX IF NOT EXISTS ${quoteIdent(`_Join:${field}:${className}_related`)} ON ${relationTable(className, field)} (relatedId)`);
+          runStatement(this.db, `CREATE INDEX IF NOT EXISTS ${quoteIdent(`_Join:${field}:${className}_related`)} ON ${relationTable(className, field)} (relatedId)`);
         }
       }
       this.classes.set(cls);
@@ -204,9 +205,9 @@ export class SqliteStore implements SchemaLookup {
       const cls = this.classes.get(className);
       if (!cls) return;
       for (const [field, type] of Object.entries(cls.fields)) {
-        if (type.type === 'Relation') this.db.exec(`DROP TABLE IF EXISTS ${relationTable(className, field)}`);
+        if (type.type === 'Relation') runStatement(this.db, `DROP TABLE IF EXISTS ${relationTable(className, field)}`);
       }
-      this.db.exec(`DROP TABLE IF EXISTS ${classTable(className)}`);
+      runStatement(this.db, `DROP TABLE IF EXISTS ${classTable(className)}`);
       this.stmt('DELETE FROM _SCHEMA WHERE className = ?').run(className);
       this.classes.delete(className);
       this.forgetStatements();
@@ -216,19 +217,22 @@ export class SqliteStore implements SchemaLookup {
   private indexName = (className: string, name: string) => quoteIdent(`idx_${className}_${name}`);
 
   createIndex(className: string, name: string, keys: Record<string, 1 | -1>): void {
-    const columns = Object.entries(keys).map(([field, dir]) => `${indexExpr(field.split('.'))}${dir === -1 ? ' DESC' : ''}`);
-    this.db.exec(`CREATE INDEX IF NOT EXISTS ${this.indexName(className, name)} ON ${classTable(className)} ${withPublicRead(columns)}`);
+    const columns = Object.entries(keys).map(([field, dir]) => `${indexExpr(fieldPath(field.split('.')))}${dir === -1 ? ' DESC' : ''}`);
+    runStatement(this.db, `CREATE INDEX IF NOT EXISTS ${this.indexName(className, name)} ON ${classTable(className)} ${withPublicRead(columns)}`);
     this.forgetStatements();
   }
 
   dropIndex(className: string, name: string): void {
-    this.db.exec(`DROP INDEX IF EXISTS ${this.indexName(className, name)}`);
+    runStatement(this.db, `DROP INDEX IF EXISTS ${this.indexName(className, name)}`);
     this.forgetStatements();
   }
 
   removeField(className: string, field: string, type: FieldType): void {
-    if (type.type === 'Relation') this.db.exec(`DROP TABLE IF EXISTS ${relationTable(className, field)}`);
-    else this.stmt(`UPDATE ${classTable(className)} SET data = json_remove(data, ${jsonPath([field])}) WHERE json_type(data, ${jsonPath([field])}) IS NOT NULL`).run();
+    if (type.type === 'Relation') runStatement(this.db, `DROP TABLE IF EXISTS ${relationTable(className, field)}`);
+    else {
+      const path = jsonPath(fieldPath([field]));
+      this.stmt(`UPDATE ${classTable(className)} SET data = json_remove(data, ${path}) WHERE json_type(data, ${path}) IS NOT NULL`).run();
+    }
     this.forgetStatements();
   }
 
@@ -368,7 +372,7 @@ export class SqliteStore implements SchemaLookup {
   group(className: string, where: unknown, plan: GroupPlan): Array<Record<string, unknown>> {
     if (!this.classes.has(className)) return [];
     const compiled = this.whereClause(className, { where });
-    const numeric = (field: string) => `CASE WHEN json_type(t.data, ${jsonPath([field])}) IN ('integer', 'real') THEN json_extract(t.data, ${jsonPath([field])}) END`;
+    const numeric = (field: FieldPath) => `CASE WHEN json_type(t.data, ${jsonPath(field)}) IN ('integer', 'real') THEN json_extract(t.data, ${jsonPath(field)}) END`;
     const columns = plan.outputs.map((o) => {
       switch (o.op) {
         case 'count':
@@ -379,7 +383,7 @@ export class SqliteStore implements SchemaLookup {
           return `${o.op}(${numeric(o.field)})`;
       }
     });
-    const key = plan.key === undefined ? 'NULL' : `json_extract(t.data, ${jsonPath([plan.key])})`;
+    const key = plan.key === undefined ? 'NULL' : `json_extract(t.data, ${jsonPath(plan.key)})`;
     const sql = `SELECT ${[key, ...columns].join(', ')} FROM ${classTable(className)} AS t WHERE ${compiled.sql} GROUP BY 1 ORDER BY min(t.createdAt || t.objectId)`;
     return (this.rowStmt(sql).all(...compiled.params) as unknown[][]).map((row) => {
       const doc: Record<string, unknown> = { objectId: row[0] === '' ? null : (row[0] ?? null) };
