@@ -68,7 +68,7 @@ export class SqliteStore implements SchemaLookup {
     registerQueryFunctions(this.db);
     upgradeClassTables(this.db);
     this.classes = new SchemaCache(this.readSchema());
-    this.uniqueUsers = new SqliteUniqueUsers(this.db);
+    this.uniqueUsers = new SqliteUniqueUsers(this.db, file);
     if (this.classes.has('_User')) {
       this.userIndexes();
       this.uniqueUsers.userIndexes();

@@ -36,7 +36,14 @@ export class SqliteUniqueUsers {
 
   private readonly indexNamed;
 
-  constructor(private readonly db: Db) {
+  /**
+   * @param db the app's `data.db`.
+   * @param file its path, naming the app in a warning.
+   */
+  constructor(
+    private readonly db: Db,
+    private readonly file: string,
+  ) {
     this.indexNamed = db.prepare(`SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = ?`);
   }
 
@@ -50,7 +57,7 @@ export class SqliteUniqueUsers {
       return true;
     } catch (error) {
       if (!isUniqueFailure(error)) throw error;
-      warnDuplicates(TABLE, field);
+      warnDuplicates(`${TABLE} of ${this.file}`, field);
       return false;
     }
   }
