@@ -119,6 +119,57 @@ describe('password reset', () => {
     expect(withOld.body).toEqual({ code: 209, error: 'Invalid session token' });
   });
 
+  it('a link mailed before a password change or an email change (by the user or the master key) no longer sets a password', async () => {
+    const user = await Parse.User.signUp('change-then-reset', 'first-password', { email: 'ctr@example.com' });
+    const sessionToken = user.getSessionToken()!;
+    /** The reset link mailed now to `to`. */
+    const mailedLink = async (email: string, to = email) => {
+      const arriving = smtp.next(to);
+      await Parse.User.requestPasswordReset(email);
+      return linkIn(await arriving);
+    };
+    /** The link opened and its form posted, as a person would: both must answer the invalid-link page. */
+    const expectSpent = async (link: string) => {
+      const opened = await fetch(link);
+      expect(opened.status).toBe(404);
+      expect(await opened.text()).toContain('Invalid link');
+      const token = new URL(link).searchParams.get('token')!;
+      const posted = await fetch(link.split('?')[0]!, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ token, new_password: 'attacker-password', confirm_password: 'attacker-password' }).toString(),
+      });
+      expect(posted.status).toBe(404);
+      expect(await posted.text()).toContain('Invalid link');
+      await expect(Parse.User.logIn('change-then-reset', 'attacker-password')).rejects.toMatchObject({ code: Parse.Error.OBJECT_NOT_FOUND });
+    };
+
+    // The user changes the password with their session (the SDK's save): the earlier link is spent.
+    const beforePassword = await mailedLink('ctr@example.com');
+    user.setPassword('second-password');
+    await user.save(null, { sessionToken });
+    await expectSpent(beforePassword);
+    const session = (await Parse.User.logIn('change-then-reset', 'second-password')).getSessionToken()!;
+
+    // The user moves to a new address: the link mailed to the old one is spent, the password kept.
+    const beforeEmail = await mailedLink('ctr@example.com');
+    await user.save({ email: 'ctr-new@example.com' }, { sessionToken: session });
+    await expectSpent(beforeEmail);
+    expect((await Parse.User.logIn('change-then-reset', 'second-password')).id).toBe(user.id);
+
+    // The master key (an operator, cloud code) sets the password: the same.
+    const beforeMaster = await mailedLink('ctr-new@example.com');
+    expect((await app.call('PUT', `/users/${user.id}`, { master: true, body: { password: 'third-password' } })).status).toBe(200);
+    await expectSpent(beforeMaster);
+
+    // A link asked for after the change works.
+    const after = await mailedLink('ctr-new@example.com');
+    const form = new URLSearchParams({ token: new URL(after).searchParams.get('token')!, new_password: 'fourth-password', confirm_password: 'fourth-password' });
+    const set = await fetch(after.split('?')[0]!, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: form.toString() });
+    expect(set.status).toBe(200);
+    expect((await Parse.User.logIn('change-then-reset', 'fourth-password')).id).toBe(user.id);
+  });
+
   it('answers the same for an unknown address, and refuses a request without an email as Parse Server', async () => {
     const before = smtp.mails.length;
     await expect(Parse.User.requestPasswordReset('nobody@example.com')).resolves.toBeDefined();
@@ -185,7 +236,9 @@ describe('email verification', () => {
     const changed = smtp.next('changed@example.com');
     await user.save({ email: 'changed@example.com' }, { sessionToken: user.getSessionToken()! });
     const thirdLink = linkIn(await changed);
+    // The link mailed to the old address does not verify the new one.
     expect((await fetch(secondLink)).status).toBe(404);
+    expect((await app.call('GET', `/users/${user.id}`, { master: true })).body).toMatchObject({ email: 'changed@example.com', emailVerified: false });
     expect((await fetch(thirdLink)).status).toBe(200);
     const stored = await app.call('GET', `/users/${user.id}`, { master: true });
     expect(stored.body).toMatchObject({ email: 'changed@example.com', emailVerified: true });

@@ -160,6 +160,67 @@ describe.skipIf(!onPostgres)('two backyard serve processes on one PostgreSQL', (
     expect(tries.filter((t) => t.status !== 201).every((t) => t.body.code === 202)).toBe(true);
   });
 
+  describe('racing sign-ups at an app’s first users, split across both processes: the database picks one winner', () => {
+    const NAMES = 15;
+    const TRIES = 4;
+    /** A new app (no `_User` table yet) and its sign-ups, all sent at once, alternately to A and B; answers in order. */
+    const raceOnFreshApp = async (bodies: (i: number) => unknown) => {
+      const made = await manage(a.url, 'POST', '/backend-apps', { appName: `race-${Math.random().toString(36).slice(2, 8)}` });
+      expect(made.status).toBe(201);
+      const { appId, restKey } = made.body as { appId: string; restKey: string };
+      const answers = await Promise.all(
+        Array.from({ length: NAMES * TRIES }, async (_, i) => {
+          const response = await fetch(`${i % 2 ? a.url : b.url}/data/users`, {
+            method: 'POST',
+            headers: { 'X-Parse-Application-Id': appId, 'X-Parse-REST-API-Key': restKey, 'content-type': 'application/json' },
+            body: JSON.stringify(bodies(i)),
+          });
+          return { status: response.status, body: (await response.json()) as any };
+        }),
+      );
+      /** The answers of name `n` (bodies i with i % NAMES === n). */
+      const of = (n: number) => answers.filter((_, i) => i % NAMES === n);
+      const rows = (sql: string) => pgQuery(sql.replace('$users', `"app_${appId}"."cls__User"`), [], databaseUrl());
+      return { of, rows };
+    };
+
+    it(`${NAMES} usernames × ${TRIES}: one 201 and ${TRIES - 1} 202 each, every name stored once`, async () => {
+      const race = await raceOnFreshApp((i) => ({ username: `racer${i % NAMES}`, password: `pw-${i}` }));
+      for (let n = 0; n < NAMES; n++) {
+        expect(race.of(n).map((t) => t.status).sort(), JSON.stringify(race.of(n))).toEqual([201, 400, 400, 400]);
+        for (const t of race.of(n).filter((t) => t.status !== 201)) expect(t.body).toEqual({ code: 202, error: 'Account already exists for this username.' });
+      }
+      const stored = await race.rows(`SELECT data->>'username' AS name, count(*)::int AS n FROM $users GROUP BY 1`);
+      expect(stored.map((r) => `${r.name}: ${r.n}`).sort()).toEqual(Array.from({ length: NAMES }, (_, n) => `racer${n}: 1`).sort());
+    });
+
+    it(`${NAMES} emails × ${TRIES} differing only in case: one 201 and ${TRIES - 1} 203 each`, async () => {
+      const variants = [(e: string) => e, (e: string) => e.toUpperCase(), (e: string) => e[0]!.toUpperCase() + e.slice(1), (e: string) => e.replace('example', 'EXAMPLE')];
+      const race = await raceOnFreshApp((i) => ({ username: `mailer${i}`, password: 'pw', email: variants[Math.floor(i / NAMES)]!(`person${i % NAMES}@example.com`) }));
+      for (let n = 0; n < NAMES; n++) {
+        expect(race.of(n).map((t) => t.status).sort(), JSON.stringify(race.of(n))).toEqual([201, 400, 400, 400]);
+        for (const t of race.of(n).filter((t) => t.status !== 201)) expect(t.body).toEqual({ code: 203, error: 'Account already exists for this email address.' });
+      }
+      const stored = await race.rows(`SELECT lower(data->>'email') AS email, count(*)::int AS n FROM $users GROUP BY 1 HAVING count(*) > 1`);
+      expect(stored).toEqual([]);
+      expect(await race.rows(`SELECT count(*)::int AS n FROM $users`)).toEqual([{ n: NAMES }]);
+    });
+
+    it(`${NAMES} anonymous ids × ${TRIES}: one user each; the others 208, or logged in as that user once it is committed`, async () => {
+      const race = await raceOnFreshApp((i) => ({ authData: { anonymous: { id: `anon-${i % NAMES}` } } }));
+      for (let n = 0; n < NAMES; n++) {
+        const winners = race.of(n).filter((t) => t.status === 201);
+        expect(winners, JSON.stringify(race.of(n))).toHaveLength(1);
+        for (const t of race.of(n).filter((t) => t.status !== 201)) {
+          if (t.status === 200) expect(t.body.objectId).toBe(winners[0]!.body.objectId);
+          else expect(t.body).toEqual({ code: 208, error: 'this auth is already used' });
+        }
+      }
+      const stored = await race.rows(`SELECT data#>>'{authData,anonymous,id}' AS id, count(*)::int AS n FROM $users GROUP BY 1`);
+      expect(stored.map((r) => `${r.id}: ${r.n}`).sort()).toEqual(Array.from({ length: NAMES }, (_, n) => `anon-${n}: 1`).sort());
+    });
+  });
+
   it('a schema change through one process binds the other', async () => {
     const made = await master(a.url, [{ method: 'POST', url: '/schemas/Typed', body: { className: 'Typed', fields: { size: { type: 'Number' } } } }]);
     expect(made.body.responses[0]).toMatchObject({ code: 200 });

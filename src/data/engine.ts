@@ -131,7 +131,9 @@ export class DataEngine {
   }
 
   /**
-   * Updates an object the caller may write (Parse REST guide, "Updating Objects").
+   * Updates an object the caller may write (Parse REST guide, "Updating Objects"). `extra` data is
+   * stored as is, and a field it gives as undefined is removed (internal fields such as a user's
+   * spent reset token).
    * @throws ParseError 101 when there is no such object or the caller may not write it.
    */
   update(className: string, objectId: string, body: unknown, auth: Auth, extra: Record<string, unknown> = {}): Promise<WriteResult> {
@@ -149,12 +151,9 @@ export class DataEngine {
       const learning = this.schema.learn(tx, className, applied.types, auth.master || clpAllows(this.schema.get(className)?.classLevelPermissions.addField, auth));
       if (learning) await learning;
       applyFieldOptions(this.schema.fields(className), fields, applied, false);
-      const row: StoredRow = {
-        ...current,
-        updatedAt: new Date().toISOString(),
-        data: { ...applied.data, ...extra },
-        acl: acl === undefined ? current.acl : acl,
-      };
+      const data = { ...applied.data, ...extra };
+      for (const [key, value] of Object.entries(extra)) if (value === undefined) delete data[key];
+      const row: StoredRow = { ...current, updatedAt: new Date().toISOString(), data, acl: acl === undefined ? current.acl : acl };
       await tx.replace(className, row);
       for (const change of applied.relations) {
         if (change.add.length) await tx.addRelations(className, change.field, objectId, change.add);

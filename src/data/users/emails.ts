@@ -68,6 +68,22 @@ export async function sendVerificationMail(ctx: MailContext, engine: DataEngine,
   });
 }
 
+/**
+ * The internal fields a user write removes (each given as undefined: DataEngine.update's `extra`), as
+ * Parse Server's `RestWrite.deleteEmailResetTokenIfNeeded` does: a new password or email (any value,
+ * or its deletion) ends the pending reset link, so a link mailed before (to an old address too) no
+ * longer sets a password. A changed email also ends its verification link, which was mailed to the
+ * old address; with `verifyUserEmails` the caller issues a new one (`verificationToken`).
+ * @param passwordOrEmail the write sets the password or the email.
+ * @param emailChanged the write changes the email (to another address or none).
+ */
+export function endedTokens(passwordOrEmail: boolean, emailChanged: boolean): Record<string, undefined> {
+  return {
+    ...(passwordOrEmail ? { _perishable_token: undefined, _perishable_token_expires_at: undefined } : {}),
+    ...(emailChanged ? { _email_verify_token: undefined, _email_verify_token_expires_at: undefined } : {}),
+  };
+}
+
 /** The `email` of a `/requestPasswordReset` or `/verificationEmailRequest` body. @throws ParseError 204, 125 (Parse Server's texts). */
 function emailOf(body: unknown): string {
   const email = isPlainObject(body) ? body.email : undefined;
@@ -104,7 +120,7 @@ export async function requestVerificationEmail(ctx: MailContext, engine: DataEng
  * the user whose `email` it is (or whose username it is, having no email), with a link to a page
  * that sets a new password. Answered the same whether or not such a user exists (Parse Server 9's
  * `resetPasswordSuccessOnInvalidEmail` default). The link works until used or until the password
- * changes otherwise.
+ * or the email changes otherwise (`endedTokens`).
  * @throws ParseError 204/125 (no or bad email).
  */
 export async function requestPasswordReset(ctx: MailContext, engine: DataEngine, body: unknown): Promise<void> {

@@ -10,7 +10,7 @@ import { hashPassword, verifyPassword } from './passwords.js';
 import { randomAlphanumeric } from '../../shared/ids.js';
 import { checkAuthDataFree, findLinkedUser, hasProviderData, linkedProviders, mergeAuthData, readAuthData, alreadyLinked, type AuthDataChanges } from './authData.js';
 import { sessionExpiry, type ServerSettings } from '../settings.js';
-import { userOfResetToken, verificationToken } from './emails.js';
+import { endedTokens, userOfResetToken, verificationToken } from './emails.js';
 
 /**
  * Users and sessions of a Backend App, as Parse Server's `UsersRouter` and `RestWrite` treat the
@@ -358,7 +358,9 @@ export type UserUpdate = WriteResult & { sessionToken?: string; authDataResponse
 /**
  * Updates a user (Parse REST guide, "Updating Users"; `PUT /users/<objectId>`). Username and email
  * stay unique; a new password is hashed, every session of the user is revoked (when the app's
- * `revokeSessionOnPasswordReset` is on, its default) and a client gets a new session token in the answer. A client's
+ * `revokeSessionOnPasswordReset` is on, its default) and a client gets a new session token in the
+ * answer. A new password or email ends a pending password reset link, and a changed email its
+ * verification link (emails.ts, `endedTokens`), whoever writes it: the user, the master key, cloud code. A client's
  * ACL always keeps the user's own read and write. `authData` links providers (`{anonymous: {id}}`)
  * or unlinks them (`{anonymous: null}`, as the JS SDK's `setUsername` on an anonymous user sends).
  * @throws ParseError as `readUserBody` (the body is checked first, as Parse Server does); 206, 101,
@@ -372,16 +374,23 @@ export async function updateUser(engine: DataEngine, objectId: string, body: unk
   return engine.atomically(async (engine) => {
       await checkUnique(engine, input.fields, objectId);
       const changes: Record<string, unknown> = { ...input.fields };
-      const current = typeof input.fields.email === 'string' && engine.settings().verifyUserEmails ? await engine.row('_User', objectId) : undefined;
+      const emailGiven = 'email' in input.fields;
+      const current = emailGiven || input.authData ? await engine.row('_User', objectId) : undefined;
+      const newEmail = typeof input.fields.email === 'string' ? input.fields.email : undefined;
+      const emailChanged = emailGiven && current !== undefined && current.data.email !== newEmail;
       // A changed email waits for its link again (Parse Server's verifyUserEmails on update).
-      const verifying = current !== undefined && current.data.email !== input.fields.email;
+      const verifying = emailChanged && newEmail !== undefined && engine.settings().verifyUserEmails;
       if (verifying) changes.emailVerified = false;
       if (input.acl !== undefined) changes.ACL = auth.master ? input.acl : { ...(input.acl ?? {}), ...selfOnly(objectId) };
       if (input.authData) {
         await checkAuthDataFree(engine, input.authData, objectId);
-        changes.authData = mergeAuthData((await engine.row('_User', objectId))?.data.authData, input.authData) ?? { __op: 'Delete' };
+        changes.authData = mergeAuthData(current?.data.authData, input.authData) ?? { __op: 'Delete' };
       }
-      const extra = { ...(hashed ? { _hashed_password: hashed } : {}), ...(verifying ? verificationToken(engine, objectId) : {}) };
+      const extra = {
+        ...(hashed ? { _hashed_password: hashed } : {}),
+        ...endedTokens(hashed !== undefined || emailGiven, emailChanged),
+        ...(verifying ? verificationToken(engine, objectId) : {}),
+      };
       const result: UserUpdate = await engine.update('_User', objectId, changes, auth, extra);
       if (verifying) result.verificationMail = true;
       if (input.authData) result.authDataResponse = {};
@@ -422,7 +431,7 @@ export async function resetPassword(engine: DataEngine, token: unknown, password
   return engine.atomically(async (engine) => {
     const user = await userOfResetToken(engine, token);
     if (!user) return false;
-    const { _perishable_token: _spent, ...data } = user.data;
+    const { _perishable_token: _spent, _perishable_token_expires_at: _expiry, ...data } = user.data;
     await engine.replaceRow('_User', { ...user, updatedAt: new Date().toISOString(), data: { ...data, _hashed_password: hashed } }, true);
     if (engine.settings().revokeSessionOnPasswordReset) await deleteSessionsOf(engine, user.objectId);
     return true;

@@ -7,6 +7,7 @@ import { postgresDialect } from './dialect.js';
 import { quoteIdent } from './layout.js';
 import { clientFault, guarded, PostgresReads } from './reads.js';
 import { PostgresTransaction } from './transaction.js';
+import { PostgresUniqueUsers } from './uniqueUsers.js';
 
 export { indexExpression } from './transaction.js';
 
@@ -28,6 +29,8 @@ export class PostgresAdapter implements StorageAdapter, SchemaLookup {
   readonly dialect: Dialect;
   /** The app's schema as this process knows it (TransactionOwner: transactions keep it current). */
   readonly cache = new SchemaCache();
+  /** `_User`'s unique username, email and provider ids (uniqueUsers.ts). */
+  readonly uniqueUsers: PostgresUniqueUsers;
   private readonly reads: PostgresReads;
   private readonly onSchemaChange = (payload: string) => {
     if (payload === this.schema || payload === EVERYTHING) void this.reloadSchema().catch(() => undefined);
@@ -62,6 +65,7 @@ export class PostgresAdapter implements StorageAdapter, SchemaLookup {
     readonly schema: string,
   ) {
     this.dialect = postgresDialect(schema);
+    this.uniqueUsers = new PostgresUniqueUsers(schema);
     this.reads = new PostgresReads(this, guarded(db.run));
     // Started now, so that the first request finds it under way; a failure is reported to that request.
     this.opened?.catch(() => undefined);
@@ -85,6 +89,13 @@ export class PostgresAdapter implements StorageAdapter, SchemaLookup {
     });
     await this.db.subscribe(SCHEMA_CHANNEL, this.onSchemaChange);
     await this.reloadSchema();
+    // Apps whose `_User` was made before its unique indexes get them now (or a warning: uniqueUsers.ts).
+    if (this.cache.has('_User')) {
+      await this.db.transaction(async (run) => {
+        await run('SELECT pg_advisory_xact_lock(hashtext(?))', [this.schema]);
+        await this.uniqueUsers.userIndexes(run);
+      });
+    }
   }
 
   /** The `_SCHEMA_VERSION` the cache was read at: every commit that changes the schema increments it. */
@@ -96,6 +107,7 @@ export class PostgresAdapter implements StorageAdapter, SchemaLookup {
     // A commit of this process may have set a newer schema while this was read (an announcement of
     // its own earlier change arriving late): what was read is older, and must not replace it.
     if (version < this.version) return;
+    this.uniqueUsers.forget();
     const rows = result.rows as Array<{ className: string; schema: Omit<StoredClass, 'className'> }>;
     this.cache.replace(rows.map((r) => ({ className: r.className, ...r.schema })));
     this.version = version;
@@ -123,7 +135,7 @@ export class PostgresAdapter implements StorageAdapter, SchemaLookup {
     if (this.opened) await this.opened;
     let tx: PostgresTransaction | undefined;
     try {
-      return await this.db.transaction(async (run, defer) => {
+      const result = await this.db.transaction(async (run, defer) => {
         tx = new PostgresTransaction(this, guarded(run), defer);
         const result = await fn(tx);
         if (tx.schemaChanged) {
@@ -134,6 +146,8 @@ export class PostgresAdapter implements StorageAdapter, SchemaLookup {
         tx.ended = true;
         return result;
       });
+      this.uniqueUsers.committed(tx!.authDataIndexes);
+      return result;
     } catch (error) {
       if (tx) tx.ended = true;
       if (tx?.schemaChanged && tx.before) {

@@ -7,6 +7,7 @@ import type { ConfigEntry, FindOptions, StorageReads, StoredClass, StoredRow } f
 import type { Run } from './database.js';
 import { jsonAt, textAt } from './layout.js';
 import type { FieldPath } from '../../fieldPath.js';
+import { uniqueFault } from './uniqueUsers.js';
 
 /** What the reads of one app need of its adapter (adapter.ts): its tables, dialect and schema cache. */
 export interface AppSchema extends SchemaLookup {
@@ -46,10 +47,13 @@ const NUL_REFUSED = new Set(['22P05', '22021']);
 /**
  * A Parse error for what PostgreSQL refused in a client's input, or the error itself: a pattern its
  * engine does not take is Parse's 102, a string holding U+0000 in a value or a query (valid JSON
- * that PostgreSQL cannot take; SQLite does, docs/parse-differences.md) is 142 rather than a 500.
+ * that PostgreSQL cannot take; SQLite does, docs/parse-differences.md) is 142 rather than a 500; a
+ * write refused by a unique index of `_User` is 202, 203 or 208 (uniqueUsers.ts).
  */
 export function clientFault(error: unknown): unknown {
   const code = (error as { code?: string } | null)?.code;
+  const taken = uniqueFault(error);
+  if (taken) return taken;
   if (code === INVALID_REGEX) return new ParseError(ParseCode.INVALID_QUERY, `Invalid $regex for this database: ${(error as Error).message}`);
   if (code !== undefined && NUL_REFUSED.has(code)) {
     return new ParseError(ParseCode.VALIDATION_ERROR, 'A string holds the character U+0000 (NUL), which this database (PostgreSQL) cannot store or compare: remove it from the value.');

@@ -8,6 +8,7 @@ import type { RowInsert } from './insertBatches.js';
 import { extendPath, fieldPath, type FieldPath } from '../../fieldPath.js';
 import { bytewise, isColumnPath, jsonAt, pathLiteral, quoteIdent, textAt } from './layout.js';
 import { PostgresReads, type AppSchema } from './reads.js';
+import type { PostgresUniqueUsers } from './uniqueUsers.js';
 
 /** The columns of an object's row (layout.ts), in the order `insert` gives their values. */
 const ROW_COLUMNS = ['"objectId"', '"createdAt"', '"updatedAt"', 'data', 'acl'];
@@ -20,6 +21,8 @@ export interface TransactionOwner extends AppSchema {
   readonly version: number;
   /** Reloads the cache unless it was read at `version`. */
   followVersion(version: number, run: Run): Promise<void>;
+  /** `_User`'s unique indexes (uniqueUsers.ts). */
+  readonly uniqueUsers: PostgresUniqueUsers;
 }
 
 /**
@@ -53,6 +56,8 @@ export class PostgresTransaction extends PostgresReads implements StorageTransac
   /** The cache and its version when the lock was taken, restored by a rollback. */
   before: { view: ReadonlyMap<string, Readonly<StoredClass>>; version: number } | undefined;
   private locking: Promise<void> | undefined;
+  /** Providers whose unique `authData` index this transaction saw to (PostgresUniqueUsers.committed). */
+  readonly authDataIndexes = new Set<string>();
   /** Runs a statement without taking the lock (an insert). */
   private readonly runUnlocked: Run;
 
@@ -148,6 +153,7 @@ export class PostgresTransaction extends PostgresReads implements StorageTransac
         for (const field of ['username', 'email']) {
           await this.exec(`CREATE INDEX IF NOT EXISTS ${quoteIdent(`cls__User_${field}_lower`)} ON ${table} (lower(${bytewise(textAt('', fieldPath([field])))}))`);
         }
+        await this.owner.uniqueUsers.userIndexes(this.run);
       }
     }
     for (const [field, type] of Object.entries(cls.fields)) {
@@ -198,6 +204,7 @@ export class PostgresTransaction extends PostgresReads implements StorageTransac
   /** Sent with the transaction's next statement, or alone at its end (PostgresDatabase.transaction). */
   async insert(className: string, row: StoredRow): Promise<void> {
     if (this.ended) throw new Error('This storage transaction has ended');
+    if (className === '_User') await this.owner.uniqueUsers.beforeWrite(this.run, row.data.authData, this.authDataIndexes);
     this.defer({
       table: this.table(className),
       columns: ROW_COLUMNS,
@@ -207,6 +214,7 @@ export class PostgresTransaction extends PostgresReads implements StorageTransac
   }
 
   async replace(className: string, row: StoredRow): Promise<boolean> {
+    if (className === '_User') await this.owner.uniqueUsers.beforeWrite(this.run, row.data.authData, this.authDataIndexes);
     const changed = await this.exec(`UPDATE ${this.table(className)} SET "updatedAt" = ?, data = ?::jsonb, acl = ?::jsonb WHERE "objectId" = ?`, [
       row.updatedAt,
       JSON.stringify(row.data),

@@ -3,6 +3,7 @@ import type { FieldType } from '../../types.js';
 import type { ConfigEntry, FindOptions, StorageAdapter, StorageTransaction, StoredClass, StoredRow } from '../adapter.js';
 import { sqliteDialect } from './dialect.js';
 import { SqliteStore } from './store.js';
+import { uniqueFault } from './uniqueUsers.js';
 
 /**
  * A transaction on a SqliteStore: the store's synchronous statements behind the asynchronous
@@ -54,11 +55,24 @@ class SqliteTransaction implements StorageTransaction {
   async removeField(className: string, field: string, type: FieldType) {
     this.live().removeField(className, field, type);
   }
+  /** A `_User` write first gets its providers' unique indexes; a refusal by a unique index of `_User` is Parse's 202, 203 or 208 (uniqueUsers.ts). */
   async insert(className: string, row: StoredRow) {
-    this.live().insert(className, row);
+    const store = this.live();
+    if (className === '_User') store.uniqueUsers.beforeWrite(row.data.authData);
+    try {
+      store.insert(className, row);
+    } catch (error) {
+      throw uniqueFault(error);
+    }
   }
   async replace(className: string, row: StoredRow) {
-    return this.live().replace(className, row);
+    const store = this.live();
+    if (className === '_User') store.uniqueUsers.beforeWrite(row.data.authData);
+    try {
+      return store.replace(className, row);
+    } catch (error) {
+      throw uniqueFault(error);
+    }
   }
   async delete(className: string, objectId: string) {
     return this.live().delete(className, objectId);

@@ -13,6 +13,7 @@ import { dataMigrations } from './migrations.js';
 import { SchemaCache } from '../schemaCache.js';
 import { readConfig, writeConfig } from './config.js';
 import { WalSync } from './durability.js';
+import { SqliteUniqueUsers } from './uniqueUsers.js';
 
 /** A class row as SQLite gives it in raw mode: objectId, createdAt, updatedAt, data (JSON), acl (JSON or null). */
 type RowRecord = [string, string, string, string, string | null];
@@ -46,6 +47,8 @@ export class SqliteStore implements SchemaLookup {
   /** The get-by-objectId statement of each class, so that a get builds no SQL text. */
   private readonly getStatements = new Map<string, Database.Statement>();
   private readonly classes: SchemaCache;
+  /** `_User`'s unique username, email and provider ids (uniqueUsers.ts); SqliteTransaction calls it before each user write. */
+  readonly uniqueUsers: SqliteUniqueUsers;
 
   private readonly wal: WalSync;
   private readonly txn: { begin: Database.Statement; commit: Database.Statement; rollback: Database.Statement };
@@ -66,7 +69,11 @@ export class SqliteStore implements SchemaLookup {
     registerQueryFunctions(this.db);
     upgradeClassTables(this.db);
     this.classes = new SchemaCache(this.readSchema());
-    if (this.classes.has('_User')) this.userIndexes();
+    this.uniqueUsers = new SqliteUniqueUsers(this.db, file);
+    if (this.classes.has('_User')) {
+      this.userIndexes();
+      this.uniqueUsers.userIndexes();
+    }
   }
 
   private stmt(sql: string): Database.Statement {
@@ -183,7 +190,10 @@ export class SqliteStore implements SchemaLookup {
       if (!this.classes.has(className)) {
         runStatement(this.db, classTableDdl(classTable(className)));
         runStatement(this.db, `CREATE INDEX IF NOT EXISTS ${quoteIdent(`cls_${className}_createdAt`)} ON ${classTable(className)} (createdAt)`);
-        if (className === '_User') this.userIndexes();
+        if (className === '_User') {
+          this.userIndexes();
+          this.uniqueUsers.userIndexes();
+        }
         this.forgetStatements();
       }
       for (const [field, type] of Object.entries(cls.fields)) {
