@@ -142,10 +142,11 @@ export class WorkerCloudRuntime implements CloudRuntime {
     // Module resolution walks links too: grant node_modules as found and as resolved. Node 20 aborts
     // on a path granted twice, so each appears once.
     const readable = new Set([fs.realpathSync(WORKER_SCRIPT), `${fs.realpathSync(NODE_MODULES)}${path.sep}`, `${fs.realpathSync(path.join(packageRoot(), 'node_modules'))}${path.sep}`, `${tree}${path.sep}`]);
+    const links = linkedNodeModules();
     const execArgv = [
       '--experimental-permission',
       '--experimental-detect-module',
-      ...[...readable].map((p) => `--allow-fs-read=${p}`),
+      ...[...readable, ...links.map(([, link]) => `${link}${path.sep}`)].map((p) => `--allow-fs-read=${p}`),
       `--max-old-space-size=${this.options.memoryMb}`,
       '--disable-warning=ExperimentalWarning',
     ];
@@ -170,7 +171,7 @@ export class WorkerCloudRuntime implements CloudRuntime {
     };
     const stdio: ['ignore', 'pipe', 'pipe', 'ipc'] = ['ignore', 'pipe', 'pipe', 'ipc'];
     const child = sockets
-      ? spawn('bwrap', sandboxArgv([...readable], sockets, [process.execPath, ...execArgv, fs.realpathSync(WORKER_SCRIPT)]), { env, stdio, serialization: 'json' })
+      ? spawn('bwrap', sandboxArgv([...readable], sockets, [process.execPath, ...execArgv, fs.realpathSync(WORKER_SCRIPT)], links), { env, stdio, serialization: 'json' })
       : fork(WORKER_SCRIPT, [], { execArgv, env, stdio, serialization: 'json' });
     const worker = new Worker(
       appId,
@@ -356,6 +357,20 @@ export class WorkerCloudRuntime implements CloudRuntime {
     await Promise.allSettled([...this.starting.values()]);
     this.sockets?.close();
     this.sockets = undefined;
+  }
+}
+
+/**
+ * Backyard's `node_modules` when it is a symbolic link (a git worktree sharing its main checkout's), as
+ * `[target, link]` for sandboxArgv: the sandbox binds the target, and the worker finds its packages
+ * through the link.
+ */
+function linkedNodeModules(): Array<[string, string]> {
+  const link = path.join(packageRoot(), 'node_modules');
+  try {
+    return fs.lstatSync(link).isSymbolicLink() ? [[fs.realpathSync(link), link]] : [];
+  } catch {
+    return [];
   }
 }
 

@@ -52,6 +52,8 @@ interface Client {
   /** The session token given at `connect` (not kept with the master key, which needs none). */
   token: string | undefined;
   subscriptions: Map<number, Subscription>;
+  /** Subscriptions ended with their session: an unsubscribe of one is answered as if it still were (the JS SDK waits for that answer). */
+  ended: Set<number>;
   /** Events waiting on a session check or cloud code's afterLiveQueryEvent, sent in order. */
   queue: Promise<void>;
   /** How many events `queue` holds: while any, later events queue behind them. */
@@ -156,6 +158,8 @@ export class LiveQueryServer {
       for (const [requestId, sub] of client.subscriptions) {
         if (sub.token !== token) continue;
         client.subscriptions.delete(requestId);
+        client.ended.add(requestId);
+        if (client.ended.size > MAX_SUBSCRIPTIONS) client.ended.delete(client.ended.values().next().value!);
         send(client.socket, { op: 'error', error: 'Invalid session token', code: ParseCode.INVALID_SESSION_TOKEN, reconnect: false, requestId });
       }
     }
@@ -257,7 +261,7 @@ export class LiveQueryServer {
     const token = master ? undefined : given('sessionToken');
     const installationId = given('installationId');
     const auth: Auth = master ? MASTER : token ? await this.sessions.auth(engine, token, installationId) : { master: false, principals: ['*'], installationId };
-    const client: Client = { id: this.nextClientId++, socket, appId, engine, keys, auth, token, subscriptions: new Map(), queue: Promise.resolve(), pending: 0 };
+    const client: Client = { id: this.nextClientId++, socket, appId, engine, keys, auth, token, subscriptions: new Map(), ended: new Set(), queue: Promise.resolve(), pending: 0 };
     if (!this.clients.has(appId)) this.clients.set(appId, new Set());
     this.clients.get(appId)!.add(client);
     this.watch(appId, engine);
@@ -305,12 +309,13 @@ export class LiveQueryServer {
     const hidden = named.filter((f) => !(f in visible));
     if (hidden.length) throw new ParseError(ParseCode.OPERATION_FORBIDDEN, `This user is not allowed to query ${hidden[0]} on class ${className}.`);
     client.subscriptions.set(requestId, { className, where, keys: decided.keys, watch: list('watch'), token, auth });
+    client.ended.delete(requestId);
     send(client.socket, { op: 'subscribed', clientId: client.id, requestId });
     this.tellCloud(client, 'subscribe', { sessionToken: own });
   }
 
   private unsubscribe(client: Client, requestId: number | undefined): void {
-    if (requestId === undefined || !client.subscriptions.delete(requestId)) {
+    if (requestId === undefined || !(client.subscriptions.delete(requestId) || client.ended.delete(requestId))) {
       throw new ParseError(ParseCode.INTERNAL_SERVER_ERROR, `There is no subscription with requestId ${String(requestId)} on this connection.`);
     }
     send(client.socket, { op: 'unsubscribed', clientId: client.id, requestId });
