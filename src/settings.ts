@@ -145,7 +145,7 @@ export const SETTINGS = {
     defaultText: '`auto`',
     schema: z.enum(['auto', 'sandbox', 'none'], { message: 'must be auto, sandbox or none' }),
     meaning:
-      "`auto`: cloud code in a bubblewrap sandbox when one can be made here, else Node's permission model alone (said at start); `sandbox`: only in the sandbox (no cloud code runs without one); `none`: the permission model alone",
+      "`auto`: cloud code in a bubblewrap sandbox when one can be made here (install `bubblewrap`: `apt-get install bubblewrap`), else under Node's permission model alone only while the home has one account (with more, cloud code is refused with 141 saying so); `sandbox`: only in the sandbox (no cloud code runs without one); `none`: the permission model alone, for any number of accounts (choose it knowingly: unconfined cloud code can reach local ports, sockets and processes)",
   }),
   cloudNetwork: setting({
     variable: 'BACKYARD_CLOUD_NETWORK',

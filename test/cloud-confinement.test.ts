@@ -15,7 +15,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SandboxSockets, sandboxArgv } from '../src/data/cloud/sandbox.js';
 import { createLogger } from '../src/log.js';
 import { createTestApp, type TestApp } from './helpers/dataApp.js';
-import { startTestServer, type TestServer, dashboardCookie } from './helpers/server.js';
+import { api, makeHome, postgresDatabase, removeHome, startTestServer, type TestServer, dashboardCookie } from './helpers/server.js';
+import { loadConfig } from '../src/config.js';
+import { openPlatform } from '../src/platform/platform.js';
+import { startBackyard } from '../src/serve.js';
 
 const PROBES = `
 const net = require('net');
@@ -186,5 +189,103 @@ describe('the sandbox itself, without Node\'s permission model', () => {
     const result = spawnSync('bwrap', sandboxArgv([], sockets, [process.execPath, '-e', script]), { encoding: 'utf8', env: { PATH: process.env.PATH } });
     expect(result.stderr).toBe('');
     expect(JSON.parse(result.stdout)).toEqual({ passwd: 'ENOENT', environ: 'ENOENT', home: 'ENOENT', procs: 2, interfaces: ['lo'] }); // its own loopback only
+  });
+});
+
+describe('BACKYARD_CLOUD_CONFINEMENT=auto where no sandbox can be made', () => {
+  const MAIN = "Parse.Cloud.define('hello', () => 'unconfined hello');\n";
+  const REFUSAL = /^Cloud code does not run on this server: no bubblewrap sandbox can be made here \(bubblewrap \(bwrap\) is not installed: apt-get install bubblewrap\), and with (\d+) accounts .*Install bubblewrap \(apt-get install bubblewrap\) and restart Backyard, or, knowing that, set BACKYARD_CLOUD_CONFINEMENT=none to run it unconfined\.$/;
+
+  /**
+   * Starts a server as if bubblewrap were not installed: the sandbox is tried once, at start, with a
+   * PATH that leads to no `bwrap` (the server's PATH is put back once it has decided).
+   */
+  async function withoutBwrap<T>(start: () => Promise<T>): Promise<T> {
+    const saved = process.env.PATH;
+    process.env.PATH = (saved ?? '').split(path.delimiter).filter((dir) => dir && !fs.existsSync(path.join(dir, 'bwrap'))).join(path.delimiter);
+    try {
+      return await start();
+    } finally {
+      process.env.PATH = saved;
+    }
+  }
+
+  /** A server of one account (alice), the single-user install. */
+  async function oneAccountServer(env: NodeJS.ProcessEnv = {}): Promise<TestServer> {
+    const home = makeHome();
+    const database = await postgresDatabase();
+    const config = loadConfig({ home, port: 0, host: '127.0.0.1' }, { BACKYARD_LOG_LEVEL: 'silent', ...database.env, ...env });
+    const platform = await openPlatform(config, createLogger(config.logLevel));
+    const alice = (await platform.services.accounts.create('alice')).token;
+    const http = await startBackyard(platform, { port: 0, host: '127.0.0.1' });
+    return {
+      home, platform, http, url: http.url, alice, bob: '',
+      close: async () => {
+        await http.close();
+        await platform.close();
+        removeHome(home);
+        await database.drop();
+      },
+    };
+  }
+
+  /** Deploys `main` as the app's cloud/main.js through the management API; answers the deploy's warnings. */
+  async function deployThroughApi(server: TestServer, app: TestApp): Promise<string[]> {
+    const res = await api(server, 'POST', `/backend-apps/${app.appId}/cloud-code`, {
+      token: server.alice,
+      body: { changes: [{ path: 'cloud/main.js', operation: 'write', writeMode: 'overwrite', data: MAIN }] },
+    });
+    expect(res.status, res.text).toBe(200);
+    return (res.json() as { warnings: string[] }).warnings;
+  }
+
+  it('refuses cloud code in a home of two accounts, saying how to install bubblewrap or choose none', async () => {
+    const server = await withoutBwrap(() => startTestServer());
+    try {
+      expect(server.platform.services.cloud.confinement()).toEqual({ mode: 'none', why: 'bubblewrap (bwrap) is not installed: apt-get install bubblewrap' });
+      const app = await createTestApp(server, 'refused');
+      // The template's hello, through the data API: 141 with the text.
+      const templateCall = await app.call('POST', '/functions/hello', { body: { name: 'Ada' } });
+      expect(templateCall.status).toBe(400);
+      expect(templateCall.body).toEqual({ code: 141, error: expect.stringMatching(REFUSAL) });
+      expect(REFUSAL.exec(templateCall.body.error)![1]).toBe('2');
+      // deployCloudCode says it where the user first meets it.
+      const warnings = await deployThroughApi(server, app);
+      expect(warnings).toEqual([expect.stringMatching(/^The files were saved, but the cloud code could not be reloaded: Cloud code does not run on this server: .*apt-get install bubblewrap.*BACKYARD_CLOUD_CONFINEMENT=none/)]);
+      const call = await app.call('POST', '/functions/hello', { body: {} });
+      expect(call.body).toEqual({ code: 141, error: expect.stringMatching(REFUSAL) });
+      // Other data API calls of an app whose cloud code cannot run are refused alike (its triggers would not run).
+      expect((await app.call('POST', '/classes/Note', { body: { text: 'x' } })).body).toEqual({ code: 141, error: expect.stringMatching(REFUSAL) });
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('runs cloud code in a home of one account, and stops once a second account exists', async () => {
+    const server = await withoutBwrap(() => oneAccountServer());
+    try {
+      expect(server.platform.services.cloud.confinement().mode).toBe('none');
+      const app = await createTestApp(server, 'single-user');
+      expect(await deployThroughApi(server, app)).toEqual([]);
+      expect((await app.call('POST', '/functions/hello', { body: {} })).body).toEqual({ result: 'unconfined hello' });
+      await server.platform.services.accounts.create('bob');
+      // The live worker too: refused once the number of accounts is read again (a second at most).
+      await expect
+        .poll(async () => (await app.call('POST', '/functions/hello', { body: {} })).body, { timeout: 10_000, interval: 100 })
+        .toEqual({ code: 141, error: expect.stringMatching(REFUSAL) });
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('runs cloud code in a home of two accounts when the operator chose BACKYARD_CLOUD_CONFINEMENT=none', async () => {
+    const server = await withoutBwrap(() => startTestServer({ BACKYARD_CLOUD_CONFINEMENT: 'none' }));
+    try {
+      const app = await createTestApp(server, 'chosen-none');
+      expect(await deployThroughApi(server, app)).toEqual([]);
+      expect((await app.call('POST', '/functions/hello', { body: {} })).body).toEqual({ result: 'unconfined hello' });
+    } finally {
+      await server.close();
+    }
   });
 });

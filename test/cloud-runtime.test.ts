@@ -400,6 +400,7 @@ Parse.Cloud.job('report', async () => { console.info('job says hi'); return 'rep
       memoryMb: 128,
       idleMs,
       confinement: 'auto',
+      accountCount: () => server.platform.services.accounts.count(),
       network: 'none',
       allowHosts: [],
       log,

@@ -73,6 +73,8 @@ describe('LiveQuery with the JS SDK', () => {
     const carol = await Parse.User.signUp('carol-lq', 'carol-pw', { email: 'carol-lq@example.com' });
     const subscription = await new Parse.Query(Parse.User).equalTo('username', 'carol-lq').subscribe(carol.getSessionToken());
     const next = events(subscription);
+    const errors: string[] = [];
+    subscription.on('error', (error: string) => errors.push(error));
     await app.call('POST', '/requestPasswordReset', { body: { email: 'carol-lq@example.com' } });
     let link: string | undefined;
     for (const deadline = Date.now() + 10_000; !link && Date.now() < deadline; ) {
@@ -91,6 +93,8 @@ describe('LiveQuery with the JS SDK', () => {
     expect(updated.op).toBe('update');
     expect(updated.object.id).toBe(carol.id);
     expect(updated.object.get('password')).toBeUndefined();
+    // The reset ended carol's sessions (revokeSessionOnPasswordReset), that of the subscription too.
+    await expect.poll(() => errors, { timeout: 10_000 }).toEqual(['Invalid session token']);
     await subscription.unsubscribe();
   });
 
@@ -285,5 +289,172 @@ describe('the LiveQuery protocol over a plain WebSocket', () => {
     expect(answers[1]).toMatchObject({ op: 'subscribed', requestId: 7 });
     expect(answers[2]).toMatchObject({ op: 'unsubscribed', requestId: 7 });
     expect(answers[3]).toMatchObject({ op: 'error', requestId: 7, error: 'There is no subscription with requestId 7 on this connection.' });
+  });
+});
+
+/** A user signed up through the data API, with its session token. */
+async function signUp(on: TestApp, username: string): Promise<{ objectId: string; sessionToken: string }> {
+  const { status, body } = await on.call('POST', '/users', { body: { username, password: `${username}-pw` } });
+  expect(status).toBe(201);
+  return body as { objectId: string; sessionToken: string };
+}
+
+/** A LiveQuery connection over a plain WebSocket: what it was sent, in order, and a wait for a message. */
+async function liveSocket(on: TestApp): Promise<{
+  messages: Array<Record<string, unknown>>;
+  send(message: unknown): void;
+  /** The first message matching `pattern` (toMatchObject), once it has come; fails after 20 s. */
+  until(pattern: Record<string, unknown>): Promise<Record<string, unknown>>;
+  close(): void;
+}> {
+  const socket = new WebSocket(on.apiURL.replace(/^http/, 'ws'));
+  const messages: Array<Record<string, unknown>> = [];
+  socket.on('message', (data) => messages.push(JSON.parse(data.toString()) as Record<string, unknown>));
+  await new Promise<void>((resolve, reject) => socket.on('open', resolve).on('error', reject));
+  const matching = (pattern: Record<string, unknown>) => messages.find((m) => Object.entries(pattern).every(([k, v]) => JSON.stringify(m[k]) === JSON.stringify(v)));
+  return {
+    messages,
+    send: (message) => socket.send(JSON.stringify(message)),
+    until: async (pattern) => {
+      await expect.poll(() => matching(pattern), { timeout: 20_000, interval: 20 }).toBeDefined();
+      return matching(pattern)!;
+    },
+    close: () => socket.close(),
+  };
+}
+
+const INVALID_SESSION = { op: 'error', error: 'Invalid session token', code: 209, reconnect: false };
+
+describe('LiveQuery and sessions that end', () => {
+  const endings: Array<[string, (user: { objectId: string; sessionToken: string }) => Promise<void>]> = [
+    ['logged out through the data API', async ({ sessionToken }) => expect((await app.call('POST', '/logout', { sessionToken })).status).toBe(200)],
+    [
+      'deleted with the master key',
+      async ({ sessionToken }) => {
+        const { body } = await app.call('GET', '/sessions/me', { sessionToken });
+        expect((await app.call('DELETE', `/classes/_Session/${body.objectId}`, { master: true })).status).toBe(200);
+      },
+    ],
+    [
+      'revoked by a password change',
+      async ({ objectId, sessionToken }) => {
+        const changed = await app.call('PUT', `/users/${objectId}`, { body: { password: 'another-pw' }, sessionToken });
+        expect(changed.status).toBe(200);
+        expect(changed.body.sessionToken).not.toBe(sessionToken);
+      },
+    ],
+  ];
+
+  it.each(endings)('a subscriber whose session was %s gets 209 and no further event', async (how, end) => {
+    const room = `ended-${how.split(' ')[0]}`;
+    const user = await signUp(app, `lq-${room}`);
+    const followed = await new Parse.Query('Message').equalTo('room', room).subscribe(user.sessionToken);
+    const received: Event[] = [];
+    const errors: string[] = [];
+    followed.on('create', (object: Parse.Object) => received.push({ op: 'create', object }));
+    followed.on('error', (error: string) => errors.push(error));
+    // A control subscriber of the same query, whose session stays.
+    const control = await new Parse.Query('Message').equalTo('room', room).subscribe(alice.getSessionToken());
+    const controlNext = events(control);
+
+    await saveAsMaster('Message', { room, n: 1 });
+    expect((await controlNext()).object.get('n')).toBe(1);
+    await expect.poll(() => received.map((e) => e.object.get('n')), { timeout: 10_000 }).toEqual([1]);
+
+    await end(user);
+    await expect.poll(() => errors, { timeout: 10_000 }).toEqual(['Invalid session token']);
+    await saveAsMaster('Message', { room, n: 2 });
+    // Once the control subscriber has the second change, the ended one would have had it too.
+    expect((await controlNext()).object.get('n')).toBe(2);
+    expect(received.map((e) => e.object.get('n'))).toEqual([1]);
+    // The SDK's unsubscribe of the ended subscription is answered (it waits for that).
+    await followed.unsubscribe();
+    await control.unsubscribe();
+  });
+
+  it('a connection whose connect-level session token is logged out: its subscriptions end with 209, and it may not subscribe again without one', async () => {
+    const user = await signUp(app, 'lq-connect-level');
+    const revoked = await liveSocket(app);
+    const control = await liveSocket(app);
+    try {
+      revoked.send({ op: 'connect', applicationId: app.appId, javascriptKey: app.keys.javascriptKey, sessionToken: user.sessionToken });
+      control.send({ op: 'connect', applicationId: app.appId, javascriptKey: app.keys.javascriptKey });
+      await revoked.until({ op: 'connected' });
+      await control.until({ op: 'connected' });
+      const query = { className: 'Message', where: { room: 'connect-level' } };
+      revoked.send({ op: 'subscribe', requestId: 1, query });
+      control.send({ op: 'subscribe', requestId: 1, query });
+      await revoked.until({ op: 'subscribed', requestId: 1 });
+      await control.until({ op: 'subscribed', requestId: 1 });
+
+      // Only the user may read this one: the connection's token is what lets it through.
+      const own = await app.call('POST', '/classes/Message', { body: { room: 'connect-level', n: 1, ACL: { [user.objectId]: { read: true } } }, master: true });
+      expect((await revoked.until({ op: 'create', requestId: 1 })).object).toMatchObject({ objectId: own.body.objectId, n: 1 });
+
+      expect((await app.call('POST', '/logout', { sessionToken: user.sessionToken })).status).toBe(200);
+      expect(await revoked.until({ op: 'error' })).toEqual({ ...INVALID_SESSION, requestId: 1 });
+      await saveAsMaster('Message', { room: 'connect-level', n: 2 });
+      await expect.poll(() => control.messages.filter((m) => m.op === 'create').map((m) => (m.object as { n: number }).n), { timeout: 10_000 }).toEqual([2]);
+      expect(revoked.messages.filter((m) => m.op === 'create').map((m) => (m.object as { n: number }).n)).toEqual([1]);
+
+      revoked.send({ op: 'subscribe', requestId: 2, query });
+      expect(await revoked.until({ op: 'error', requestId: 2 })).toMatchObject({ code: 209, error: 'Invalid session token' });
+    } finally {
+      revoked.close();
+      control.close();
+    }
+  });
+
+  it('a session that expires ends its subscriptions: the first event after its expiresAt is not sent', async () => {
+    const user = await signUp(app, 'lq-expiring');
+    const expiresAt = Date.now() + 1500;
+    const made = await app.call('POST', '/sessions', { master: true, body: { user: { __type: 'Pointer', className: '_User', objectId: user.objectId }, expiresAt: { __type: 'Date', iso: new Date(expiresAt).toISOString() } } });
+    expect(made.status).toBe(201);
+    const expiring = await liveSocket(app);
+    const control = await liveSocket(app);
+    try {
+      const query = { className: 'Message', where: { room: 'expiring' } };
+      for (const socket of [expiring, control]) socket.send({ op: 'connect', applicationId: app.appId, javascriptKey: app.keys.javascriptKey });
+      expiring.send({ op: 'subscribe', requestId: 3, query, sessionToken: made.body.sessionToken });
+      control.send({ op: 'subscribe', requestId: 3, query });
+      await expiring.until({ op: 'subscribed', requestId: 3 });
+      await control.until({ op: 'subscribed', requestId: 3 });
+      await saveAsMaster('Message', { room: 'expiring', n: 1 });
+      await expiring.until({ op: 'create', requestId: 3 });
+      await expect.poll(() => Date.now() > expiresAt + 50, { timeout: 10_000, interval: 50 }).toBe(true);
+      await saveAsMaster('Message', { room: 'expiring', n: 2 });
+      expect(await expiring.until({ op: 'error' })).toEqual({ ...INVALID_SESSION, requestId: 3 });
+      await expect.poll(() => control.messages.filter((m) => m.op === 'create').length, { timeout: 10_000 }).toBe(2);
+      expect(expiring.messages.filter((m) => m.op === 'create').map((m) => (m.object as { n: number }).n)).toEqual([1]);
+    } finally {
+      expiring.close();
+      control.close();
+    }
+  });
+
+  it('a session deleted where this process does not hear of it (a purge of _Session, as another process\'s logout) ends within the periodic re-check', async () => {
+    // An app of its own: the purge takes every session of the app.
+    const other = await createTestApp(server);
+    await server.platform.services.backendApps.configure(other.appId, { 'liveQuery.classNames': ['Message'] });
+    const user = await signUp(other, 'lq-purged');
+    const subscriber = await liveSocket(other);
+    try {
+      subscriber.send({ op: 'connect', applicationId: other.appId, javascriptKey: other.keys.javascriptKey });
+      subscriber.send({ op: 'subscribe', requestId: 1, query: { className: 'Message', where: {} }, sessionToken: user.sessionToken });
+      await subscriber.until({ op: 'subscribed', requestId: 1 });
+      await other.call('POST', '/classes/Message', { body: { n: 1 }, master: true });
+      await subscriber.until({ op: 'create', requestId: 1 });
+      expect((await other.call('DELETE', '/purge/_Session', { master: true })).status).toBe(200);
+      expect(await subscriber.until({ op: 'error' })).toEqual({ ...INVALID_SESSION, requestId: 1 });
+      await other.call('POST', '/classes/Message', { body: { n: 2 }, master: true });
+      // The same connection, subscribed anew without a session, is sent the next change; the ended subscription is not.
+      subscriber.send({ op: 'subscribe', requestId: 2, query: { className: 'Message', where: {} } });
+      await subscriber.until({ op: 'subscribed', requestId: 2 });
+      await other.call('POST', '/classes/Message', { body: { n: 3 }, master: true });
+      await subscriber.until({ op: 'create', requestId: 2 });
+      expect(subscriber.messages.filter((m) => m.op === 'create').map((m) => [m.requestId, (m.object as { n: number }).n])).toEqual([[1, 1], [2, 3]]);
+    } finally {
+      subscriber.close();
+    }
   });
 });

@@ -133,6 +133,31 @@ describe.skipIf(!onPostgres)('two backyard serve processes on one PostgreSQL', (
     socket.close();
   });
 
+  it('a LiveQuery subscription on one process ends within the re-check period when its session is logged out through the other', async () => {
+    const signedUp = await data(a.url, 'POST', '/users', { body: { username: 'live-logout', password: 'secret-1' } });
+    expect(signedUp.status).toBe(201);
+    const socket = new WebSocket(`${b.url.replace(/^http/, 'ws')}/data`);
+    const messages: Array<Record<string, unknown>> = [];
+    socket.on('message', (raw) => messages.push(JSON.parse(raw.toString()) as Record<string, unknown>));
+    await new Promise<void>((resolve, reject) => socket.on('open', resolve).on('error', reject));
+    const arrived = (op: string, n?: number) => messages.some((m) => m.op === op && (n === undefined || (m.object as { n?: number } | undefined)?.n === n));
+    try {
+      socket.send(JSON.stringify({ op: 'connect', applicationId: app.appId, javascriptKey: app.javascriptKey }));
+      socket.send(JSON.stringify({ op: 'subscribe', requestId: 1, query: { className: 'Live', where: { n: { $gte: 100 } } }, sessionToken: signedUp.body.sessionToken }));
+      socket.send(JSON.stringify({ op: 'subscribe', requestId: 2, query: { className: 'Live', where: { n: { $gte: 100 } } } }));
+      await expect.poll(() => messages.filter((m) => m.op === 'subscribed').length, { timeout: 10_000 }).toBe(2);
+      expect((await data(a.url, 'POST', '/logout', { sessionToken: signedUp.body.sessionToken, body: {} })).status).toBe(200);
+      // Process b did not hear of the logout: its periodic check of the tokens it holds ends the subscription.
+      await expect.poll(() => messages.find((m) => m.op === 'error'), { timeout: 20_000, interval: 50 }).toEqual({ op: 'error', error: 'Invalid session token', code: 209, reconnect: false, requestId: 1 });
+      await data(a.url, 'POST', '/classes/Live', { body: { n: 100 } });
+      // The subscription without a session (requestId 2) has the change: the ended one would have had it by now.
+      await expect.poll(() => arrived('create', 100), { timeout: 10_000, interval: 50 }).toBe(true);
+      expect(messages.filter((m) => m.op === 'create').map((m) => m.requestId)).toEqual([2]);
+    } finally {
+      socket.close();
+    }
+  });
+
   it('an object written through one process is read through the other at once, and queried', async () => {
     const created = await data(a.url, 'POST', '/classes/Note', { body: { text: 'from a', n: 1 } });
     expect(created.status).toBe(201);

@@ -385,10 +385,26 @@ export class DataEngine {
     });
   }
 
-  /** Deletes rows by objectId, without ACL checks (a user's sessions on logout or password change). */
+  /**
+   * Deletes rows by objectId, without ACL checks (a user's sessions on logout or password change).
+   * Each deletion is told as a change, so that LiveQuery ends a deleted session's subscriptions at once.
+   */
   deleteRows(className: string, objectIds: readonly string[]): Promise<void> {
-    return this.storage.transaction(async (tx) => {
-      for (const objectId of objectIds) await tx.delete(className, objectId);
+    if (!this.changes.heard) {
+      return this.storage.transaction(async (tx) => {
+        for (const objectId of objectIds) await tx.delete(className, objectId);
+      });
+    }
+    let gone: StoredRow[] = [];
+    const deleted = this.storage.transaction(async (tx) => {
+      gone = [];
+      for (const objectId of objectIds) {
+        const original = await tx.get(className, objectId);
+        if (original && (await tx.delete(className, objectId))) gone.push(original);
+      }
+    });
+    return deleted.then(() => {
+      for (const original of gone) this.changes.emit({ kind: 'delete', className, original });
     });
   }
 

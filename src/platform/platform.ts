@@ -103,6 +103,7 @@ export async function openPlatform(config: Config, log: Logger): Promise<Platfor
     idleMs: config.cloudIdleMs,
     knownRegistries: new Map([[TEMPLATE_MAIN_JS, TEMPLATE_REGISTRY]]),
     confinement: config.cloudConfinement,
+    accountCount: () => accounts.count(),
     network: config.cloudNetwork,
     allowHosts: config.cloudAllowHosts,
     log,

@@ -38,8 +38,16 @@ export interface CloudRuntimeOptions {
   knownRegistries?: ReadonlyMap<string, CloudRegistry>;
   /** BACKYARD_CLOUD_IDLE_MS: a worker without calls this long is stopped (the next call starts one). */
   idleMs: number;
-  /** BACKYARD_CLOUD_CONFINEMENT: `auto` (the sandbox when it can be made), `sandbox` (only that), `none`. */
+  /**
+   * BACKYARD_CLOUD_CONFINEMENT: `auto` (the sandbox when it can be made; without one, cloud code runs
+   * only in a home of one account), `sandbox` (only in the sandbox), `none` (never in it).
+   */
   confinement: 'auto' | 'sandbox' | 'none';
+  /**
+   * How many accounts the home has (the platform's accounts): with `auto` and no sandbox, cloud code
+   * runs unconfined only while there is one, the single-user install, where it can reach nobody else's.
+   */
+  accountCount: () => Promise<number>;
   /** BACKYARD_CLOUD_NETWORK: whether sandboxed code reaches public addresses. */
   network: 'public' | 'none';
   /** BACKYARD_CLOUD_ALLOW_HOSTS: `host:port` pairs reachable although not public. */
@@ -56,6 +64,8 @@ export const cloudTree = (home: string, appId: string) => path.join(homePaths(ho
 const PING_MS = 100;
 /** Workers an app may have besides its first, while that one is held by code that does not yield. */
 const MAX_SPARES = 2;
+/** How long the number of accounts is trusted before it is read again, in milliseconds. */
+const ACCOUNTS_RECHECK_MS = 1000;
 /** How long the absence or the known text of an app's `cloud/main.js` is trusted before the file is looked at again. */
 export const MAIN_RECHECK_MS = 1000;
 
@@ -80,6 +90,8 @@ export class WorkerCloudRuntime implements CloudRuntime {
   private confinementState: { mode: ConfinementMode; why?: string } | undefined;
   /** `registryWithoutWorker`'s last reading of each app's main.js. */
   private readonly knownByApp = new Map<string, { mtimeMs: number; size: number; registry: CloudRegistry | undefined }>();
+  /** The number of accounts as last read (ACCOUNTS_RECHECK_MS). */
+  private accounts: { at: number; count: Promise<number> } | undefined;
   /** `registryWithoutWorker`'s answers of the last MAIN_RECHECK_MS. */
   private readonly withoutWorker = new Map<string, { at: number; registry: CloudRegistry | undefined }>();
 
@@ -105,9 +117,42 @@ export class WorkerCloudRuntime implements CloudRuntime {
     }
     this.options.log.warn(
       { why },
-      'cloud code is NOT confined by the kernel here (Node\'s permission model only: it can reach local sockets, ports and processes); install bubblewrap to confine it',
+      'cloud code is NOT confined by the kernel here (Node\'s permission model only: it can reach local sockets, ports and processes); it runs only while the home has one account (BACKYARD_CLOUD_CONFINEMENT=auto); install bubblewrap (apt-get install bubblewrap) to confine it',
     );
     return (this.confinementState = { mode: 'none', why });
+  }
+
+  /**
+   * Why cloud code may not run now, or undefined when it may: `sandbox` without a sandbox, and `auto`
+   * without one in a home of more than one account, where one account's unconfined code could reach
+   * another's processes, files and ports (design.md, "Security stance"). The text says what to do.
+   */
+  private refusal(): string | undefined | Promise<string | undefined> {
+    const confinement = this.confinement();
+    if (confinement.mode === 'sandbox') {
+      return confinement.why && `Cloud code may run only in a sandbox (BACKYARD_CLOUD_CONFINEMENT=sandbox), and none can be made on this machine: ${confinement.why}.`;
+    }
+    if (this.options.confinement === 'none') return undefined;
+    const now = Date.now();
+    if (!this.accounts || now - this.accounts.at >= ACCOUNTS_RECHECK_MS) {
+      const count = this.options.accountCount();
+      this.accounts = { at: now, count };
+      // A failed read is not remembered: the next call reads again.
+      count.catch(() => (this.accounts = undefined));
+    }
+    return this.accounts.count.then((accounts) =>
+      accounts <= 1
+        ? undefined
+        : `Cloud code does not run on this server: no bubblewrap sandbox can be made here (${confinement.why ?? 'unknown reason'}), and with ${accounts} accounts ` +
+          "one account's unconfined cloud code could reach another's processes, files and ports. Install bubblewrap (apt-get install bubblewrap) and restart Backyard, " +
+          'or, knowing that, set BACKYARD_CLOUD_CONFINEMENT=none to run it unconfined.',
+    );
+  }
+
+  /** @throws ParseError 141 with `refusal()`'s text when cloud code may not run now. */
+  private async checkAllowed(): Promise<void> {
+    const refused = await this.refusal();
+    if (refused) throw new ParseError(ParseCode.SCRIPT_FAILED, refused);
   }
 
   /** Serves sandboxed workers' data API requests with `handler` (the HTTP front's `/data` handler). */
@@ -142,17 +187,16 @@ export class WorkerCloudRuntime implements CloudRuntime {
     // Module resolution walks links too: grant node_modules as found and as resolved. Node 20 aborts
     // on a path granted twice, so each appears once.
     const readable = new Set([fs.realpathSync(WORKER_SCRIPT), `${fs.realpathSync(NODE_MODULES)}${path.sep}`, `${fs.realpathSync(path.join(packageRoot(), 'node_modules'))}${path.sep}`, `${tree}${path.sep}`]);
+    const links = linkedNodeModules();
     const execArgv = [
       '--experimental-permission',
       '--experimental-detect-module',
-      ...[...readable].map((p) => `--allow-fs-read=${p}`),
+      ...[...readable, ...links.map(([, link]) => `${link}${path.sep}`)].map((p) => `--allow-fs-read=${p}`),
       `--max-old-space-size=${this.options.memoryMb}`,
       '--disable-warning=ExperimentalWarning',
     ];
+    await this.checkAllowed();
     const confinement = this.confinement();
-    if (confinement.mode === 'sandbox' && confinement.why) {
-      throw new Error(`cloud code may run only in a sandbox (BACKYARD_CLOUD_CONFINEMENT=sandbox), and none can be made on this machine: ${confinement.why}`);
-    }
     const sockets = confinement.mode === 'sandbox' ? await this.sandboxSockets() : undefined;
     const env = {
       PATH: process.env.PATH ?? '',
@@ -170,7 +214,7 @@ export class WorkerCloudRuntime implements CloudRuntime {
     };
     const stdio: ['ignore', 'pipe', 'pipe', 'ipc'] = ['ignore', 'pipe', 'pipe', 'ipc'];
     const child = sockets
-      ? spawn('bwrap', sandboxArgv([...readable], sockets, [process.execPath, ...execArgv, fs.realpathSync(WORKER_SCRIPT)]), { env, stdio, serialization: 'json' })
+      ? spawn('bwrap', sandboxArgv([...readable], sockets, [process.execPath, ...execArgv, fs.realpathSync(WORKER_SCRIPT)], links), { env, stdio, serialization: 'json' })
       : fork(WORKER_SCRIPT, [], { execArgv, env, stdio, serialization: 'json' });
     const worker = new Worker(
       appId,
@@ -196,12 +240,19 @@ export class WorkerCloudRuntime implements CloudRuntime {
     if (live && !live.exited) return live;
     let starting = this.starting.get(appId);
     if (!starting) {
-      starting = this.start(appId).then((w) => {
-        this.starting.delete(appId);
-        if (w && this.closed) w.kill();
-        else if (w && !w.exited) this.workers.set(appId, w);
-        return w;
-      });
+      starting = this.start(appId).then(
+        (w) => {
+          this.starting.delete(appId);
+          if (w && this.closed) w.kill();
+          else if (w && !w.exited) this.workers.set(appId, w);
+          return w;
+        },
+        (error: unknown) => {
+          // Refused (or failed) now is not refused for good: the next call tries again.
+          this.starting.delete(appId);
+          throw error;
+        },
+      );
       this.starting.set(appId, starting);
     }
     return starting;
@@ -264,6 +315,8 @@ export class WorkerCloudRuntime implements CloudRuntime {
   }
 
   async run(appId: string, kind: 'function' | 'trigger' | 'job', name: string, request: Record<string, unknown>): Promise<unknown> {
+    // Unconfined, a live worker too stops being used once the home has a second account.
+    if (this.confinementState?.mode === 'none' && this.options.confinement === 'auto') await this.checkAllowed();
     const worker = await this.worker(appId);
     if (!worker) throw new ParseError(ParseCode.SCRIPT_FAILED, `Invalid ${kind}: "${name}" (the app has no cloud/main.js).`);
     if (worker.loadError) throw new ParseError(ParseCode.SCRIPT_FAILED, `The app's cloud code failed to load: ${worker.loadError}`);
@@ -322,7 +375,7 @@ export class WorkerCloudRuntime implements CloudRuntime {
   async reload(appId: string): Promise<void> {
     this.withoutWorker.delete(appId);
     const previous = this.workers.get(appId);
-    await this.starting.get(appId);
+    await this.starting.get(appId)?.catch(() => undefined);
     const next = await this.start(appId);
     if (next && !next.exited) this.workers.set(appId, next);
     else this.workers.delete(appId);
@@ -356,6 +409,20 @@ export class WorkerCloudRuntime implements CloudRuntime {
     await Promise.allSettled([...this.starting.values()]);
     this.sockets?.close();
     this.sockets = undefined;
+  }
+}
+
+/**
+ * Backyard's `node_modules` when it is a symbolic link (a git worktree sharing its main checkout's), as
+ * `[target, link]` for sandboxArgv: the sandbox binds the target, and the worker finds its packages
+ * through the link.
+ */
+function linkedNodeModules(): Array<[string, string]> {
+  const link = path.join(packageRoot(), 'node_modules');
+  try {
+    return fs.lstatSync(link).isSymbolicLink() ? [[fs.realpathSync(link), link]] : [];
+  } catch {
+    return [];
   }
 }
 

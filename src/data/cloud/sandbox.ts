@@ -68,13 +68,16 @@ export function sandboxUnavailable(): string | undefined {
  * The argv of `bwrap` that starts `command` in a sandbox.
  * @param readable absolute real paths bound read-only at the same place (files or folders)
  * @param sockets host paths of the data API socket and, when networking is on, the egress socket
+ * @param links `[target, link]` pairs: symbolic links made in the sandbox (a `node_modules` that is a
+ *   link to a bound folder, as in a git worktree sharing its main checkout's: module resolution looks there)
  */
-export function sandboxArgv(readable: readonly string[], sockets: { data: string; egress?: string }, command: readonly string[]): string[] {
+export function sandboxArgv(readable: readonly string[], sockets: { data: string; egress?: string }, command: readonly string[], links: ReadonlyArray<readonly [string, string]> = []): string[] {
   const args = baseArgs();
   for (const p of readable) {
     const bare = p.length > 1 && p.endsWith(path.sep) ? p.slice(0, -1) : p;
     args.push('--ro-bind', bare, bare);
   }
+  for (const [target, link] of links) args.push('--symlink', target, link);
   args.push('--bind', sockets.data, DATA_SOCKET);
   if (sockets.egress) args.push('--bind', sockets.egress, EGRESS_SOCKET);
   args.push('--chdir', '/', '--', ...command);

@@ -4,16 +4,17 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import type { Logger } from '../../log.js';
 import type { AppKeys, DataApps } from '../apps.js';
 import { aclAllows, type Auth, MASTER } from '../auth/context.js';
-import { clientAuth } from '../auth/sessions.js';
 import type { DataEngine } from '../engine.js';
 import { ParseCode, ParseError } from '../errors.js';
 import type { StoredRow } from '../storage/adapter.js';
 import type { ObjectChange } from './changes.js';
 import { checkLiveWhere, matchesWhere } from './matcher.js';
 import { afterLiveQueryEvent, beforeSubscribe, hasTrigger, onLiveQueryEvent } from '../cloud/hooks.js';
+import type { CloudRegistry } from '../cloud/types.js';
 import { randomUUID } from 'node:crypto';
 import type { Broadcast } from '../storage/provider.js';
 import { EVERYTHING } from '../storage/provider.js';
+import { SESSION_RECHECK_MS, SessionChecks, endedSessions } from './sessions.js';
 
 /** The broadcast topic of object changes between processes (PostgreSQL's NOTIFY). */
 const TOPIC = 'livequery';
@@ -33,6 +34,9 @@ interface Subscription {
   where: Json;
   keys: string[] | undefined;
   watch: string[] | undefined;
+  /** The session token it acts with (its own, else its connection's), checked again for every event. */
+  token: string | undefined;
+  /** Its auth at subscribe; for events, that of `token` as known now. */
   auth: Auth;
 }
 
@@ -45,9 +49,15 @@ interface Client {
   keys: AppKeys;
   /** The auth of `connect` (its key and sessionToken), for subscriptions without a token of their own. */
   auth: Auth;
+  /** The session token given at `connect` (not kept with the master key, which needs none). */
+  token: string | undefined;
   subscriptions: Map<number, Subscription>;
-  /** Events waiting on cloud code's afterLiveQueryEvent, sent in order. */
+  /** Subscriptions ended with their session: an unsubscribe of one is answered as if it still were (the JS SDK waits for that answer). */
+  ended: Set<number>;
+  /** Events waiting on a session check or cloud code's afterLiveQueryEvent, sent in order. */
   queue: Promise<void>;
+  /** How many events `queue` holds: while any, later events queue behind them. */
+  pending: number;
 }
 
 /**
@@ -60,6 +70,10 @@ interface Client {
  * With several processes on one PostgreSQL (issue 16), a change is also announced to the others
  * (NOTIFY), whose subscribers get it too; a change whose rows exceed NOTIFY's 8000 bytes reaches the
  * subscribers of the process that made it only.
+ * A subscription's session token is checked again for every event (known for at most
+ * SESSION_RECHECK_MS, as Parse Server's LiveQuery caches it) and every SESSION_RECHECK_MS: once its
+ * session is logged out, deleted or expired, its subscriptions end with Parse's 209 "Invalid session
+ * token" error and get no further event. A session ended through this process ends them at once.
  */
 export class LiveQueryServer {
   private readonly wss = new WebSocketServer({ noServer: true, maxPayload: MAX_MESSAGE_BYTES });
@@ -67,6 +81,10 @@ export class LiveQueryServer {
   private nextClientId = 1;
   private readonly processId = randomUUID();
   private readonly watched = new WeakSet<DataEngine>();
+  private readonly sessions = new SessionChecks();
+  /** The periodic check of every session token held (sessions ended by another process, or expired). */
+  private readonly recheckTimer = setInterval(() => void this.recheck(), SESSION_RECHECK_MS);
+  private rechecking = false;
 
   constructor(
     private readonly apps: DataApps,
@@ -79,6 +97,7 @@ export class LiveQueryServer {
         if (payload !== EVERYTHING) void this.fromPeer(payload);
       })
       .catch((err: unknown) => this.log.error({ err }, 'LiveQuery could not listen to the other processes'));
+    this.recheckTimer.unref();
   }
 
   /**
@@ -89,6 +108,7 @@ export class LiveQueryServer {
     if (this.watched.has(engine)) return;
     this.watched.add(engine);
     engine.changes.listen((change) => {
+      this.followSessions(appId, change);
       if (!engine.settings().liveQuery.classNames.includes(change.className)) return;
       this.publish(appId, engine, change);
       if (!this.broadcast) return;
@@ -102,6 +122,7 @@ export class LiveQueryServer {
     try {
       const { from, appId, change } = JSON.parse(payload) as { from: string; appId: string; change: ObjectChange };
       if (from === this.processId || !this.clients.get(appId)?.size) return;
+      this.followSessions(appId, change);
       const engine = await this.apps.engine(appId);
       if (engine) this.publish(appId, engine, change);
     } catch (err) {
@@ -114,8 +135,63 @@ export class LiveQueryServer {
     this.wss.handleUpgrade(req, socket, head, (ws) => this.accept(ws));
   }
 
+  /**
+   * What a change means for the sessions LiveQuery holds: a deleted `_Session` (a logout, a password
+   * change, a delete with the master key) ends its token's subscriptions at once; a changed `_Role`
+   * makes every token's roles be read again.
+   */
+  private followSessions(appId: string, change: ObjectChange): void {
+    if (change.className === '_Role') return this.sessions.forgetGrants(appId);
+    if (change.className !== '_Session' || change.kind !== 'delete') return;
+    const token = change.original.data.sessionToken;
+    if (typeof token === 'string') this.endSession(appId, token);
+  }
+
+  /**
+   * Ends a session's subscriptions: each gets Parse's error (ParseLiveQueryServer.js `pushError`:
+   * `{op, error, code, reconnect, requestId}`, 209 "Invalid session token", no reconnect) and no
+   * further event; the connection stays open for its other subscriptions.
+   */
+  private endSession(appId: string, token: string): void {
+    this.sessions.end(appId, token);
+    for (const client of this.clients.get(appId) ?? []) {
+      for (const [requestId, sub] of client.subscriptions) {
+        if (sub.token !== token) continue;
+        client.subscriptions.delete(requestId);
+        client.ended.add(requestId);
+        if (client.ended.size > MAX_SUBSCRIPTIONS) client.ended.delete(client.ended.values().next().value!);
+        send(client.socket, { op: 'error', error: 'Invalid session token', code: ParseCode.INVALID_SESSION_TOKEN, reconnect: false, requestId });
+      }
+    }
+  }
+
+  /** Every SESSION_RECHECK_MS: the tokens of all subscriptions, one `_Session` read per app, and those gone ended. */
+  private async recheck(): Promise<void> {
+    if (this.rechecking) return;
+    this.rechecking = true;
+    try {
+      for (const [appId, clients] of this.clients) {
+        const tokens = new Set<string>();
+        let engine: DataEngine | undefined;
+        for (const client of clients) {
+          engine = client.engine;
+          for (const sub of client.subscriptions.values()) if (sub.token) tokens.add(sub.token);
+        }
+        if (!engine || tokens.size === 0) continue;
+        try {
+          for (const token of await endedSessions(engine, [...tokens])) this.endSession(appId, token);
+        } catch (err) {
+          this.log.warn({ err, app: appId }, 'LiveQuery could not check its subscribers\' sessions');
+        }
+      }
+    } finally {
+      this.rechecking = false;
+    }
+  }
+
   /** Closes every connection. */
   close(): void {
+    clearInterval(this.recheckTimer);
     for (const set of this.clients.values()) for (const client of set) client.socket.close(1001, 'server closing');
     this.wss.close();
   }
@@ -182,8 +258,10 @@ export class LiveQueryServer {
     const clientKeys = [given('javascriptKey'), given('clientKey'), given('restAPIKey'), given('windowsKey')].filter((k) => k !== undefined);
     const keyOk = master || clientKeys.some((k) => k === keys.javascriptKey || k === keys.clientKey || k === keys.restKey || k === keys.dotnetKey);
     if (!keyOk) throw new ParseError(4, 'Invalid application ID or key.');
-    const auth = master ? MASTER : await clientAuth(engine, given('sessionToken'), given('installationId'));
-    const client: Client = { id: this.nextClientId++, socket, appId, engine, keys, auth, subscriptions: new Map(), queue: Promise.resolve() };
+    const token = master ? undefined : given('sessionToken');
+    const installationId = given('installationId');
+    const auth: Auth = master ? MASTER : token ? await this.sessions.auth(engine, token, installationId) : { master: false, principals: ['*'], installationId };
+    const client: Client = { id: this.nextClientId++, socket, appId, engine, keys, auth, token, subscriptions: new Map(), ended: new Set(), queue: Promise.resolve(), pending: 0 };
     if (!this.clients.has(appId)) this.clients.set(appId, new Set());
     this.clients.get(appId)!.add(client);
     this.watch(appId, engine);
@@ -215,8 +293,10 @@ export class LiveQueryServer {
       if (!Array.isArray(value) || !value.every((k) => typeof k === 'string')) throw new ParseError(ParseCode.INVALID_QUERY, `query.${name} must be a list of field names.`);
       return value as string[];
     };
-    const token = typeof message.sessionToken === 'string' ? message.sessionToken : undefined;
-    const auth = token ? await clientAuth(client.engine, token, client.auth.installationId) : client.auth;
+    const own = typeof message.sessionToken === 'string' ? message.sessionToken : undefined;
+    // Without a token of its own, the connection's, checked again: it may have ended since connect.
+    const token = own ?? client.token;
+    const auth = token ? await this.sessions.auth(client.engine, token, client.auth.installationId) : client.auth;
     if (!client.engine.allows(className, 'find', auth)) throw new ParseError(ParseCode.OPERATION_FORBIDDEN, `Permission denied for action find on class ${className}.`);
     // Cloud code's beforeSubscribe may refuse or change the query; what it returns is checked like the client's.
     const registry = this.apps.cloud.registryNow(client.appId) ?? (await this.apps.cloud.registry(client.appId));
@@ -228,13 +308,14 @@ export class LiveQueryServer {
     const visible = client.engine.protect(className, probe, auth);
     const hidden = named.filter((f) => !(f in visible));
     if (hidden.length) throw new ParseError(ParseCode.OPERATION_FORBIDDEN, `This user is not allowed to query ${hidden[0]} on class ${className}.`);
-    client.subscriptions.set(requestId, { className, where, keys: decided.keys, watch: list('watch'), auth });
+    client.subscriptions.set(requestId, { className, where, keys: decided.keys, watch: list('watch'), token, auth });
+    client.ended.delete(requestId);
     send(client.socket, { op: 'subscribed', clientId: client.id, requestId });
-    this.tellCloud(client, 'subscribe', { sessionToken: token });
+    this.tellCloud(client, 'subscribe', { sessionToken: own });
   }
 
   private unsubscribe(client: Client, requestId: number | undefined): void {
-    if (requestId === undefined || !client.subscriptions.delete(requestId)) {
+    if (requestId === undefined || !(client.subscriptions.delete(requestId) || client.ended.delete(requestId))) {
       throw new ParseError(ParseCode.INTERNAL_SERVER_ERROR, `There is no subscription with requestId ${String(requestId)} on this connection.`);
     }
     send(client.socket, { op: 'unsubscribed', clientId: client.id, requestId });
@@ -260,53 +341,100 @@ export class LiveQueryServer {
     });
   }
 
-  /** Sends one committed change to every subscription it concerns (Parse Server's _onAfterSave/_onAfterDelete). */
+  /**
+   * Sends one committed change to every subscription it concerns (Parse Server's _onAfterSave/_onAfterDelete),
+   * each as its session allows now: an event waits for a session read only when its token was not
+   * read within SESSION_RECHECK_MS, and a client's events keep their order.
+   */
   private publish(appId: string, engine: DataEngine, change: ObjectChange): void {
     const clients = this.clients.get(appId);
     if (!clients?.size) return;
     const { className } = change;
     const objectRow = change.kind === 'save' ? change.object : undefined;
-    const object: Json | undefined = objectRow && { ...engine.toJson(className, objectRow), className };
-    const original: Json | undefined = change.original && { ...engine.toJson(className, change.original), className };
     const registry = this.apps.cloud.registryNow(appId);
-    const withTrigger = registry !== undefined && hasTrigger(registry, className, 'afterLiveQueryEvent');
+    const context: Published = {
+      appId,
+      engine,
+      change,
+      object: objectRow && { ...engine.toJson(className, objectRow), className },
+      original: change.original && { ...engine.toJson(className, change.original), className },
+      // Cloud code's afterLiveQueryEvent sees the whole object and may change or withhold it.
+      registry: registry !== undefined && hasTrigger(registry, className, 'afterLiveQueryEvent') ? registry : undefined,
+    };
     for (const client of clients) {
       for (const [requestId, sub] of client.subscriptions) {
-        if (sub.className !== className || !engine.allows(className, 'find', sub.auth)) continue;
-        const before = original !== undefined && readable(change.original, sub.auth) && matchesWhere(original, sub.where);
-        const after = object !== undefined && readable(objectRow, sub.auth) && matchesWhere(object, sub.where);
-        let op: string | undefined;
-        if (change.kind === 'delete') op = before ? 'delete' : undefined;
-        else if (before && after) op = sub.watch && !sub.watch.some((f) => JSON.stringify(object![f]) !== JSON.stringify(original![f])) ? undefined : 'update';
-        else if (before) op = 'leave';
-        else if (after) op = original ? 'enter' : 'create';
-        if (!op) continue;
-        const shown = (json: Json) => select(engine.protect(className, json, sub.auth), sub.keys);
-        const whole = op === 'delete' ? original! : op === 'leave' ? object ?? original! : object!;
-        const withOriginal = op === 'update' || op === 'enter' || op === 'leave';
-        if (!withTrigger) {
-          const event: Json = { op, clientId: client.id, requestId, object: shown(whole) };
-          if (withOriginal) event.original = shown(original!);
-          send(client.socket, event);
+        if (sub.className !== className) continue;
+        const auth = sub.token ? this.sessions.auth(engine, sub.token, sub.auth.installationId) : sub.auth;
+        if (!context.registry && client.pending === 0 && !(auth instanceof Promise)) {
+          const event = this.eventOf(context, client, requestId, sub, auth) as Json | undefined;
+          if (event) send(client.socket, event);
           continue;
         }
-        // Cloud code's afterLiveQueryEvent sees the whole object and may change or withhold it; events stay in order.
-        const decided = afterLiveQueryEvent({ cloud: this.apps.cloud, registry: registry!, engine, auth: sub.auth }, className, {
-          event: op,
-          object: whole,
-          ...(withOriginal ? { original } : {}),
-          ...this.counts(appId),
-        });
-        client.queue = client.queue.then(async () => {
-          const { send: sending, object: changed } = await decided;
-          if (!sending) return;
-          const event: Json = { op, clientId: client.id, requestId, object: shown(changed) };
-          if (withOriginal) event.original = shown(original!);
-          send(client.socket, event);
-        });
+        const decided = Promise.resolve(auth).then(
+          (known) => this.eventOf(context, client, requestId, sub, known),
+          (error: unknown) => void this.refused(appId, sub, error),
+        );
+        client.pending++;
+        client.queue = client.queue
+          .then(async () => {
+            const event = await decided;
+            // Not after an unsubscribe, or after its session ended meanwhile.
+            if (event && client.subscriptions.get(requestId) === sub) send(client.socket, event);
+          })
+          .catch((err: unknown) => this.log.warn({ err }, 'LiveQuery could not send an event'))
+          .finally(() => client.pending--);
       }
     }
   }
+
+  /**
+   * The event a change makes for one subscription with `auth` (none when the subscriber may not read
+   * the object, or the change does not concern its query or watched fields): at once, or once cloud
+   * code's afterLiveQueryEvent has decided.
+   */
+  private eventOf(context: Published, client: Client, requestId: number, sub: Subscription, auth: Auth): Json | undefined | Promise<Json | undefined> {
+    const { engine, change, object, original } = context;
+    const { className } = change;
+    if (!engine.allows(className, 'find', auth)) return undefined;
+    const before = original !== undefined && readable(change.original, auth) && matchesWhere(original, sub.where);
+    const after = object !== undefined && change.kind === 'save' && readable(change.object, auth) && matchesWhere(object, sub.where);
+    let op: string | undefined;
+    if (change.kind === 'delete') op = before ? 'delete' : undefined;
+    else if (before && after) op = sub.watch && !sub.watch.some((f) => JSON.stringify(object![f]) !== JSON.stringify(original![f])) ? undefined : 'update';
+    else if (before) op = 'leave';
+    else if (after) op = original ? 'enter' : 'create';
+    if (!op) return undefined;
+    const shown = (json: Json) => select(engine.protect(className, json, auth), sub.keys);
+    const whole = op === 'delete' ? original! : op === 'leave' ? object ?? original! : object!;
+    const withOriginal = op === 'update' || op === 'enter' || op === 'leave';
+    const event = (sent: Json): Json => ({ op, clientId: client.id, requestId, object: shown(sent), ...(withOriginal ? { original: shown(original!) } : {}) });
+    if (!context.registry) return event(whole);
+    return afterLiveQueryEvent({ cloud: this.apps.cloud, registry: context.registry, engine, auth }, className, {
+      event: op,
+      object: whole,
+      ...(withOriginal ? { original } : {}),
+      ...this.counts(context.appId),
+    }).then(({ send: sending, object: changed }) => (sending ? event(changed) : undefined));
+  }
+
+  /** An event's session check failed: a 209 ends the session's subscriptions; other trouble skips the event. */
+  private refused(appId: string, sub: Subscription, error: unknown): void {
+    if (error instanceof ParseError && error.code === ParseCode.INVALID_SESSION_TOKEN && sub.token) this.endSession(appId, sub.token);
+    else this.log.warn({ err: error, app: appId }, 'LiveQuery could not check a subscriber\'s session; the event was not sent to it');
+  }
+}
+
+/** A committed change as publish() prepared it for its subscriptions. */
+interface Published {
+  appId: string;
+  engine: DataEngine;
+  change: ObjectChange;
+  /** The object after a save, in API form with its className. */
+  object: Json | undefined;
+  /** The object before an update or a delete, likewise. */
+  original: Json | undefined;
+  /** The app's cloud code when it has an afterLiveQueryEvent for the class. */
+  registry: CloudRegistry | undefined;
 }
 
 const readable = (row: StoredRow | undefined, auth: Auth) => row !== undefined && aclAllows(row.acl, auth, 'read');

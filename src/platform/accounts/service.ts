@@ -103,6 +103,12 @@ export class AccountService {
     return { account: toAccount(row), limits: { readOnly: row.read_only === 1, appId: row.app_id } };
   }
 
+  /** How many accounts there are (the cloud runtime asks: unconfined cloud code runs only in a home of one). */
+  async count(): Promise<number> {
+    const row = await this.db.get<{ n: number | string }>('SELECT count(*) AS n FROM accounts');
+    return Number(row?.n ?? 0);
+  }
+
   /** The account whose login is `login`, compared without case. */
   async findByLogin(login: string): Promise<Account | undefined> {
     const row = await this.db.get<AccountRow>('SELECT id, login, created_at FROM accounts WHERE lower(login) = lower(?)', login);

@@ -73,7 +73,7 @@ export function overviewRoutes(app: FastifyInstance, d: Dashboard): void {
     const confinement = d.services.cloud.confinement();
     const unconfined =
       confinement.mode === 'none'
-        ? html`<p class="notice warn" role="status" id="confinement">Cloud code is not confined by the kernel on this machine (${confinement.why ?? 'unknown reason'}): it runs under Node's permission model alone and can reach local ports, sockets and processes. Install bubblewrap, or set BACKYARD_CLOUD_CONFINEMENT=sandbox to refuse to run it unconfined.</p>`
+        ? html`<p class="notice warn" role="status" id="confinement">Cloud code is not confined by the kernel on this machine (${confinement.why ?? 'unknown reason'}): it runs under Node's permission model alone and can reach local ports, sockets and processes${confinement.why === 'BACKYARD_CLOUD_CONFINEMENT=none' ? '' : ', and only while this server has one account'}. Install bubblewrap (apt-get install bubblewrap), or set BACKYARD_CLOUD_CONFINEMENT=sandbox to refuse to run it unconfined.</p>`
         : confinement.why
           ? html`<p class="notice bad" role="status" id="confinement">Cloud code does not run: BACKYARD_CLOUD_CONFINEMENT=sandbox, and no sandbox can be made here (${confinement.why}).</p>`
           : '';
