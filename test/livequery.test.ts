@@ -266,6 +266,10 @@ describe('the LiveQuery protocol over a plain WebSocket', () => {
     expect(early).toMatchObject({ op: 'error', requestId: 1, error: expect.stringContaining('connect') });
     const [garbage] = await exchange(['not json'], 1);
     expect(garbage).toMatchObject({ op: 'error', code: 107 });
+    let deep: unknown = 'x';
+    for (let i = 0; i < 2000; i++) deep = [deep];
+    const [tooDeep] = await exchange([{ op: 'connect', applicationId: app.appId, javascriptKey: app.keys.javascriptKey, x: deep }], 1);
+    expect(tooDeep).toMatchObject({ op: 'error', code: 107, error: expect.stringContaining('nesting at most 128 levels') });
   });
 
   it(`refuses a subscription beyond ${MAX_SUBSCRIPTIONS} on one connection, naming the limit`, async () => {

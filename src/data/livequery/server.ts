@@ -15,6 +15,7 @@ import { randomUUID } from 'node:crypto';
 import type { Broadcast } from '../storage/provider.js';
 import { EVERYTHING } from '../storage/provider.js';
 import { SESSION_RECHECK_MS, SessionChecks, endedSessions } from './sessions.js';
+import { MAX_NESTING, nestsDeeperThan } from '../nesting.js';
 
 /** The broadcast topic of object changes between processes (PostgreSQL's NOTIFY). */
 const TOPIC = 'livequery';
@@ -205,10 +206,10 @@ export class LiveQueryServer {
         let message: Json;
         try {
           const parsed: unknown = JSON.parse(raw.toString());
-          if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new Error();
+          if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed) || nestsDeeperThan(parsed)) throw new Error();
           message = parsed as Json;
         } catch {
-          return send(socket, { op: 'error', code: ParseCode.INVALID_JSON, error: 'A LiveQuery message must be a JSON object with an "op".', reconnect: false });
+          return send(socket, { op: 'error', code: ParseCode.INVALID_JSON, error: `A LiveQuery message must be a JSON object with an "op", nesting at most ${MAX_NESTING} levels.`, reconnect: false });
         }
         const requestId = typeof message.requestId === 'number' ? message.requestId : undefined;
         try {
