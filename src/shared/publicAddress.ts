@@ -62,16 +62,25 @@ export function addressBytes(address: string): Bytes | undefined {
 const zero = (bytes: Bytes, from: number, to: number) => bytes.subarray(from, to).every((b) => b === 0);
 
 /**
- * The IPv4 address an IPv6 address carries, where the IPv6 address stands for that IPv4 one on the
- * wire: IPv4-mapped `::ffff:0:0/96` and IPv4-compatible `::/96` (RFC 4291 §2.5.5; `::` and `::1`
- * come out as 0.0.0.0 and 0.0.0.1, both refused), IPv4-translated `::ffff:0:0:0/96` (RFC 2765
- * §2.1), the NAT64 well-known prefix `64:ff9b::/96` (RFC 6052 §2.1) and 6to4 `2002::/16` (RFC 3056
- * §2, bits 16 to 47).
+ * The IPv4 address an IPv6 address is on this host's own IPv4 stack: IPv4-mapped `::ffff:0:0/96`
+ * and IPv4-compatible `::/96` (RFC 4291 §2.5.5; `::` and `::1` come out as 0.0.0.0 and 0.0.0.1,
+ * both refused), IPv4-translated `::ffff:0:0:0/96` (RFC 2765 §2.1).
  */
-function embeddedIpv4(v6: Bytes): Bytes | undefined {
+function hostIpv4(v6: Bytes): Bytes | undefined {
   if (zero(v6, 0, 10) && v6[10] === 0xff && v6[11] === 0xff) return v6.subarray(12);
   if (zero(v6, 0, 12)) return v6.subarray(12);
   if (zero(v6, 0, 8) && v6[8] === 0xff && v6[9] === 0xff && zero(v6, 10, 12)) return v6.subarray(12);
+  return undefined;
+}
+
+/**
+ * The IPv4 address an IPv6 address stands for on the wire: `hostIpv4`'s, or the one a relay
+ * reaches for it, through the NAT64 well-known prefix `64:ff9b::/96` (RFC 6052 §2.1) or 6to4
+ * `2002::/16` (RFC 3056 §2, bits 16 to 47).
+ */
+function embeddedIpv4(v6: Bytes): Bytes | undefined {
+  const own = hostIpv4(v6);
+  if (own) return own;
   if (v6[0] === 0x00 && v6[1] === 0x64 && v6[2] === 0xff && v6[3] === 0x9b && zero(v6, 4, 12)) return v6.subarray(12);
   if (v6[0] === 0x20 && v6[1] === 0x02) return v6.subarray(2, 6);
   return undefined;
@@ -115,11 +124,15 @@ export function isPublicAddress(address: string): boolean {
   return bytes !== undefined && isPublicBytes(bytes);
 }
 
-/** True when `address` is a loopback address: `127.0.0.0/8`, `::1`, or `127.0.0.0/8` inside IPv6 (see `embeddedIpv4`). */
+/**
+ * True when `address` is this host's loopback: `127.0.0.0/8`, `::1`, or `127.0.0.0/8` mapped,
+ * compatible or translated into IPv6 (`hostIpv4`). NAT64 and 6to4 forms of 127.0.0.1 are not: they
+ * lead to a relay (and are not public either).
+ */
 export function isLoopbackAddress(address: string): boolean {
   const bytes = addressBytes(address);
   if (!bytes) return false;
   if (bytes.length === 16 && zero(bytes, 0, 15) && bytes[15] === 1) return true;
-  const v4 = bytes.length === 4 ? bytes : embeddedIpv4(bytes);
+  const v4 = bytes.length === 4 ? bytes : hostIpv4(bytes);
   return v4 !== undefined && v4[0] === 127;
 }

@@ -1,6 +1,6 @@
 import { OAuthError, OAuthErrorCode } from '@modelcontextprotocol/server';
 import { OutboundClient, type OutboundFetch } from '../../shared/outbound/client.js';
-import { checkClientMetadata, type OAuthClient } from './clientMetadata.js';
+import { checkClientMetadata, type ClientMetadata, type OAuthClient } from './clientMetadata.js';
 import { metadataDocumentIdProblem } from './uris.js';
 
 /** Limits of fetching a client's metadata document. */
@@ -19,19 +19,13 @@ const MAX_CACHED = 200;
 const refused = (text: string) => new OAuthError(OAuthErrorCode.InvalidClient, text);
 
 /**
- * Every way a document can fail to arrive (no answer, a refused or closed address, a redirect,
- * another status, too large, not JSON) is said in these same words: which one it was would tell
- * whoever sends the client_id what is listening where.
+ * Every way a document can fail, once its URL is one Backyard fetches (no answer, a refused or
+ * closed address, a redirect, another status, too large, not JSON, not a public client's metadata
+ * naming its own URL), is said in these same words: which one it was would tell whoever sends the
+ * client_id what listens where, and nothing of what was fetched is repeated.
  */
-const UNFETCHABLE = (maxBytes: number) =>
-  `The client metadata document that the client_id names could not be fetched: it must answer HTTP 200 with JSON of at most ${maxBytes} bytes, at an https address on the internet, without redirects.`;
-
-/** What is wrong with a document that arrived, in words of Backyard's own: none of the document is repeated. */
-const INVALID = {
-  metadata: 'The client metadata document that the client_id names is not valid client metadata (RFC 7591 §2): it needs redirect_uris that Backyard accepts, and only the grant types authorization_code and refresh_token and the response type code.',
-  clientId: "The client metadata document that the client_id names does not give that same URL as its client_id.",
-  method: 'The client metadata document that the client_id names asks for a token_endpoint_auth_method other than none; Backyard accepts only public clients with PKCE.',
-};
+const UNUSABLE = (maxBytes: number) =>
+  `The client metadata document that the client_id names could not be used. It must be at an https address on the internet and answer HTTP 200, without redirects, with JSON of at most ${maxBytes} bytes: client metadata (RFC 7591) giving that same URL as its client_id, its redirect_uris, and token_endpoint_auth_method none.`;
 
 /**
  * Clients identified by the URL of their metadata document (MCP "Authorization", "Client ID
@@ -63,40 +57,35 @@ export class MetadataDocuments {
   /**
    * The client the document at `clientId` describes.
    * @throws OAuthError `invalid_client` when the URL is not one Backyard fetches (the description
-   *   says why), when the document cannot be fetched (one description for every cause), or when it
-   *   names another `client_id`, asks for a client secret method, or has invalid metadata.
+   *   says why), or when its document cannot be used (one description for every cause).
    */
   async get(clientId: string): Promise<OAuthClient> {
     const cached = this.cache.get(clientId);
     if (cached && cached.until > this.now()) return cached.client;
     const problem = metadataDocumentIdProblem(clientId, this.loopbackClients());
     if (problem) throw refused(`The client_id cannot be used: ${problem}.`);
-    const document = await this.fetchDocument(clientId);
-    let metadata;
-    try {
-      metadata = checkClientMetadata(document);
-    } catch {
-      throw refused(INVALID.metadata);
-    }
-    if (metadata.client_id !== clientId) throw refused(INVALID.clientId);
-    if ((metadata.token_endpoint_auth_method ?? 'none') !== 'none') throw refused(INVALID.method);
+    const metadata = await this.fetchMetadata(clientId);
     const client: OAuthClient = { clientId, clientName: metadata.client_name ?? '', redirectUris: metadata.redirect_uris, kind: 'metadata-document' };
     if (this.cache.size >= MAX_CACHED) this.cache.delete(this.cache.keys().next().value!);
     this.cache.set(clientId, { client, until: this.now() + this.limits.cacheMs });
     return client;
   }
 
-  private async fetchDocument(clientId: string): Promise<unknown> {
+  /** The document's metadata, when it is a public client's naming its own URL. @throws OAuthError `invalid_client` (UNUSABLE) otherwise. */
+  private async fetchMetadata(clientId: string): Promise<ClientMetadata> {
     const { timeoutMs, maxBytes } = this.limits;
     try {
       const response = await this.fetch(clientId, { headers: { accept: 'application/json' }, redirect: 'manual', timeoutMs, maxBytes });
       if (response.status !== 200) {
         await response.body?.cancel().catch(() => undefined);
-        throw new Error('not 200');
+        throw new Error(`HTTP ${response.status}`);
       }
-      return JSON.parse(await response.text()) as unknown;
+      const metadata = checkClientMetadata(JSON.parse(await response.text()));
+      if (metadata.client_id !== clientId) throw new Error('another client_id');
+      if ((metadata.token_endpoint_auth_method ?? 'none') !== 'none') throw new Error('not a public client');
+      return metadata;
     } catch {
-      throw refused(UNFETCHABLE(maxBytes));
+      throw refused(UNUSABLE(maxBytes));
     }
   }
 }
