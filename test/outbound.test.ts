@@ -4,6 +4,8 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createEgressProxy } from '../src/data/cloud/egress.js';
+import { createLogger } from '../src/log.js';
 import { OutboundClient } from '../src/shared/outbound/client.js';
 import { checkDestination } from '../src/shared/outbound/destination.js';
 import { OutboundError } from '../src/shared/outbound/errors.js';
@@ -199,5 +201,55 @@ describe('the outbound client', () => {
     } finally {
       await open.close();
     }
+  });
+});
+
+describe("cloud code's egress proxy", () => {
+  let trap: Trap;
+  let allowed: Trap;
+  let proxy: http.Server;
+  let proxyPort: number;
+
+  beforeAll(async () => {
+    trap = await startTrap();
+    allowed = await startTrap();
+    proxy = createEgressProxy({ allow: [`127.0.0.1:${allowed.port}`], log: createLogger('silent') });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    proxyPort = (proxy.address() as AddressInfo).port;
+  });
+
+  afterAll(async () => {
+    proxy?.closeAllConnections();
+    await new Promise((resolve) => proxy?.close(resolve));
+    await trap?.close();
+    await allowed?.close();
+  });
+
+  /** The proxy's answer to `CONNECT target`: its status line and text. */
+  const connect = (target: string) =>
+    new Promise<{ status: number; text: string }>((resolve, reject) => {
+      const request = http.request({ host: '127.0.0.1', port: proxyPort, method: 'CONNECT', path: target });
+      // Node answers every reply to CONNECT as 'connect'; a refusal's text follows on the socket.
+      request.on('connect', (response, socket, head) => {
+        let text = head.toString();
+        if (response.statusCode === 200) {
+          socket.destroy();
+          return resolve({ status: 200, text });
+        }
+        socket.on('data', (c: Buffer) => (text += c.toString()));
+        socket.on('close', () => resolve({ status: response.statusCode!, text }));
+      });
+      request.on('error', reject);
+      request.end();
+    });
+
+  it('opens no tunnel to loopback in any spelling, nor to localhost names; opens one to an allowed host:port', async () => {
+    for (const host of ['127.0.0.1', 'localhost', 'app.localhost', ...LOOPBACK_IN_IPV6]) {
+      const answer = await connect(`${host}:${trap.port}`);
+      expect(answer.status, host).toBe(403);
+      expect(answer.text).toMatch(/is not a public internet address/);
+    }
+    expect(trap.hits).toBe(0);
+    expect((await connect(`127.0.0.1:${allowed.port}`)).status).toBe(200);
   });
 });
