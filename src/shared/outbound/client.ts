@@ -60,11 +60,6 @@ export class OutboundClient {
     });
   }
 
-  /** `host:port` pairs reached whatever their address (the operator's allow list). */
-  get allowHosts(): readonly string[] {
-    return this.policy.allowHosts ?? [];
-  }
-
   /**
    * The checked address to connect to for `url`, for a connection made outside `fetch` (HTTP/2 to
    * APNs): connect to it, with the URL's host as the TLS server name.
@@ -133,7 +128,7 @@ function failure(error: unknown, url: URL, own: AbortSignal | undefined, timeout
   const cause = error instanceof Error && error.cause instanceof Error ? error.cause : error;
   if (cause instanceof OutboundRefused) return new OutboundError('refused', cause.message, { cause });
   const code = (cause as { code?: unknown } | undefined)?.code;
-  return new OutboundError('unreachable', `${url.origin} could not be reached (${typeof code === 'string' ? code : cause instanceof Error ? cause.message : String(cause)})`, { cause });
+  return new OutboundError('unreachable', `the connection to ${url.origin} failed (${typeof code === 'string' ? code : cause instanceof Error ? cause.message : String(cause)})`, { cause });
 }
 
 /** The response with its body bounded in size and time, or the failure of a declared length past `maxBytes`. */
@@ -148,7 +143,7 @@ async function answer(response: Response, url: URL, maxBytes: number, own: Abort
       ? boundedBody(response.body, maxBytes, (error) => {
           if (error === 'too-large') return new OutboundError('too-large', `${url.origin} answered more than ${maxBytes} bytes`);
           const stopped = failure(error, url, own, timeout, timeoutMs);
-          return stopped instanceof OutboundError && stopped.reason === 'unreachable' ? new OutboundError('unreachable', `${url.origin} stopped answering`, { cause: error }) : stopped;
+          return stopped instanceof OutboundError && stopped.reason === 'unreachable' ? new OutboundError('unreachable', `${url.origin} stopped answering mid-body`, { cause: error }) : stopped;
         })
       : null;
   return new Response(body, { status: response.status, statusText: response.statusText, headers: [...response.headers] });
