@@ -101,6 +101,14 @@ export const SETTINGS = {
     schema: z.array(z.url({ message: 'must be origins like https://example.com' })),
     meaning: 'comma-separated browser origins allowed to call `/mcp`',
   }),
+  oauthLoopbackClients: setting({
+    variable: 'BACKYARD_OAUTH_LOOPBACK_CLIENTS',
+    default: '0',
+    defaultText: '`0`',
+    schema: z.enum(['0', '1'], { message: 'must be 0 or 1' }).transform((v) => v === '1'),
+    meaning:
+      '`1`: MCP clients may name a client metadata document on a loopback address (`http://127.0.0.1:<port>/…`, for clients on this machine and tests), fetched only while the public URL is itself loopback; `0`: such documents must be `https` on a public address',
+  }),
   hostingDomain: setting({
     variable: 'BACKYARD_HOSTING_DOMAIN',
     defaultText: "the public URL's host (`localhost`)",

@@ -110,7 +110,8 @@ describe.skipIf('missing' in found)('the Python mcp SDK as an OAuth client', () 
     const key = path.join(work, 'key.pem');
     const cert = path.join(work, 'cert.pem');
     await exec('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', key, '-out', cert, '-days', '1', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1']);
-    const env = () => stdioEnv(home, { NODE_EXTRA_CA_CERTS: cert, BACKYARD_LOG_LEVEL: 'warn' });
+    // The client site, and its metadata document, are on loopback like the served Backyard.
+    const env = () => stdioEnv(home, { NODE_EXTRA_CA_CERTS: cert, BACKYARD_LOG_LEVEL: 'warn', BACKYARD_OAUTH_LOOPBACK_CLIENTS: '1' });
     token = (await exec(process.execPath, [CLI, 'account', 'create', 'alice'], { env: env() })).stdout.trim();
     server = new ServeProcess(await freePort(), token, env);
     await server.start();

@@ -12,10 +12,10 @@ import {
   type StoredOAuthClientInformation,
   type StoredOAuthTokens,
 } from '@modelcontextprotocol/client';
-import type { Browser, BrowserContext } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { launchBrowser } from './helpers/browser.js';
 import { clientDocument, consent as consentOn, startClientSite, type ClientSite } from './helpers/oauthSite.js';
-import { startTestServer, type TestServer } from './helpers/server.js';
+import { dashboardCookie, startTestServer, type TestServer } from './helpers/server.js';
 import { OAuthClients } from '../src/platform/oauth/clients.js';
 import { MetadataDocuments } from '../src/platform/oauth/metadataDocuments.js';
 import { OAuthService } from '../src/platform/oauth/service.js';
@@ -82,7 +82,8 @@ let site: ClientSite;
 const CLIENT_NAME = 'Test <b>Client</b> & "Co"';
 
 beforeAll(async () => {
-  server = await startTestServer();
+  // The test's client site, and its metadata document, are on loopback like Backyard itself.
+  server = await startTestServer({ BACKYARD_OAUTH_LOOPBACK_CLIENTS: '1' });
   browser = await launchBrowser();
   site = await startClientSite(clientDocument(CLIENT_NAME));
 }, 120_000);
@@ -101,6 +102,14 @@ const metadataFor = (name: string): OAuthClientMetadata => ({
   response_types: ['code'],
   token_endpoint_auth_method: 'none',
 });
+
+/** A page of a browser signed in to the dashboard as alice: the authorization endpoint looks at nothing before sign-in. */
+async function signedInPage(): Promise<{ page: Page; close: () => Promise<void> }> {
+  const context = await browser.newContext();
+  const [name, value] = (await dashboardCookie(server)).split('=') as [string, string];
+  await context.addCookies([{ name, value, url: server.url }]);
+  return { page: await context.newPage(), close: () => context.close() };
+}
 
 /** Consent in Chromium as alice, coming back to the test's client site. */
 const consent = (context: BrowserContext, authorizationUrl: URL, choice: Parameters<typeof consentOn>[4], on: ClientSite = site) =>
@@ -221,7 +230,7 @@ describe('a client identified by its metadata document', () => {
   it('refuses a metadata document whose client_id is not its own URL', async () => {
     const liar = await startClientSite(() => ({ client_id: 'https://trusted.example/client.json', client_name: 'Liar', redirect_uris: [site.callback] }));
     try {
-      const page = await browser.newPage();
+      const { page, close } = await signedInPage();
       try {
         const url = new URL(`${server.url}/dashboard/oauth/authorize`);
         url.search = new URLSearchParams({
@@ -236,7 +245,7 @@ describe('a client identified by its metadata document', () => {
         expect(await page.textContent('main')).toMatch(/client_id/);
         expect(new URL(page.url()).origin).toBe(server.url);
       } finally {
-        await page.close();
+        await close();
       }
     } finally {
       await liar.close();
@@ -333,7 +342,7 @@ describe('the authorization code and its checks', () => {
     expect(await wrongRedirect.json()).toMatchObject({ error: 'invalid_grant', error_description: expect.stringMatching(/redirect_uri/) });
 
     // At the authorization endpoint, such a redirect URI is refused on Backyard's page, never redirected to.
-    const page = await browser.newPage();
+    const { page, close } = await signedInPage();
     try {
       const url = new URL(`${server.url}/dashboard/oauth/authorize`);
       url.search = new URLSearchParams({
@@ -348,7 +357,7 @@ describe('the authorization code and its checks', () => {
       expect(new URL(page.url()).origin).toBe(server.url);
       expect(await page.textContent('main')).toMatch(/redirect_uri/);
     } finally {
-      await page.close();
+      await close();
     }
   }, 120_000);
 
@@ -404,7 +413,7 @@ describe('the authorization code and its checks', () => {
       state: 's',
       resource: new URL('https://elsewhere.example/mcp'),
     });
-    const page = await browser.newPage();
+    const { page, close } = await signedInPage();
     try {
       const back = site.nextCallback();
       await page.goto(authorizationUrl.href);
@@ -416,7 +425,7 @@ describe('the authorization code and its checks', () => {
       expect(callback.searchParams.get('state')).toBe('s');
       expect(callback.searchParams.get('code')).toBeNull();
     } finally {
-      await page.close();
+      await close();
     }
 
     // The token request names another resource than the code's.

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from './helpers/dataApp.js';
 import { startPushStandIns, type PushStandIns } from './helpers/pushServices.js';
 import { startTestServer, type TestServer, dashboardCookie } from './helpers/server.js';
+import { startRedirector, startTrap, type Redirector, type Trap } from './helpers/outboundTargets.js';
 
 /**
  * Installations and push (issue 17) through the real Parse JS SDK: Parse's installation rules, and
@@ -15,10 +16,15 @@ import { startTestServer, type TestServer, dashboardCookie } from './helpers/ser
 let server: TestServer;
 let app: TestApp;
 let services: PushStandIns;
+/** An allowed server that redirects, and a loopback listener no push request may reach. */
+let redirector: Redirector;
+let trap: Trap;
 
 beforeAll(async () => {
   services = await startPushStandIns();
-  server = await startTestServer({ BACKYARD_CLOUD_ALLOW_HOSTS: [services.apns.hostPort, services.fcm.hostPort, services.web.hostPort].join(',') });
+  redirector = await startRedirector();
+  trap = await startTrap();
+  server = await startTestServer({ BACKYARD_CLOUD_ALLOW_HOSTS: [services.apns.hostPort, services.fcm.hostPort, services.web.hostPort, redirector.hostPort].join(',') });
   app = await createTestApp(server);
   await server.platform.services.backendApps.configure(app.appId, { push: { ios: services.apns.settings, android: services.fcm.settings, web: services.web.settings } });
   Parse.initialize(app.appId, app.keys.javascriptKey, app.keys.masterKey);
@@ -28,6 +34,8 @@ beforeAll(async () => {
 afterAll(async () => {
   await server?.close();
   await services?.close();
+  await redirector?.close();
+  await trap?.close();
 });
 
 const install = (body: Record<string, unknown>, headers: Record<string, string> = {}) => app.call('POST', '/installations', { body, headers });
@@ -134,5 +142,30 @@ describe('push', () => {
     } finally {
       await new Promise((resolve) => inside.close(resolve));
     }
+  });
+
+  it("an FCM token_uri on an allowed host that redirects to loopback or a private address: refused, and the service account's JWT goes nowhere", async () => {
+    const other = await createTestApp(server);
+    const android = services.fcm.settings as { firebaseServiceAccount: Record<string, unknown>; url: string };
+    const targets = [`${trap.url}/token`, `http://localhost:${trap.port}/token`, `http://[::ffff:7f00:1]:${trap.port}/token`, `http://[::7f00:1]:${trap.port}/token`, 'http://10.0.0.7/token'];
+    let device = 0;
+    for (const status of [301, 302, 307, 308]) {
+      for (const target of targets) {
+        const tokenUri = redirector.to(target, status);
+        await server.platform.services.backendApps.configure(other.appId, { push: { android: { ...android, firebaseServiceAccount: { ...android.firebaseServiceAccount, token_uri: tokenUri } } } });
+        const channel = `redirect-${++device}`;
+        await other.call('POST', '/installations', { body: { installationId: `d0000000-0000-4000-8000-${String(device).padStart(12, '0')}`, deviceType: 'android', deviceToken: services.fcm.validToken, channels: [channel] } });
+        const sent = await other.call('POST', '/push', { master: true, body: { channels: [channel], data: { alert: 'hi' } } });
+        const statusId = sent.headers.get('x-parse-push-status-id')!;
+        const record = await until(
+          async () => (await other.call('GET', `/classes/_PushStatus/${statusId}`, { master: true })).body as Record<string, unknown>,
+          (r) => r.status === 'succeeded' || r.status === 'failed',
+        );
+        expect(record, `${status} → ${target}`).toMatchObject({ numSent: 0, numFailed: 1 });
+        expect(JSON.stringify(record.errorMessage), `${status} → ${target}`).toContain('is not a public address');
+      }
+    }
+    expect(redirector.hits).toBe(20);
+    expect(trap.hits).toBe(0);
   });
 });

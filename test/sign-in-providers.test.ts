@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from './helpers/dataApp.js';
 import { startTestServer, type TestServer, dashboardCookie } from './helpers/server.js';
 import { CLIENT, startSignInStandIn, type SignInStandIn } from './helpers/signInProvider.js';
+import { LOOPBACK_IN_IPV6, startRedirector, startTrap, type Redirector, type Trap } from './helpers/outboundTargets.js';
 
 /**
  * Sign-in providers (issue 17) through the real Parse JS SDK (`Parse.User.logInWith`, `linkWith`,
@@ -15,6 +16,9 @@ import { CLIENT, startSignInStandIn, type SignInStandIn } from './helpers/signIn
 let server: TestServer;
 let app: TestApp;
 let idp: SignInStandIn;
+/** An allowed server that redirects, and a loopback listener no provider request may reach. */
+let redirector: Redirector;
+let trap: Trap;
 const AUDIENCE = 'com.example.backyard';
 
 /** The Parse error of a promise that must fail. */
@@ -33,7 +37,9 @@ const idToken = (sub: string, claims: Record<string, unknown> = {}, options?: Pa
 
 beforeAll(async () => {
   idp = await startSignInStandIn();
-  server = await startTestServer({ BACKYARD_CLOUD_ALLOW_HOSTS: idp.hostPort });
+  redirector = await startRedirector();
+  trap = await startTrap();
+  server = await startTestServer({ BACKYARD_CLOUD_ALLOW_HOSTS: `${idp.hostPort},${redirector.hostPort}` });
   app = await createTestApp(server);
   await server.platform.services.backendApps.configure(app.appId, {
     auth: {
@@ -52,6 +58,8 @@ beforeAll(async () => {
 afterAll(async () => {
   await server?.close();
   await idp?.close();
+  await redirector?.close();
+  await trap?.close();
 });
 
 describe('OpenID Connect providers', () => {
@@ -222,5 +230,26 @@ describe('where provider requests may go', () => {
     } finally {
       await new Promise((resolve) => keys.close(resolve));
     }
+  });
+
+  it('a provider endpoint on an allowed host that redirects to loopback or a private address is refused, and nothing reaches it', async () => {
+    const other = await createTestApp(server);
+    const targets = [`${trap.url}/x`, `http://localhost:${trap.port}/x`, ...LOOPBACK_IN_IPV6.map((host) => `http://${host}:${trap.port}/x`), 'http://10.0.0.7/x'];
+    for (const status of [301, 302, 307, 308]) {
+      for (const target of targets) {
+        await server.platform.services.backendApps.configure(other.appId, {
+          auth: {
+            google: { clientId: AUDIENCE, jwksUri: redirector.to(target, status, `/jwks/${status}/${encodeURIComponent(target)}`) },
+            github: { clientId: CLIENT.id, clientSecret: CLIENT.secret, tokenUrl: redirector.to(target, status), userUrl: redirector.to(target, status) },
+          },
+        });
+        const google = await other.call('POST', '/users', { body: { authData: { google: { id: 'g-7', id_token: await idp.sign({ iss: 'https://accounts.google.com', aud: AUDIENCE, sub: 'g-7' }) } } } });
+        expect(google.body, `${status} → ${target}`).toMatchObject({ code: 101, error: expect.stringMatching(/redirect/) });
+        const github = await other.call('POST', '/users', { body: { authData: { github: { code: 'a-code' } } } });
+        expect(github.body, `${status} → ${target}`).toMatchObject({ code: 101, error: expect.stringMatching(/GitHub could not be reached .*redirect/) });
+      }
+    }
+    expect(redirector.hits).toBeGreaterThan(0);
+    expect(trap.hits).toBe(0);
   });
 });

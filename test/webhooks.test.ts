@@ -4,6 +4,7 @@ import Parse from 'parse/node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from './helpers/dataApp.js';
 import { startTestServer, type TestServer } from './helpers/server.js';
+import { LOOPBACK_IN_IPV6, startRedirector, startTrap, type Redirector, type Trap } from './helpers/outboundTargets.js';
 
 /**
  * Webhooks (issue 17, Parse REST guide "Hooks"): functions and triggers served by an outside URL,
@@ -15,6 +16,9 @@ let app: TestApp;
 let hooks: http.Server;
 let hooksUrl: string;
 let webhookKey: string;
+/** An allowed server that redirects, and a loopback listener no webhook call may reach. */
+let redirector: Redirector;
+let trap: Trap;
 const received: Array<{ path: string; body: Record<string, unknown> }> = [];
 
 beforeAll(async () => {
@@ -41,7 +45,9 @@ beforeAll(async () => {
   await new Promise<void>((resolve) => hooks.listen(0, '127.0.0.1', resolve));
   const { port } = hooks.address() as AddressInfo;
   hooksUrl = `http://127.0.0.1:${port}`;
-  server = await startTestServer({ BACKYARD_CLOUD_ALLOW_HOSTS: `127.0.0.1:${port}`, BACKYARD_FUNCTION_TIMEOUT_MS: '1500' });
+  redirector = await startRedirector();
+  trap = await startTrap();
+  server = await startTestServer({ BACKYARD_CLOUD_ALLOW_HOSTS: `127.0.0.1:${port},${redirector.hostPort}`, BACKYARD_FUNCTION_TIMEOUT_MS: '1500' });
   app = await createTestApp(server);
   webhookKey = (await server.platform.services.backendApps.keys(app.appId))!.webhookKey;
   Parse.initialize(app.appId, app.keys.javascriptKey);
@@ -50,6 +56,8 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await server?.close();
+  await redirector?.close();
+  await trap?.close();
   hooks?.closeAllConnections();
   await new Promise((resolve) => hooks?.close(resolve));
 });
@@ -113,5 +121,18 @@ describe('webhooks', () => {
     } finally {
       await new Promise((resolve) => other.close(resolve));
     }
+  });
+
+  it('a webhook on an allowed host that redirects is not followed: to loopback, a private address, or anywhere', async () => {
+    const targets = [`${trap.url}/`, ...LOOPBACK_IN_IPV6.map((host) => `http://${host}:${trap.port}/`), 'http://192.168.0.10/', `${hooksUrl}/greet`];
+    for (const status of [301, 302, 307, 308]) {
+      for (const target of targets) {
+        await master('POST', '/hooks/functions', { functionName: 'moved', url: redirector.to(target, status) });
+        await expect(Parse.Cloud.run('moved', { name: 'x' }), `${status} → ${target}`).rejects.toMatchObject({ code: 141, message: expect.stringMatching(/redirect \(HTTP \d+\), which is not followed/) });
+        await master('PUT', '/hooks/functions/moved', { __op: 'Delete' });
+      }
+    }
+    expect(redirector.hits).toBeGreaterThan(0);
+    expect(trap.hits).toBe(0);
   });
 });

@@ -5,7 +5,7 @@ import type { CloudRuntime } from './cloud/types.js';
 import type { StorageProvider } from './storage/provider.js';
 import { DEFAULT_SETTINGS, type ServerSettings } from './settings.js';
 import { SignInProviders } from './users/providers/catalog.js';
-import { publicFetch } from '../shared/publicFetch.js';
+import { OutboundClient } from '../shared/outbound/client.js';
 import { Mailer } from './mail/mailer.js';
 import { WebhookCloudRuntime, WebhookStore } from './cloud/webhooks.js';
 import { Outbox, type MailRecord } from './mail/outbox.js';
@@ -60,28 +60,26 @@ export class DataApps {
     private readonly opened: (applicationId: string, engine: DataEngine) => void = () => undefined,
     outside: {
       /**
-       * How requests an app's configuration points at leave this server (sign-in providers): public
-       * addresses only, but for the operator's allowed `host:port` pairs (shared/publicFetch.ts).
+       * How requests to addresses an app's configuration or its clients chose leave this server
+       * (sign-in providers, webhooks, push services): public addresses only, but for the operator's
+       * allowed `host:port` pairs (shared/outbound/client.ts).
        */
-      outbound?: typeof fetch;
+      outbound?: OutboundClient;
       /** Sends the apps' mails (verification, password reset); without one they are only kept in each app's outbox. */
       mailer?: Mailer;
       /** How long a webhook may take to answer (BACKYARD_FUNCTION_TIMEOUT_MS); 30 s by default. */
       webhookTimeoutMs?: number;
       /** Where the scheduler says what went wrong. */
       log?: Logger;
-      /** `host:port` pairs reachable although not public (BACKYARD_CLOUD_ALLOW_HOSTS), for connections made outside `outbound` (APNs). */
-      allowHosts?: readonly string[];
     } = {},
   ) {
-    const outbound = outside.outbound ?? publicFetch();
+    const outbound = outside.outbound ?? new OutboundClient();
     this.outbound = outbound;
-    this.outboundAllow = outside.allowHosts ?? [];
-    this.signIn = new SignInProviders(outbound);
+    this.signIn = new SignInProviders(outbound.fetch);
     this.webhooks = new WebhookStore((appId) => homePaths(this.home).app(appId));
     this.scheduler = new JobScheduler(this, homePaths(this.home).apps, outside.log ?? createLogger('silent'));
     this.cloud = new WebhookCloudRuntime(workers, this.webhooks, {
-      fetch: outbound,
+      fetch: outbound.fetch,
       webhookKey: async (appId) => (await this.keys(appId))?.webhookKey,
       timeoutMs: outside.webhookTimeoutMs ?? 30_000,
     });
@@ -109,10 +107,8 @@ export class DataApps {
     return new Outbox(this.mailFolder(applicationId)).list(limit);
   }
 
-  /** How requests an app's configuration or its clients point at leave the server (public addresses only, unless allowed). */
-  readonly outbound: typeof fetch;
-  /** The operator's allowed `host:port` pairs (BACKYARD_CLOUD_ALLOW_HOSTS). */
-  readonly outboundAllow: readonly string[];
+  /** How requests to addresses an app's configuration or its clients chose leave the server (public addresses only, unless allowed). */
+  readonly outbound: OutboundClient;
 
   /** The apps' cloud code, functions and triggers served by a webhook first (cloud/webhooks.ts). */
   readonly cloud: CloudRuntime;

@@ -9,7 +9,7 @@ import type { Services } from './services.js';
 import { openDatabase } from '../shared/sqlite.js';
 import type { Sql } from '../shared/sql.js';
 import { SqliteSql } from '../shared/sqliteSql.js';
-import { publicFetch } from '../shared/publicFetch.js';
+import { OutboundClient } from '../shared/outbound/client.js';
 import { Mailer } from '../data/mail/mailer.js';
 import { PostgresSql } from './store/postgresSql.js';
 import { postgresMigrations } from './store/postgresMigrations.js';
@@ -109,12 +109,12 @@ export async function openPlatform(config: Config, log: Logger): Promise<Platfor
     log,
     onJobMessage: (appId, jobId, message) => jobMessage(dataApps, appId, jobId, message, log),
   });
+  const outbound = new OutboundClient({ allowHosts: config.cloudAllowHosts });
   const dataApps = new DataApps(config.home, backendApps, () => urls.dataApi, cloud, storage, (appId, engine) => liveQuery.watch(appId, engine), {
-    outbound: publicFetch(config.cloudAllowHosts),
+    outbound,
     mailer: new Mailer({ smtpUrl: config.smtpUrl, from: config.mailFrom, allowHosts: config.cloudAllowHosts, log }),
     webhookTimeoutMs: config.functionTimeoutMs,
     log,
-    allowHosts: config.cloudAllowHosts,
   });
   const liveQuery = new LiveQueryServer(dataApps, log, storage.broadcast);
   // Another process deployed cloud code: a live worker here loads it; deleted an app: forget it here.
@@ -174,6 +174,7 @@ export async function openPlatform(config: Config, log: Logger): Promise<Platfor
         services.webApps.close(),
       ]);
       await dataApps.closeAll();
+      await outbound.close();
       await db.close();
     },
   };

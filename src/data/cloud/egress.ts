@@ -1,9 +1,8 @@
-import dns from 'node:dns/promises';
 import http from 'node:http';
 import net from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { Logger } from '../../log.js';
-import { isPublicAddress } from '../../shared/publicAddress.js';
+import { checkDestination, OutboundRefused } from '../../shared/outbound/destination.js';
 
 /**
  * The one way out of a cloud code sandbox (issue 18, "Cloud code is untrusted code"): the sandbox has
@@ -12,7 +11,7 @@ import { isPublicAddress } from '../../shared/publicAddress.js';
  * the sandbox from going around it; this decides where the tunnel may lead.
  *
  * Refused: loopback, private, link-local, shared (CGNAT), multicast, reserved and documentation ranges
- * (RFC 6890's special-purpose registries), IPv4-mapped forms of those, and every address of this
+ * (RFC 6890's special-purpose registries), every IPv6 spelling of those, and every address of this
  * machine's interfaces, unless the exact `host:port` is in the operator's allow list. A name is
  * resolved here once and the tunnel goes to the address checked, so DNS cannot change the answer
  * between the check and the connection.
@@ -24,23 +23,20 @@ export interface EgressOptions {
   log: Logger;
 }
 
-/** Why a destination is refused, or undefined with the address to connect to. */
-async function destination(host: string, port: number, allow: ReadonlySet<string>): Promise<{ address?: string; refusal?: string }> {
-  const literal = host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host;
-  const allowed = allow.has(`${host.toLowerCase()}:${port}`);
-  let addresses: string[];
-  if (net.isIP(literal)) addresses = [literal];
-  else {
-    try {
-      addresses = (await dns.lookup(literal, { all: true, verbatim: true })).map((a) => a.address);
-    } catch (error) {
-      return { refusal: `${literal} could not be resolved (${(error as { code?: string }).code ?? 'no answer'})` };
+/**
+ * The address to connect to for `host:port`, checked as every outbound address is
+ * (shared/outbound/destination.ts), or why the destination is refused.
+ */
+async function destination(host: string, port: number, allow: readonly string[]): Promise<{ address?: string; refusal?: string }> {
+  try {
+    return { address: (await checkDestination(host, port, { allowHosts: allow })).address };
+  } catch (error) {
+    if (error instanceof OutboundRefused) {
+      const addresses = error.addresses.length && error.addresses.join() !== error.host ? ` (${error.addresses.join(', ')})` : '';
+      return { refusal: `${error.host} is not a public internet address${addresses}: cloud code may reach only public addresses` };
     }
+    return { refusal: `${host.replace(/^\[|\]$/g, '')} could not be resolved (${(error as { code?: string }).code ?? 'no answer'})` };
   }
-  if (allowed) return { address: addresses[0]! };
-  const address = addresses.find(isPublicAddress);
-  if (!address) return { refusal: `${literal} is not a public internet address (${addresses.join(', ')}): cloud code may reach only public addresses` };
-  return { address };
 }
 
 /**
@@ -48,7 +44,6 @@ async function destination(host: string, port: number, allow: ReadonlySet<string
  * request with 405. Listen on a Unix socket with `server.listen(path)`.
  */
 export function createEgressProxy(options: EgressOptions): http.Server {
-  const allow = new Set(options.allow.map((a) => a.toLowerCase()));
   const server = http.createServer((_req, res) => {
     res.writeHead(405, { 'content-type': 'text/plain' }).end('Only CONNECT tunnels are offered here.\n');
   });
@@ -61,7 +56,7 @@ export function createEgressProxy(options: EgressOptions): http.Server {
       client.end(`HTTP/1.1 ${status}\r\ncontent-type: text/plain\r\nconnection: close\r\n\r\n${why}\n`);
     };
     if (!match || port < 1 || port > 65_535) return refuse('400 Bad Request', `"${req.url}" is not host:port`);
-    void destination(match[1]!, port, allow).then(({ address, refusal }) => {
+    void destination(match[1]!, port, options.allow).then(({ address, refusal }) => {
       if (!address) return refuse('403 Forbidden', refusal!);
       const upstream = net.connect({ host: address, port });
       let connected = false;

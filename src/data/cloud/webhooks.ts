@@ -3,6 +3,8 @@ import path from 'node:path';
 import { ParseCode, ParseError } from '../errors.js';
 import { isPlainObject } from '../values.js';
 import type { CloudRegistry, CloudRuntime, TriggerName } from './types.js';
+import type { OutboundFetch } from '../../shared/outbound/client.js';
+import { OutboundError } from '../../shared/outbound/errors.js';
 
 /**
  * Webhooks (issue 17; Parse Server's HooksController and the REST guide's "Hooks"): cloud functions
@@ -11,6 +13,9 @@ import type { CloudRegistry, CloudRuntime, TriggerName } from './types.js';
  * POST of Parse Server's JSON request with the app's webhook key in `X-Parse-Webhook-Key`, answered
  * `{"success": result}` or `{"error": ...}`.
  */
+
+/** The largest answer read from a webhook: what the data API takes in a request (rest/handler.ts, DATA_BODY_LIMIT). */
+const MAX_ANSWER_BYTES = 20 * 1024 * 1024;
 
 /** A function webhook, or a trigger webhook (as `/hooks` answers them). */
 export type Webhook = { functionName: string; url: string } | { className: string; triggerName: TriggerName; url: string };
@@ -129,8 +134,8 @@ export class WebhookCloudRuntime implements CloudRuntime {
     private readonly inner: CloudRuntime,
     readonly store: WebhookStore,
     private readonly options: {
-      /** How webhook URLs are fetched (public addresses only, shared/publicFetch.ts). */
-      fetch: typeof fetch;
+      /** How webhook URLs are fetched (public addresses only, shared/outbound/client.ts). */
+      fetch: OutboundFetch;
       /** The app's webhook key, sent in `X-Parse-Webhook-Key`. */
       webhookKey: (appId: string) => Promise<string | undefined>;
       /** How long a webhook may take, as a cloud function (BACKYARD_FUNCTION_TIMEOUT_MS). */
@@ -183,24 +188,18 @@ export class WebhookCloudRuntime implements CloudRuntime {
       for (const key of ['object', 'original'] as const) if (isPlainObject(body[key])) body[key] = { ...(body[key] as object), className: request.className };
     }
     const key = await this.options.webhookKey(appId);
+    const where = `The webhook of ${kind === 'function' ? `function ${name}` : `${name} on ${String(request.className)}`} at ${url}`;
+    // A webhook answers where it is registered: a redirect is refused (Parse Server's lib/request.js follows none unless asked).
+    const init = { method: 'POST', headers: { 'content-type': 'application/json', ...(key ? { 'x-parse-webhook-key': key } : {}) }, body: JSON.stringify(body), redirect: 'error', timeoutMs: this.options.timeoutMs, maxBytes: MAX_ANSWER_BYTES } as const;
     let response: Response;
-    try {
-      response = await this.options.fetch(url, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', ...(key ? { 'x-parse-webhook-key': key } : {}) },
-        body: JSON.stringify(body),
-        redirect: 'error',
-        signal: AbortSignal.timeout(this.options.timeoutMs),
-      });
-    } catch (error) {
-      const why = (error as Error).name === 'TimeoutError' ? `did not answer within ${this.options.timeoutMs} ms` : `could not be reached (${(error as Error).message}${(error as Error).cause instanceof Error ? `: ${((error as Error).cause as Error).message}` : ''})`;
-      throw new ParseError(ParseCode.SCRIPT_FAILED, `The webhook of ${kind === 'function' ? `function ${name}` : `${name} on ${String(request.className)}`} at ${url} ${why}.`);
-    }
     let text: string;
     try {
+      response = await this.options.fetch(url, init);
       text = await response.text();
     } catch (error) {
-      throw new ParseError(ParseCode.SCRIPT_FAILED, `The webhook at ${url} stopped answering (${(error as Error).message}).`);
+      const reason = error instanceof OutboundError ? error.reason : 'unreachable';
+      const why = reason === 'timeout' ? `did not answer within ${this.options.timeoutMs} ms` : reason === 'too-large' ? `answered more than ${MAX_ANSWER_BYTES} bytes` : `could not be reached (${(error as Error).message})`;
+      throw new ParseError(ParseCode.SCRIPT_FAILED, `${where} ${why}.`);
     }
     let answer: unknown;
     try {

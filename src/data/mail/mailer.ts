@@ -1,8 +1,6 @@
-import dns from 'node:dns/promises';
-import net from 'node:net';
 import nodemailer from 'nodemailer';
 import type { Logger } from '../../log.js';
-import { isPublicAddress } from '../../shared/publicAddress.js';
+import { checkDestination, OutboundRefused, portOf } from '../../shared/outbound/destination.js';
 import { Outbox, type MailRecord } from './outbox.js';
 
 /** A mail to send: plain text, as Parse Server's default verification and reset mails. */
@@ -84,14 +82,18 @@ export class Mailer {
     }
   }
 
-  /** The address to connect to for `url`. @throws Error naming the host when an owner's host is not public. */
+  /**
+   * The address to connect to for `url`: an owner's host resolved once and checked as every
+   * outbound address is (shared/outbound/destination.ts), the operator's as it is.
+   * @throws Error naming the host when an owner's host is not public and not allowed.
+   */
   private async address(url: URL, ownersUrl: boolean): Promise<string> {
-    const name = url.hostname.replace(/^\[|\]$/g, '');
-    const addresses = net.isIP(name) ? [name] : (await dns.lookup(name, { all: true })).map((a) => a.address);
-    const allowed = this.options.allowHosts.some((a) => a.toLowerCase() === `${url.hostname.toLowerCase()}:${url.port || (url.protocol === 'smtps:' ? '465' : '587')}`);
-    if (!ownersUrl || allowed) return addresses[0]!;
-    const address = addresses.find(isPublicAddress);
-    if (!address) throw new Error(`${name} is not a public address (${addresses.join(', ')}); an app's SMTP server must be on the internet, or the operator must list it in BACKYARD_CLOUD_ALLOW_HOSTS`);
-    return address;
+    if (!ownersUrl) return url.hostname.replace(/^\[|\]$/g, '');
+    try {
+      return (await checkDestination(url.hostname, portOf(url), { allowHosts: this.options.allowHosts })).address;
+    } catch (error) {
+      if (!(error instanceof OutboundRefused)) throw error;
+      throw new Error(`${error.message}; an app's SMTP server must be on the internet, or the operator must list it in BACKYARD_CLOUD_ALLOW_HOSTS`);
+    }
   }
 }

@@ -1,6 +1,9 @@
 import http2 from 'node:http2';
+import net from 'node:net';
+import tls from 'node:tls';
 import { importPKCS8, SignJWT } from 'jose';
-import { connectOptions } from '../../shared/publicFetch.js';
+import type { OutboundClient } from '../../shared/outbound/client.js';
+import { portOf } from '../../shared/outbound/destination.js';
 import type { PushSettings } from './options.js';
 import type { Delivery } from './types.js';
 
@@ -17,11 +20,26 @@ const TOKEN_MS = 50 * 60_000;
 export class ApnsSender {
   private token: { jwt: string; at: number } | undefined;
 
-  /** @param allowHosts `host:port` pairs reachable although not public (BACKYARD_CLOUD_ALLOW_HOSTS). */
+  /** @param outbound checks where the app's APNs address leads (public only, unless the operator allows it). */
   constructor(
     private readonly settings: IosSettings,
-    private readonly allowHosts: readonly string[],
+    private readonly outbound: Pick<OutboundClient, 'resolve'>,
   ) {}
+
+  /**
+   * An HTTP/2 session to `base`, over a connection to the address the outbound client checked (no
+   * second lookup), TLS checked against the URL's host name.
+   * @throws OutboundRefused when the address is not public and not allowed; the resolver's error.
+   */
+  private async connect(base: URL): Promise<http2.ClientHttp2Session> {
+    const { address } = await this.outbound.resolve(base);
+    const port = portOf(base);
+    const name = base.hostname.replace(/^\[|\]$/g, '');
+    const servername = net.isIP(name) ? undefined : name;
+    return http2.connect(base, {
+      createConnection: () => (base.protocol === 'https:' ? tls.connect({ host: address, port, servername, ALPNProtocols: ['h2'] }) : net.connect({ host: address, port })),
+    });
+  }
 
   private async bearer(): Promise<string> {
     if (this.token && Date.now() - this.token.at < TOKEN_MS) return this.token.jwt;
@@ -36,7 +54,7 @@ export class ApnsSender {
     const base = new URL(this.settings.url ?? (this.settings.production ? 'https://api.push.apple.com' : 'https://api.sandbox.push.apple.com'));
     let session: http2.ClientHttp2Session;
     try {
-      session = http2.connect(base, connectOptions(base, this.allowHosts));
+      session = await this.connect(base);
     } catch (error) {
       return devices.map(() => ({ ok: false, error: (error as Error).message }));
     }

@@ -157,14 +157,14 @@ async function deliver(engine: DataEngine, apps: DataApps, settings: PushSetting
         if (!settings.ios) missing('ios');
         else {
           const badges = await badgesFor(engine, rows, request.data.badge);
-          record(type, await new ApnsSender(settings.ios, apps.outboundAllow).send(rows.map((r, i) => ({ deviceToken: r.data.deviceToken as string, payload: applePayload(request.data, badges[i]) })), request.expiry));
+          record(type, await new ApnsSender(settings.ios, apps.outbound).send(rows.map((r, i) => ({ deviceToken: r.data.deviceToken as string, payload: applePayload(request.data, badges[i]) })), request.expiry));
         }
       } else if (type === 'android') {
         if (!settings.android) missing('android');
-        else record(type, await new FcmSender(settings.android, apps.outbound).send(rows.map((r) => ({ deviceToken: r.data.deviceToken as string, message: fcmMessage(request.data) }))));
+        else record(type, await new FcmSender(settings.android, apps.outbound.fetch).send(rows.map((r) => ({ deviceToken: r.data.deviceToken as string, message: fcmMessage(request.data) }))));
       } else if (type === 'web') {
         if (!settings.web) missing('web');
-        else record(type, await new WebPushSender(settings.web, apps.outbound).send(rows.map((r) => ({ deviceToken: r.data.deviceToken as string, payload: JSON.stringify(request.data) })), ttl));
+        else record(type, await new WebPushSender(settings.web, apps.outbound.fetch).send(rows.map((r) => ({ deviceToken: r.data.deviceToken as string, payload: JSON.stringify(request.data) })), ttl));
       }
     } catch (error) {
       record(type, rows.map(() => ({ ok: false, error: (error as Error).message })));

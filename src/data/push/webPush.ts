@@ -1,19 +1,21 @@
 import webpush from 'web-push';
 import type { PushSettings } from './options.js';
 import type { Delivery } from './types.js';
+import type { OutboundFetch } from '../../shared/outbound/client.js';
 
 type WebSettings = NonNullable<PushSettings['web']>;
 
 /**
  * Sends Web Push messages (RFC 8030) with VAPID (RFC 8292) and an encrypted payload (RFC 8291), the
- * request built by the `web-push` package and sent through Backyard's public-only fetch: a
- * subscription's endpoint comes from a client, so it must not lead into the server's network.
+ * request built by the `web-push` package and sent through Backyard's outbound client
+ * (shared/outbound/client.ts): a subscription's endpoint comes from a client, so it must not lead
+ * into the server's network; a push service answers where it is, so redirects are refused.
  * A web installation's `deviceToken` is its PushSubscription as JSON (`{endpoint, keys: {p256dh, auth}}`).
  */
 export class WebPushSender {
   constructor(
     private readonly settings: WebSettings,
-    private readonly fetch: typeof globalThis.fetch,
+    private readonly fetch: OutboundFetch,
   ) {}
 
   async send(devices: ReadonlyArray<{ deviceToken: string; payload: string }>, ttlSeconds: number): Promise<Delivery[]> {
@@ -35,13 +37,14 @@ export class WebPushSender {
             headers,
             body: request.body ? new Uint8Array(request.body) : undefined,
             redirect: 'error',
-            signal: AbortSignal.timeout(15_000),
+            timeoutMs: 15_000,
+            maxBytes: 64 * 1024,
           });
+          await response.body?.cancel().catch(() => undefined);
           if (response.status >= 200 && response.status < 300) return { ok: true };
           return { ok: false, error: `HTTP ${response.status}${response.status === 404 || response.status === 410 ? ' (subscription gone)' : ''}` };
         } catch (error) {
-          const cause = (error as Error).cause instanceof Error ? `: ${((error as Error).cause as Error).message}` : '';
-          return { ok: false, error: `${(error as Error).message}${cause}` };
+          return { ok: false, error: (error as Error).message };
         }
       }),
     );

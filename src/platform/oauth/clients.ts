@@ -1,9 +1,9 @@
-import type { OAuthClientInformationFull } from '@modelcontextprotocol/server';
+import { OAuthError, type OAuthClientInformationFull } from '@modelcontextprotocol/server';
 import { randomSecret } from '../../shared/ids.js';
 import type { Sql } from '../../shared/sql.js';
 import { checkClientMetadata, type OAuthClient } from './clientMetadata.js';
 import type { MetadataDocuments } from './metadataDocuments.js';
-import { isMetadataDocumentId, metadataDocumentIdProblem } from './uris.js';
+import { isMetadataDocumentId } from './uris.js';
 
 /** Client ids that Dynamic Client Registration hands out: `byc_` and 144 random bits. */
 const REGISTERED_PREFIX = 'byc_';
@@ -59,12 +59,11 @@ export class OAuthClients {
     if (!clientId) return { problem: 'The request has no client_id.' };
     if (clientId.length > 2000) return { problem: 'The client_id is too long.' };
     if (isMetadataDocumentId(clientId)) {
-      const problem = metadataDocumentIdProblem(clientId);
-      if (problem) return { problem: `The client_id cannot be used: ${problem}.` };
       try {
         return { client: await this.documents.get(clientId) };
       } catch (error) {
-        return { problem: error instanceof Error ? error.message : 'The client metadata document cannot be used.' };
+        if (error instanceof OAuthError) return { problem: error.message };
+        throw error;
       }
     }
     const row = (await this.db.get('SELECT client_id, client_name, redirect_uris FROM oauth_clients WHERE client_id = ?', clientId)) as

@@ -13,6 +13,14 @@ export type Access = 'read' | 'full';
 /** The scopes a grant of `access` carries. */
 export const scopesFor = (access: Access): Scope[] => (access === 'full' ? [READ_SCOPE, WRITE_SCOPE] : [READ_SCOPE]);
 
+/**
+ * What a request for `scopes` may be granted: `mcp:write` lets a client call every tool, the
+ * read-only ones too, so a request for it covers `mcp:read` as well and a person may narrow it to
+ * read-only (RFC 6749 §3.3: the server may issue less than asked at the resource owner's word, and
+ * says so in the token response's `scope`).
+ */
+export const grantable = (scopes: readonly Scope[]): Scope[] => (scopes.includes(WRITE_SCOPE) ? [READ_SCOPE, WRITE_SCOPE] : [...scopes]);
+
 /** Whether `scopes` allow calling tools that change things. */
 export const allowsWrites = (scopes: readonly string[]): boolean => scopes.includes(WRITE_SCOPE);
 

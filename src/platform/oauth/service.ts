@@ -6,7 +6,7 @@ import type { Sql } from '../../shared/sql.js';
 import type { OAuthClient } from './clientMetadata.js';
 import type { OAuthClients } from './clients.js';
 import { isS256Challenge, verifierMatches } from './pkce.js';
-import { parseScope, scopeText, type Scope } from './scopes.js';
+import { grantable, parseScope, scopeText, type Scope } from './scopes.js';
 
 /** Access tokens (`bya_`) and refresh tokens (`byr_`): 256 random bits each; only their SHA-256 is stored. */
 export const ACCESS_TOKEN_PREFIX = 'bya_';
@@ -139,13 +139,15 @@ export class OAuthService {
   }
 
   /**
-   * Issues an authorization code after the person approved `request` with `scopes` (a subset of
-   * what was asked). Single use, valid for `CODE_TTL_MS`.
+   * Issues an authorization code after the person approved `request` with `scopes`: what was asked
+   * (`grantable`: a request for mcp:write may be granted mcp:read alone) and the person allowed.
+   * Single use, valid for `CODE_TTL_MS`.
    * @returns the code in clear; only its hash is stored.
+   * @throws OAuthError `invalid_scope` when nothing asked was allowed (for the redirect URI).
    */
   async issueCode(account: Account, request: AuthorizationRequest, scopes: readonly Scope[]): Promise<string> {
-    const granted = request.scopes.filter((s) => scopes.includes(s));
-    if (granted.length === 0) throw new OAuthError(OAuthErrorCode.InvalidScope, 'No scope was granted.');
+    const granted = grantable(request.scopes).filter((s) => scopes.includes(s));
+    if (granted.length === 0) throw new OAuthError(OAuthErrorCode.InvalidScope, 'None of the requested scopes was granted.');
     const code = randomSecret(32);
     const now = this.now();
     await this.db.transaction(async () => {

@@ -1,13 +1,16 @@
+import { isLoopbackAddress } from '../../shared/publicAddress.js';
+
 /**
  * Rules for the URLs clients give: redirect URIs (OAuth 2.1 §2.3.1 and §7.5, RFC 8252 for native
  * apps) and client ids that are metadata document URLs (Client ID Metadata Documents, MCP
  * "Authorization", 2025-11-25 and later).
  */
 
-const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
-
-/** Whether a URL's hostname is a loopback name (`localhost`, `127.0.0.1`, `[::1]`). */
-export const isLoopbackHost = (hostname: string): boolean => LOOPBACK_HOSTS.has(hostname.toLowerCase());
+/**
+ * Whether a URL's hostname is loopback: `localhost` or a name under it (RFC 6761 §6.3), or a
+ * loopback address in any spelling (`127.0.0.1`, `[::1]`, `[::ffff:127.0.0.1]`: shared/publicAddress.ts).
+ */
+export const isLoopbackHost = (hostname: string): boolean => /(^|\.)localhost$/i.test(hostname) || isLoopbackAddress(hostname);
 
 /** Schemes that can never be a redirect target: they run or embed content in the browser. */
 const UNSAFE_SCHEMES = new Set(['javascript:', 'data:', 'vbscript:', 'file:', 'blob:', 'about:', 'filesystem:']);
@@ -40,10 +43,12 @@ export const isMetadataDocumentId = (clientId: string): boolean => /^https?:\/\/
 
 /**
  * Why a client id cannot be a metadata document URL, or undefined when it can: `https` with a path
- * other than `/` (Client ID Metadata Documents, §3), or `http` on a loopback host (for local
- * clients and tests); no fragment, credentials or dot segments, in its normal form.
+ * other than `/` (Client ID Metadata Documents, §3; MCP 2025-11-25 "Authorization": "Client ID
+ * Metadata Documents" requires https), no fragment, credentials or dot segments, in its normal form.
+ * A loopback host (http or https) only when `loopbackClients` (a Backyard on loopback whose operator
+ * allows clients on the same machine: BACKYARD_OAUTH_LOOPBACK_CLIENTS).
  */
-export function metadataDocumentIdProblem(clientId: string): string | undefined {
+export function metadataDocumentIdProblem(clientId: string, loopbackClients: boolean): string | undefined {
   let url: URL;
   try {
     url = new URL(clientId);
@@ -53,9 +58,10 @@ export function metadataDocumentIdProblem(clientId: string): string | undefined 
   if (url.href !== clientId) return `the client_id URL is not in its normal form (${url.href})`;
   if (url.hash !== '' || url.username || url.password) return 'the client_id URL may not have a fragment or credentials';
   if (url.pathname === '/') return 'the client_id URL must have a path';
-  if (url.protocol === 'https:') return undefined;
-  if (url.protocol === 'http:' && isLoopbackHost(url.hostname)) return undefined;
-  return 'the client_id URL must use https (http only on a loopback host)';
+  if (isLoopbackHost(url.hostname)) {
+    return loopbackClients ? undefined : 'the client_id URL is on a loopback host, which this Backyard does not fetch client metadata documents from: use an https URL on the internet';
+  }
+  return url.protocol === 'https:' ? undefined : 'the client_id URL must use https';
 }
 
 /** What a person is shown of a redirect URI: its host (with port) or, for a native app's scheme, the scheme. */

@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { OAuthError } from '@modelcontextprotocol/server';
+import { OAuthError } from '@modelcontextprotocol/server';
 import type { DashboardSession } from '../../platform/dashboard/sessions.js';
 import { oauthOf } from '../../platform/oauth/index.js';
 import { READ_SCOPE, WRITE_SCOPE, scopesFor } from '../../platform/oauth/scopes.js';
@@ -111,28 +111,31 @@ function continuePage(reply: FastifyReply, url: string): FastifyReply {
 
 /**
  * The authorization endpoint (OAuth 2.1 §4.1; MCP "Authorization") as a dashboard page:
- * `GET /dashboard/oauth/authorize` checks the request (a client or redirect URI it cannot trust is
- * said on the page; other errors go back to the client with `error`, `state` and `iss`), sends the
- * browser to sign in when needed, and shows the consent page: the client's name and redirect host
- * as untrusted text, read-only or full access, approve or deny. `POST` (session and CSRF checked by
- * the dashboard) checks the request again and redirects to the client with a code or
- * `access_denied`.
+ * `GET /dashboard/oauth/authorize` sends a browser without a session to sign in first, carrying the
+ * request, before looking at it (a client_id may be a URL that checking it fetches: nobody may make
+ * Backyard fetch without signing in). Signed in, it checks the request: a client or redirect URI it
+ * cannot trust is said on a 400 page, never redirected to (OAuth 2.1 §4.1.2.1); any later error goes
+ * back to the redirect URI with `error`, `error_description`, `state` and `iss` (RFC 6749
+ * §4.1.2.1, RFC 9207). Then it shows the consent page: the client's name and redirect host as
+ * untrusted text, read-only or full access, approve or deny. `POST` (session and CSRF checked by the
+ * dashboard) checks the request again and redirects to the client with a code, `access_denied`, or
+ * the OAuth error of a grant that cannot be made.
  */
 export function authorizeRoutes(app: FastifyInstance, d: Dashboard): void {
   const oauth = oauthOf(d.platform);
 
   app.get(ROUTE, PUBLIC, async (request: FastifyRequest, reply) => {
     const session = await d.sessions.find(readCookie(request, SESSION_COOKIE));
+    if (!session) {
+      if (request.headers['sec-fetch-site'] === 'cross-site') return continuePage(reply, request.url);
+      return reply.code(303).header('location', signInPath(request.url)).send();
+    }
     const { params, repeated } = paramsOf(request.query as Record<string, unknown>);
     const check = await oauth.checkAuthorizationRequest(params);
     if (check.kind === 'show') return refusalPage(reply, session, check.error);
     if (check.kind === 'redirect') return errorBack(reply, oauth, check.redirectUri, check.state, check.error);
     if (repeated) {
       return backToClient(reply, oauth, check.request.redirectUri, { error: 'invalid_request', error_description: `The parameter ${repeated} is repeated.`, state: check.request.state });
-    }
-    if (!session) {
-      if (request.headers['sec-fetch-site'] === 'cross-site') return continuePage(reply, request.url);
-      return reply.code(303).header('location', signInPath(request.url)).send();
     }
     return consentPage(reply, session, check.request, params);
   });
@@ -148,7 +151,14 @@ export function authorizeRoutes(app: FastifyInstance, d: Dashboard): void {
     if (form.decision !== 'approve') {
       return backToClient(reply, oauth, authorization.redirectUri, { error: 'access_denied', error_description: 'The person denied the request.', state: authorization.state });
     }
-    const code = await oauth.issueCode(session.account, authorization, scopesFor(form.access === 'full' ? 'full' : 'read'));
+    let code: string;
+    try {
+      code = await oauth.issueCode(session.account, authorization, scopesFor(form.access === 'full' ? 'full' : 'read'));
+    } catch (error) {
+      // A grant that cannot be made (invalid_scope) is the client's answer, not a failure of the page.
+      if (error instanceof OAuthError) return errorBack(reply, oauth, authorization.redirectUri, authorization.state, error);
+      throw error;
+    }
     return backToClient(reply, oauth, authorization.redirectUri, { code, state: authorization.state });
   });
 }

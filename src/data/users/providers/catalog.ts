@@ -10,6 +10,7 @@ import { IdTokens, refused } from './idToken.js';
 import { isBuiltIn, type BuiltInProvider, type OidcOptions, type ProviderOptions } from './options.js';
 import type { z } from 'zod';
 import type { appleOptions, facebookOptions, githubOptions, googleOptions, microsoftOptions } from './options.js';
+import type { OutboundFetch } from '../../../shared/outbound/client.js';
 
 const LABELS: Record<BuiltInProvider, string> = { apple: 'Apple', google: 'Google', facebook: 'Facebook', github: 'GitHub', microsoft: 'Microsoft' };
 
@@ -25,8 +26,8 @@ export class SignInProviders {
   private readonly idTokens: IdTokens;
   private readonly discovered = new Map<string, { jwksUri: string; at: number }>();
 
-  /** @param fetch how providers are reached (public addresses only, shared/publicFetch.ts). */
-  constructor(private readonly fetch: typeof globalThis.fetch) {
+  /** @param fetch how providers are reached (public addresses only, shared/outbound/client.ts). */
+  constructor(private readonly fetch: OutboundFetch) {
     this.idTokens = new IdTokens(fetch);
   }
 

@@ -2,6 +2,7 @@ import { ParseCode, ParseError } from '../../errors.js';
 import { isPlainObject } from '../../values.js';
 import { askProvider } from './http.js';
 import { refused } from './idToken.js';
+import type { OutboundFetch, OutboundInit } from '../../../shared/outbound/client.js';
 
 /** A provider that signs in with an OAuth authorization code (Parse Server 9's BaseCodeAuthAdapter). */
 export interface CodeFlow {
@@ -27,7 +28,7 @@ export interface CodeOptions {
  * @throws ParseError 142 "<Provider> code is required." without a code; 101 when the exchange or the
  *   user lookup fails, or the user is not `id`.
  */
-export async function verifyCode(flow: CodeFlow, data: Record<string, unknown>, options: CodeOptions, fetch: typeof globalThis.fetch): Promise<Record<string, unknown>> {
+export async function verifyCode(flow: CodeFlow, data: Record<string, unknown>, options: CodeOptions, fetch: OutboundFetch): Promise<Record<string, unknown>> {
   const invalid = () => refused(`${flow.label} auth is invalid for this user.`);
   if (options.enableInsecureAuth && !data.code) {
     if (typeof data.access_token !== 'string' || !data.access_token) throw invalid();
@@ -42,8 +43,8 @@ export async function verifyCode(flow: CodeFlow, data: Record<string, unknown>, 
   return { id: user.id, access_token: accessToken };
 }
 
-async function exchange(flow: CodeFlow, data: Record<string, unknown>, options: CodeOptions, fetch: typeof globalThis.fetch): Promise<string> {
-  const request: RequestInit =
+async function exchange(flow: CodeFlow, data: Record<string, unknown>, options: CodeOptions, fetch: OutboundFetch): Promise<string> {
+  const request: OutboundInit =
     flow.form === 'github'
       ? {
           method: 'POST',
@@ -68,7 +69,7 @@ async function exchange(flow: CodeFlow, data: Record<string, unknown>, options: 
   return answer.access_token;
 }
 
-async function readUser(flow: CodeFlow, accessToken: string, fetch: typeof globalThis.fetch): Promise<{ id: string | number }> {
+async function readUser(flow: CodeFlow, accessToken: string, fetch: OutboundFetch): Promise<{ id: string | number }> {
   const { ok, body } = await askProvider(fetch, flow.label, flow.userUrl, { headers: { authorization: `Bearer ${accessToken}`, accept: 'application/json' } });
   if (!ok || !isPlainObject(body) || (typeof body.id !== 'string' && typeof body.id !== 'number') || body.id === '') {
     throw refused(`${flow.label} auth is invalid for this user.`);

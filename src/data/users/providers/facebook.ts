@@ -4,6 +4,7 @@ import { askProvider } from './http.js';
 import { refused, type IdTokens } from './idToken.js';
 import type { z } from 'zod';
 import type { facebookOptions } from './options.js';
+import type { OutboundFetch } from '../../../shared/outbound/client.js';
 
 export const FACEBOOK_ISSUER = 'https://www.facebook.com';
 const FACEBOOK_KEYS = 'https://www.facebook.com/.well-known/oauth/openid/jwks/';
@@ -20,7 +21,7 @@ const FACEBOOK_GRAPH = 'https://graph.facebook.com/';
 export async function verifyFacebook(
   data: Record<string, unknown>,
   options: z.output<typeof facebookOptions>,
-  fetch: typeof globalThis.fetch,
+  fetch: OutboundFetch,
   idTokens: IdTokens,
 ): Promise<Record<string, unknown>> {
   if (data.token !== undefined) {

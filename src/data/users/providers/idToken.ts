@@ -1,5 +1,7 @@
 import { createRemoteJWKSet, customFetch, decodeProtectedHeader, errors, jwtVerify, type JWTPayload } from 'jose';
 import { ParseCode, ParseError } from '../../errors.js';
+import type { OutboundFetch } from '../../../shared/outbound/client.js';
+import { OutboundError } from '../../../shared/outbound/errors.js';
 
 /** Parse Server answers a sign-in it cannot verify with 101 and a sentence (its adapters' texts). */
 export const refused = (message: string) => new ParseError(ParseCode.OBJECT_NOT_FOUND, message);
@@ -23,6 +25,8 @@ const KEYS_MAX_AGE_MS = 3_600_000;
 /** A token signed by a key not in the cached set fetches the set again, at most this often. */
 const KEYS_COOLDOWN_MS = 30_000;
 const KEYS_TIMEOUT_MS = 5_000;
+/** A key set larger than this is not one (Google's and Apple's are a few KiB). */
+const KEYS_MAX_BYTES = 256 * 1024;
 
 /**
  * Verifies OpenID Connect ID tokens (RS256 JWTs) against their provider's published keys, with
@@ -33,8 +37,8 @@ const KEYS_TIMEOUT_MS = 5_000;
 export class IdTokens {
   private readonly keySets = new Map<string, ReturnType<typeof createRemoteJWKSet>>();
 
-  /** @param fetch how keys are fetched (public addresses only, shared/publicFetch.ts). */
-  constructor(private readonly fetch: typeof globalThis.fetch) {}
+  /** @param fetch how keys are fetched (public addresses only, shared/outbound/client.ts). */
+  constructor(private readonly fetch: OutboundFetch) {}
 
   private keys(jwksUri: string): ReturnType<typeof createRemoteJWKSet> {
     let set = this.keySets.get(jwksUri);
@@ -43,7 +47,9 @@ export class IdTokens {
         cacheMaxAge: KEYS_MAX_AGE_MS,
         cooldownDuration: KEYS_COOLDOWN_MS,
         timeoutDuration: KEYS_TIMEOUT_MS,
-        [customFetch]: (url, options) => this.fetch(url, options),
+        // A key set answers where it is: a redirect fails the read, as any address not public.
+        [customFetch]: (url, options) =>
+          this.fetch(url, { method: options.method, headers: options.headers, signal: options.signal, redirect: 'error', timeoutMs: KEYS_TIMEOUT_MS, maxBytes: KEYS_MAX_BYTES }),
       });
       this.keySets.set(jwksUri, set);
     }
@@ -90,7 +96,7 @@ function describe(error: unknown, token: string, check: IdTokenCheck): string {
   }
   if (error instanceof errors.JOSEAlgNotAllowed) return 'invalid algorithm';
   if (error instanceof errors.JWSInvalid || error instanceof errors.JWTInvalid) return 'jwt malformed';
-  if (error instanceof errors.JWKSTimeout || error instanceof errors.JWKSInvalid || error instanceof TypeError || error instanceof errors.JOSEError) {
+  if (error instanceof errors.JWKSTimeout || error instanceof errors.JWKSInvalid || error instanceof TypeError || error instanceof errors.JOSEError || error instanceof OutboundError) {
     const cause = error instanceof Error && error.cause instanceof Error ? `: ${error.cause.message}` : '';
     return `${check.label}'s signing keys could not be read from ${check.jwksUri} (${(error as Error).message}${cause}); try again later.`;
   }

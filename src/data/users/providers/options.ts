@@ -5,7 +5,7 @@ import { z } from 'zod';
  * provider name → its options, under Parse Server 9's option names. Each built-in provider's
  * endpoints are options too (`jwksUri`, `tokenUrl`, `userUrl`, `graphUrl`), defaulting to the
  * provider's own, so that an app can be pointed at a stand-in (tests, an offline machine); they are
- * fetched only if public or listed in BACKYARD_CLOUD_ALLOW_HOSTS (shared/publicFetch.ts). Any other
+ * fetched only if public or listed in BACKYARD_CLOUD_ALLOW_HOSTS (shared/outbound/client.ts). Any other
  * name with `"oidc": true` is a generic OpenID Connect provider of the app's choosing.
  */
 
