@@ -4,6 +4,7 @@ import { ParseError } from '../src/data/errors.js';
 import { MAX_PROGRAM_SIZE, compileRegex, regexMatches } from '../src/data/query/regex.js';
 import { MAX_PATTERN_LENGTH, readPattern } from '../src/data/query/regexSyntax.js';
 import { postgresRegex } from '../src/data/storage/postgres/regex.js';
+import { flags, safePattern as alternation, text } from './helpers/regexGrammar.js';
 
 /** The 102 compileRegex throws for `pattern`, or undefined when it compiles. */
 function refusal(pattern: string, options = ''): ParseError | undefined {
@@ -15,32 +16,6 @@ function refusal(pattern: string, options = ''): ParseError | undefined {
     throw error;
   }
 }
-
-/**
- * Patterns from a grammar both engines read alike: literals, escaped punctuation, classes, `.`,
- * `\d \w \s` and their negations, quantifiers (greedy and lazy, counted), alternation, anchors, word
- * boundaries and groups. Its alphabet leaves out what JavaScript reads otherwise on purpose
- * (`\r` and U+2028 end a line for JavaScript's `.` and `$`, not for RE2, PCRE or PostgreSQL).
- */
-const ALPHABET = ['a', 'b', 'A', 'B', 'é', 'É', '1', ' ', '-', '_', '\n', '.'];
-const atom = fc.oneof(
-  fc.constantFrom('a', 'b', 'A', 'é', 'É', '1', ' ', '-', '_'),
-  fc.constantFrom('\\.', '\\-', '\\*', '\\n'),
-  fc.constantFrom('[ab]', '[^a]', '[a-c]', '[é1]', '[^\\n]', '[\\d_]', '[-a]', '[.]'),
-  fc.constantFrom('.', '\\d', '\\w', '\\s', '\\D', '\\W', '\\S'),
-);
-const quantifier = fc.constantFrom('', '', '*', '+', '?', '*?', '+?', '??', '{2}', '{1,3}', '{0,}', '{2,}?');
-const { alternation } = fc.letrec<{ alternation: string; sequence: string; piece: string }>((tie) => ({
-  piece: fc.oneof(
-    { weight: 4, arbitrary: fc.tuple(atom, quantifier).map(([a, q]) => a + q) },
-    { weight: 1, arbitrary: fc.constantFrom('^', '$', '\\b', '\\B') },
-    { weight: 1, arbitrary: fc.tuple(fc.constantFrom('(', '(?:'), tie('alternation'), quantifier).map(([open, inner, q]) => `${open}${inner})${q}`) },
-  ),
-  sequence: fc.array(tie('piece'), { maxLength: 4 }).map((pieces) => pieces.join('')),
-  alternation: fc.array(tie('sequence'), { minLength: 1, maxLength: 3 }).map((branches) => branches.join('|')),
-}));
-const text = fc.array(fc.constantFrom(...ALPHABET), { maxLength: 12 }).map((chars) => chars.join(''));
-const flags = fc.subarray(['i', 'm', 's']).map((f) => f.join(''));
 
 describe('the linear-time engine agrees with JavaScript on the safe grammar', () => {
   it('whether a text matches, with every combination of i, m and s', () => {
