@@ -153,7 +153,10 @@ describe('the dialect', () => {
   });
 
   it('writes PostgreSQL what it means in RE2', () => {
-    expect(readPattern('\\d.\\b\\B\\A\\z', '')).toEqual({ re2: '\\d.\\b\\B\\A\\z', postgres: '[\\u0030-\\u0039][^\\n]\\y\\Y\\A\\Z' });
+    expect(readPattern('\\d.\\A\\z', '')).toEqual({ re2: '\\d.\\A\\z', postgres: '[\\u0030-\\u0039][^\\n]\\A\\Z' });
+    const word = '[\\u0030-\\u0039\\u0041-\\u005A\\u005F\\u0061-\\u007A]';
+    expect(readPattern('\\b', '').postgres).toBe(`(?:(?<=${word})(?!${word})|(?<!${word})(?=${word}))`);
+    expect(readPattern('\\B', '').postgres).toBe(`(?:(?<=${word})(?=${word})|(?<!${word})(?!${word}))`);
     expect(readPattern('[\\w-]', 's').postgres).toBe('[\\u0030-\\u0039\\u0041-\\u005A\\u005F\\u0061-\\u007A-]');
     expect(readPattern('\\S', '').postgres).toBe('[\\u0000-\\u0008\\u000B\\u000E-\\u001F\\u0021-\\U0010FFFF]');
     expect(readPattern('\\x41{2}}[[.a.]]', '')).toEqual({ re2: '\\x{41}{2}\\}[\\[.a.]]', postgres: '\\u0041{2}\\}[\\[.a.]]' });

@@ -19,6 +19,16 @@ import { PatternSyntaxError, REGEX_OPTIONS, readPattern } from './regexSyntax.js
  */
 export const MAX_PROGRAM_SIZE = 1000;
 
+/** The 102 for a pattern outside the dialect; `reason` says why without naming the subject. */
+export class RegexError extends ParseError {
+  constructor(
+    subject: string,
+    readonly reason: string,
+  ) {
+    super(ParseCode.INVALID_QUERY, `Invalid ${subject}: ${reason}`);
+  }
+}
+
 /** A compiled pattern: `test` answers whether some part of `text` matches. */
 export interface LinearRegex {
   test(text: string): boolean;
@@ -60,19 +70,19 @@ function build(pattern: string, options: string): LinearRegex | PatternSyntaxErr
  * Compiles a Parse `$regex` with its `$options` (i, m, s, x) for re2js, or returns it from a cache
  * of the last 500.
  * @param subject what the pattern is, for the error: `"$regex of name"`, `"query.where.name.$regex"`.
- * @throws ParseError 102 (INVALID_QUERY) "Invalid <subject>: <why>" for a pattern outside the
+ * @throws RegexError, a ParseError 102 (INVALID_QUERY) "Invalid <subject>: <why>", for a pattern outside the
  *   dialect (regexSyntax.ts), one RE2 cannot parse, or one too large (MAX_PROGRAM_SIZE); never
  *   another error, whatever the input.
  */
 export function compileRegex(pattern: string, options: string, subject = '$regex'): LinearRegex {
   // Checked before the cache key is made: options holding a `/` would make two keys one.
-  if (!REGEX_OPTIONS.test(options)) throw new ParseError(ParseCode.INVALID_QUERY, `Invalid ${subject}: $options may hold only i, m, s and x`);
+  if (!REGEX_OPTIONS.test(options)) throw new RegexError(subject, '$options may hold only i, m, s and x');
   const key = `${options}/${pattern}`;
   let entry = cache.get(key);
   if (entry === undefined) entry = build(pattern, options);
   else cache.delete(key);
   remember(key, entry);
-  if (entry instanceof PatternSyntaxError) throw new ParseError(ParseCode.INVALID_QUERY, `Invalid ${subject}: ${entry.message}`);
+  if (entry instanceof PatternSyntaxError) throw new RegexError(subject, entry.message);
   return entry;
 }
 

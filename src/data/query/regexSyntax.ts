@@ -75,6 +75,11 @@ const postgresCodePoint = (cp: number) => (cp <= 0xffff ? `\\u${hex(cp, 4)}` : `
 const postgresRanges = (ranges: readonly Range[]) =>
   ranges.map(([lo, hi]) => (lo === hi ? postgresCodePoint(lo) : `${postgresCodePoint(lo)}-${postgresCodePoint(hi)}`)).join('');
 
+const ASCII_WORD = `[${postgresRanges(SHORTHANDS.w!)}]`;
+/** RE2's `\b` and `\B` (ASCII word characters on either side) for PostgreSQL. */
+const ASCII_BOUNDARY = `(?:(?<=${ASCII_WORD})(?!${ASCII_WORD})|(?<!${ASCII_WORD})(?=${ASCII_WORD}))`;
+const ASCII_NOT_BOUNDARY = `(?:(?<=${ASCII_WORD})(?=${ASCII_WORD})|(?<!${ASCII_WORD})(?!${ASCII_WORD}))`;
+
 const isSurrogate = (cp: number) => cp >= 0xd800 && cp <= 0xdfff;
 
 /** One left-to-right pass writing both texts. */
@@ -219,8 +224,9 @@ class Translator {
       case 'A':
       case 'z':
         if (inClass) fail(`\\${n} is not valid inside [...]`);
-        // PostgreSQL spells a word boundary \y (\Y: not one) and the end of the text \Z.
-        return this.emit(`\\${n}`, { b: '\\y', B: '\\Y', A: '\\A', z: '\\Z' }[n]);
+        // PostgreSQL's end of the text is \Z; its word boundary \y follows the locale's letters,
+        // so RE2's ASCII one is written out with lookaround (linear there: no backreference).
+        return this.emit(`\\${n}`, { b: ASCII_BOUNDARY, B: ASCII_NOT_BOUNDARY, A: '\\A', z: '\\Z' }[n]);
       case 'd':
       case 'w':
       case 's':

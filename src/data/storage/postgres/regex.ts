@@ -1,7 +1,7 @@
 /**
  * Parse's `$regex` as a PostgreSQL advanced regular expression (PostgreSQL docs, "POSIX Regular
  * Expressions", 9.7.3), in the dialect SQLite runs through RE2 too (query/regexSyntax.ts writes the
- * body: `\b` as `\y`, `\d`/`\w`/`\s` as ASCII ranges, `.` without `s` as `[^\n]`). The flags become
+ * body: `\d`/`\w`/`\s` and `\b` as ASCII ranges and lookaround, `.` without `s` as `[^\n]`). The flags become
  * embedded options: `i` as `i`; `m` as `w` (`^`/`$` at line breaks) and otherwise `s`. Both keep
  * `[^x]` matching a newline, as RE2 and PCRE do (the newline-sensitive `n` and `p` would not).
  */
