@@ -8,7 +8,10 @@
  * (regex.ts compiles the RE2 text; storage/postgres/regex.ts adds PostgreSQL's embedded options).
  */
 
-/** The `$options` Parse Server accepts (`/^[imxs]+$/`, its MongoTransform and PostgresStorageAdapter). */
+/**
+ * The `$options` Parse documents (i, m, s, x; Parse Server's DatabaseController also lets `u` through,
+ * which Backyard refuses as before: every pattern here reads code points).
+ */
 export const REGEX_OPTIONS = /^[imxs]*$/;
 
 /** The longest pattern accepted, in UTF-16 code units; the SDKs' `startsWith`/`contains` of a long text stay well below. */
@@ -156,7 +159,7 @@ class Translator {
       return this.emit(']');
     }
     if (c === '[') {
-      const named = /^\[:([A-Za-z^]*):\]/.exec(this.source.slice(this.i, this.i + 12));
+      const named = this.at(/\[:([A-Za-z^]*):\]/y);
       if (named) {
         if (!POSIX_CLASSES.has(named[1]!)) fail(`[:${named[1]}:] is not a known class; use one of ${[...POSIX_CLASSES].join(', ')}`);
         this.i += named[0].length;
@@ -172,7 +175,7 @@ class Translator {
 
   /** `(`: a group; of the `(?` forms only `(?:` and named groups (names are dropped: nothing reads captures). */
   private group(): void {
-    const rest = this.source.slice(this.i, this.i + 40);
+    const rest = this.source.slice(this.i, this.i + 4);
     if (!rest.startsWith('(?')) {
       this.i++;
       return this.emit('(');
@@ -181,21 +184,21 @@ class Translator {
       this.i += 3;
       return this.emit('(?:');
     }
-    const named = /^\(\?P?<([A-Za-z_][A-Za-z0-9_]*)>/.exec(rest);
+    const named = this.at(/\(\?P?<([A-Za-z_][A-Za-z0-9_]*)>/y);
     if (named) {
       this.i += named[0].length;
       return this.emit('(');
     }
     if (rest.startsWith('(?=') || rest.startsWith('(?!')) fail('lookahead ((?= and (?!) is not supported: it needs a backtracking engine');
     if (rest.startsWith('(?<=') || rest.startsWith('(?<!')) fail('lookbehind ((?<= and (?<!) is not supported: it needs a backtracking engine');
-    if (rest.startsWith('(?P=') || rest.startsWith('(?P>') || rest.startsWith('(?&') || /^\(\?[+-]?\d/.test(rest)) fail('backreferences and recursion are not supported: they need a backtracking engine');
+    if (rest.startsWith('(?P=') || rest.startsWith('(?P>') || rest.startsWith('(?&') || this.at(/\(\?[+-]?\d/y)) fail('backreferences and recursion are not supported: they need a backtracking engine');
     if (rest.startsWith('(?>')) fail('atomic groups ((?>) are not supported');
     fail('inline options and other (? groups are not supported; pass options in $options');
   }
 
   /** `{`: a repetition `{n}`, `{n,}` or `{n,m}`, or else a literal brace (in both engines). */
   private bound(): void {
-    const m = /^\{(\d+)(,(\d*))?\}/.exec(this.source.slice(this.i, this.i + 24));
+    const m = this.at(/\{(\d+)(,(\d*))?\}/y);
     if (!m) {
       this.i++;
       return this.emit('\\{');
@@ -245,23 +248,23 @@ class Translator {
       case 'a':
         return this.emit(`\\${n}`);
       case '0':
-        return this.codePoint(this.digits(/^[0-7]{0,2}/), 8, '\\0');
+        return this.codePoint(this.digits(/[0-7]{0,2}/y), 8, '\\0');
       case 'x': {
-        const braced = /^\{([0-9A-Fa-f]{1,6})\}/.exec(this.source.slice(this.i, this.i + 8));
+        const braced = this.at(/\{([0-9A-Fa-f]{1,6})\}/y);
         if (braced) {
           this.i += braced[0].length;
           return this.codePoint(braced[1]!, 16, '\\x');
         }
-        const two = this.digits(/^[0-9A-Fa-f]{2}/);
+        const two = this.digits(/[0-9A-Fa-f]{2}/y);
         if (two === '') fail('\\x needs two hexadecimal digits or {hex}');
         return this.codePoint(two, 16, '\\x');
       }
       case 'u': {
-        const four = this.digits(/^[0-9A-Fa-f]{4}/);
+        const four = this.digits(/[0-9A-Fa-f]{4}/y);
         if (four === '') fail('\\u needs four hexadecimal digits');
         let cp = parseInt(four, 16);
         // A UTF-16 pair written as two escapes (JavaScript's way to write an emoji) is one character.
-        const low = /^\\u(d[c-f][0-9a-f]{2})/i.exec(this.source.slice(this.i, this.i + 6));
+        const low = this.at(/\\u(d[c-f][0-9a-f]{2})/iy);
         if (cp >= 0xd800 && cp <= 0xdbff && low) {
           this.i += 6;
           cp = 0x10000 + ((cp - 0xd800) << 10) + (parseInt(low[1]!, 16) - 0xdc00);
@@ -281,9 +284,15 @@ class Translator {
     this.emit(isPunctuation(n) ? `\\${n}` : n);
   }
 
-  /** Consumes what `re` matches at `i`; '' when nothing. */
+  /** What the sticky `re` matches at `i` (nothing consumed). */
+  private at(re: RegExp): RegExpExecArray | null {
+    re.lastIndex = this.i;
+    return re.exec(this.source);
+  }
+
+  /** Consumes what the sticky `re` matches at `i`; '' when nothing. */
   private digits(re: RegExp): string {
-    const m = re.exec(this.source.slice(this.i, this.i + 8))?.[0] ?? '';
+    const m = this.at(re)?.[0] ?? '';
     this.i += m.length;
     return m;
   }
