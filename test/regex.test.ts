@@ -140,6 +140,7 @@ describe('the dialect', () => {
     // One character is one code point, as in PCRE and PostgreSQL (JavaScript without `u` sees two).
     expect(regexMatches('^.$', '', '😀')).toBe(true);
     expect(regexMatches('^(?<year>\\d{4})-(?P<month>\\d\\d)$', '', '2024-05')).toBe(true);
+    expect(regexMatches(`^(?<${'n'.repeat(60)}>a)$`, '', 'a')).toBe(true);
     expect(regexMatches('^[]a]+$', '', 'a]')).toBe(true);
     expect(regexMatches('a{,2}', '', 'a{,2}')).toBe(true);
     expect(regexMatches('^[[:alpha:]]+$', '', 'abc')).toBe(true);
