@@ -239,6 +239,28 @@ describe('LiveQuery with the JS SDK', () => {
     const inner = new Parse.Query('Other');
     await expect(new Parse.Query('Message').matchesQuery('other', inner).subscribe(alice.getSessionToken())).rejects.toMatchObject({ code: 102 });
   });
+
+  it("matches a subscriber's $regex in linear time, in the query dialect, and refuses backreferences with 102", async () => {
+    // A backtracking engine takes seconds on `^(a+)+$` against 29 a's and a `!`, for every save.
+    const subscription = await new Parse.Query('Message').matches('text', '^(a+)+$').subscribe(alice.getSessionToken());
+    const next = events(subscription);
+    await new Parse.Object('Message').save({ room: 'regex', text: `${'a'.repeat(5000)}!` }, { sessionToken: bob.getSessionToken() });
+    const matching = await new Parse.Object('Message').save({ room: 'regex', text: 'a'.repeat(5000) }, { sessionToken: bob.getSessionToken() });
+    const created = await next();
+    expect([created.op, created.object.id]).toEqual(['create', matching.id]);
+    await subscription.unsubscribe();
+    // The x option is honoured as in a query.
+    const extended = await new Parse.Query('Message').matches('text', '^ b  c # comment', 'x').subscribe(alice.getSessionToken());
+    const nextExtended = events(extended);
+    const bc = await new Parse.Object('Message').save({ room: 'regex', text: 'bc' }, { sessionToken: bob.getSessionToken() });
+    expect((await nextExtended()).object.id).toBe(bc.id);
+    await extended.unsubscribe();
+    await expect(new Parse.Query('Message').matches('text', '(a)\\1').subscribe(alice.getSessionToken())).rejects.toMatchObject({
+      code: 102,
+      message: 'Invalid query.where.text.$regex: backreferences (\\1) are not supported: they need a backtracking engine',
+    });
+    await expect(new Parse.Query('Message').matches('text', 'a(?=b)').subscribe(alice.getSessionToken())).rejects.toMatchObject({ code: 102 });
+  });
 });
 
 describe('the LiveQuery protocol over a plain WebSocket', () => {

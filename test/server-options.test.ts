@@ -86,6 +86,8 @@ describe('the options and their defaults', () => {
       [{ sessionLength: -5 }, 'sessionLength', /sessionLength must be a number of seconds above 0/],
       [{ 'fileUpload.enableForPublic': 'yes' }, 'fileUpload.enableForPublic', /fileUpload\.enableForPublic must be true or false; got "yes"/],
       [{ 'fileUpload.fileExtensions': ['png', '('] }, 'fileUpload.fileExtensions.1', /not a valid regular expression/],
+      [{ 'fileUpload.fileExtensions': ['^(a)\\1$'] }, 'fileUpload.fileExtensions.0', /holds "\^\(a\)\\\\1\$", which is not a valid regular expression here: backreferences \(\\1\) are not supported/],
+      [{ 'fileUpload.fileExtensions': ['^(?<=a)png'] }, 'fileUpload.fileExtensions.0', /lookbehind \(\(\?<= and \(\?<!\) is not supported/],
       [{ fileUpload: { enableForPublic: true, enableForEveryone: true } }, 'fileUpload.enableForEveryone', /There is no setting "fileUpload\.enableForEveryone"/],
       [{ maxlimit: 5 }, 'maxlimit', /There is no setting "maxlimit"\. The settings are allowClientClassCreation, /],
       [{ protectedFields: { Person: { ' x': ['ssn'] } } }, 'protectedFields.Person', /' x' is not a valid key/],
@@ -276,6 +278,23 @@ describe('fileUpload', () => {
     await appWith({ 'fileUpload.enableForPublic': true, 'fileUpload.fileExtensions': ['*'] });
     expect((await refusal(new Parse.File('page.html', { base64: Buffer.from('<p>').toString('base64') }).save())).code).toBe(130);
     expect((await new Parse.File('notes.txt', { base64: Buffer.from('hi').toString('base64') }).save()).name()).toMatch(/_notes\.txt$/);
+  });
+
+  it("fileExtensions run in linear time: an owner's catastrophic pattern cannot hold the server; Parse's ^(?!...) form works", async () => {
+    // A backtracking engine takes 2^100 steps on this extension; one owner would stop every app.
+    await appWith({ 'fileUpload.enableForPublic': true, 'fileUpload.fileExtensions': ['^(a+)+$'] });
+    const long = `x.${'a'.repeat(100)}b`;
+    const refused = await refusal(new Parse.File(long, { base64: Buffer.from('hi').toString('base64') }).save());
+    expect([refused.code, refused.message]).toEqual([130, `File upload of extension ${'a'.repeat(100)}b is disabled.`]);
+    // An unknown extension is checked with the declared type's subtype too.
+    const allowed = new Parse.File(`x.${'a'.repeat(100)}`, { base64: Buffer.from('hi').toString('base64') }, `application/${'a'.repeat(100)}`);
+    expect((await allowed.save()).name()).toMatch(/_x\.a+$/);
+    // Parse Server's default is a negative lookahead at the start; that form is read as two linear matches.
+    await appWith({ 'fileUpload.enableForPublic': true, 'fileUpload.fileExtensions': ['^(?!(jpe?g|gif)$)'] });
+    expect((await refusal(new Parse.File('a.gif', { base64: Buffer.from('hi').toString('base64') }).save())).code).toBe(130);
+    expect((await refusal(new Parse.File('a.jpeg', { base64: Buffer.from('hi').toString('base64') }).save())).code).toBe(130);
+    expect((await new Parse.File('a.png', [...png]).save()).name()).toMatch(/_a\.png$/);
+    expect((await new Parse.File('a.gifs', { base64: Buffer.from('hi').toString('base64') }).save()).name()).toMatch(/_a\.gifs$/);
   });
 });
 

@@ -1,5 +1,7 @@
 import { z } from 'zod';
 import { parseClassLevelPermissions } from './classPermissions.js';
+import { compileExtensionPattern } from './extensionPattern.js';
+import { RegexError, type LinearRegex } from './query/regex.js';
 import { isClassName } from './types.js';
 import { authSettings } from './users/providers/options.js';
 import { pushSettings } from './push/options.js';
@@ -20,7 +22,10 @@ export const DEFAULT_FILE_EXTENSIONS = [
 const flag = (fallback: boolean) => z.boolean({ error: 'must be true or false' }).default(fallback);
 const count = z.number({ error: 'must be a whole number of at least 1' }).int({ error: 'must be a whole number of at least 1' }).min(1, { error: 'must be a whole number of at least 1' });
 
-/** A `fileExtensions` entry: `*` (any) or a regular expression an extension must match, as Parse Server reads it. */
+/**
+ * A `fileExtensions` entry: `*` (any) or a regular expression an extension must match, as Parse
+ * Server reads it, in the linear-time dialect of `$regex` (extensionPattern.ts).
+ */
 const extensionPattern = z
   .string({ error: 'must be a list of regular expressions (strings), or ["*"]' })
   .min(1, { error: 'must not hold an empty pattern' })
@@ -28,9 +33,10 @@ const extensionPattern = z
   .superRefine((pattern, ctx) => {
     if (pattern === '*') return;
     try {
-      new RegExp(pattern);
-    } catch {
-      ctx.addIssue({ code: 'custom', message: `holds ${JSON.stringify(pattern)}, which is not a valid regular expression` });
+      compileExtensionPattern(pattern);
+    } catch (error) {
+      if (!(error instanceof RegexError)) throw error;
+      ctx.addIssue({ code: 'custom', message: `holds ${JSON.stringify(pattern)}, which is not a valid regular expression here: ${error.reason}` });
     }
   });
 
@@ -286,14 +292,17 @@ export function protectedFieldsFor(
   return merged;
 }
 
-const patternCache = new WeakMap<readonly string[], RegExp[] | 'any'>();
+const patternCache = new WeakMap<readonly string[], LinearRegex[] | 'any'>();
 
-/** Whether `fileUpload.fileExtensions` lets a client upload a file with this extension (or content subtype), as Parse Server tests each pattern. */
+/**
+ * Whether `fileUpload.fileExtensions` lets a client upload a file with this extension (or content
+ * subtype), as Parse Server tests each pattern; in linear time (extensionPattern.ts).
+ */
 export function extensionAllowed(settings: ServerSettings, extension: string): boolean {
   const list = settings.fileUpload.fileExtensions;
   let patterns = patternCache.get(list);
   if (!patterns) {
-    patterns = list.includes('*') ? 'any' : list.map((p) => new RegExp(p));
+    patterns = list.includes('*') ? 'any' : list.map(compileExtensionPattern);
     patternCache.set(list, patterns);
   }
   return patterns === 'any' || patterns.some((p) => p.test(extension));

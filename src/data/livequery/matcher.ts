@@ -1,4 +1,5 @@
 import { ParseCode, ParseError } from '../errors.js';
+import { compileRegex, regexMatches } from '../query/regex.js';
 
 /**
  * Whether one object matches a subscription's `where`, in memory, as Parse Server's LiveQuery tests
@@ -32,12 +33,13 @@ export function checkLiveWhere(where: unknown, path = 'where'): void {
       if (!op.startsWith('$')) continue;
       if (!SUPPORTED.has(op)) throw new ParseError(ParseCode.INVALID_QUERY, `LiveQuery does not support ${op} (${path}.${key}); it matches each saved object alone, without other objects or geometry.`);
     }
-    if (typeof constraint.$regex === 'string') {
-      try {
-        new RegExp(constraint.$regex, regexFlags(constraint.$options));
-      } catch {
-        throw new ParseError(ParseCode.INVALID_QUERY, `${path}.${key}.$regex is not a valid regular expression.`);
-      }
+    if ('$regex' in constraint) {
+      // The same dialect and linear-time engine as a query's $regex (query/regex.ts): a subscriber's
+      // pattern runs against every saved object of the class, on the event loop.
+      const { $regex, $options = '' } = constraint;
+      if (typeof $regex !== 'string') throw new ParseError(ParseCode.INVALID_QUERY, `${path}.${key}.$regex must be a string.`);
+      if (typeof $options !== 'string') throw new ParseError(ParseCode.INVALID_QUERY, `${path}.${key}.$options must be a string of i, m, s and x.`);
+      compileRegex($regex, $options, `${path}.${key}.$regex`);
     }
   }
 }
@@ -95,7 +97,8 @@ function matchesField(value: unknown, constraint: unknown): boolean {
         if ((value !== undefined && value !== null) !== Boolean(operand)) return false;
         break;
       case '$regex':
-        if (typeof value !== 'string' || !new RegExp(String(operand), regexFlags(constraint.$options)).test(value)) return false;
+        // checkLiveWhere compiled the pattern and its options at subscribe.
+        if (!regexMatches(String(operand), typeof constraint.$options === 'string' ? constraint.$options : '', value)) return false;
         break;
       case '$all':
         if (!Array.isArray(value) || !Array.isArray(operand) || !operand.every((o) => value.some((v) => same(v, o)))) return false;
@@ -108,11 +111,6 @@ function matchesField(value: unknown, constraint: unknown): boolean {
     }
   }
   return true;
-}
-
-/** Parse's `$options` (i, m, s, x) as JavaScript flags; `x` has no JavaScript equivalent and is ignored. */
-function regexFlags(options: unknown): string {
-  return typeof options === 'string' ? [...new Set(options.replace(/[^ims]/g, ''))].join('') : '';
 }
 
 /** Equality, or for an array field, that the array holds the value (Parse's equality on arrays). */

@@ -1,9 +1,8 @@
 /**
- * Query semantics in JavaScript that a database may lack: Parse's `$regex` (cached RegExps),
- * great-circle distances and point-in-polygon. The SQLite adapter registers them as SQL functions
- * (storage/sqlite/functions.ts); aggregation's `$geoNear` uses them directly.
+ * Query semantics in JavaScript that a database may lack: great-circle distances and
+ * point-in-polygon (Parse's `$regex` is regex.ts's). The SQLite adapter registers them as SQL
+ * functions (storage/sqlite/functions.ts); aggregation's `$geoNear` uses them directly.
  */
-import { toRegExp } from './pattern.js';
 
 /** Radius of the earth Parse uses to turn kilometres and miles into radians. */
 export const EARTH_RADIUS_KM = 6371;
@@ -11,7 +10,7 @@ export const EARTH_RADIUS_MILES = 3958.8;
 
 const CACHE_LIMIT = 500;
 
-/** A small memo that forgets everything when full (patterns and polygons are few and repeat). */
+/** A small memo that forgets everything when full (polygons are few and repeat). */
 function memo<T>(make: (key: string) => T): (key: string) => T {
   const cache = new Map<string, T>();
   return (key) => {
@@ -23,16 +22,6 @@ function memo<T>(make: (key: string) => T): (key: string) => T {
     }
     return value;
   };
-}
-
-const regexFor = memo((key) => {
-  const cut = key.indexOf('/');
-  return toRegExp(key.slice(cut + 1), key.slice(0, cut));
-});
-
-/** Whether `value` (a string) matches a Parse `$regex` with `$options` (i, m, s, x). */
-export function regexpMatches(pattern: string, options: string, value: unknown): boolean {
-  return typeof value === 'string' && regexFor(`${options}/${pattern}`).test(value);
 }
 
 const toRadians = (degrees: number) => (degrees * Math.PI) / 180;

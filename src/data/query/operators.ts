@@ -4,7 +4,8 @@
  * Semantics are Mongo's (Parse Server's reference backend), checked against mingo in test/query.test.ts.
  */
 import type { SqlFragment, Target } from './dialect.js';
-import { REGEX_OPTIONS, toRegExp } from './pattern.js';
+import { compileRegex } from './regex.js';
+import { REGEX_OPTIONS } from './regexSyntax.js';
 import { isRelativeTime, relativeDate } from './relativeTime.js';
 import { FALSE, TRUE, and, anyOf, frag, invalidJson, invalidQuery, isColumn, isPlainObject, not, throughArray, type Ctx, type FieldRef } from './sql.js';
 import { compares, equals, needsWhole, oneOf, parseLiteral, parseRangeLiteral, type Literal } from './values.js';
@@ -86,16 +87,17 @@ export const $exists: FieldOperator = (ctx, field, raw) => {
   return frag(`${ctx.options.dialect.dataTarget(field.alias, field.path).typeAt()} ${value ? 'IS NOT NULL' : 'IS NULL'}`);
 };
 
-/** A `$regex` (with its `$options`) checked now, so that a bad pattern answers 102 rather than failing in SQL. */
-function regexArgs(pattern: unknown, options: unknown): [string, string] {
-  if (typeof pattern !== 'string') throw invalidQuery('$regex needs a string');
+/**
+ * A `$regex` (with its `$options`) checked now, in the dialect both databases run (regexSyntax.ts),
+ * so that a bad pattern answers 102 naming the field rather than failing in SQL; compiling it here
+ * also fills the cache SQLite's `parse_regexp` reads.
+ */
+function regexArgs(field: FieldRef, pattern: unknown, options: unknown): [string, string] {
+  const name = field.path.join('.');
+  if (typeof pattern !== 'string') throw invalidQuery(`$regex of ${name} needs a string`);
   const flags = options === undefined ? '' : options;
-  if (typeof flags !== 'string' || !REGEX_OPTIONS.test(flags)) throw invalidQuery('$options may hold only i, m, s and x');
-  try {
-    toRegExp(pattern, flags);
-  } catch {
-    throw invalidQuery(`Invalid $regex: ${pattern}`);
-  }
+  if (typeof flags !== 'string' || !REGEX_OPTIONS.test(flags)) throw invalidQuery(`$options of ${name} may hold only i, m, s and x`);
+  compileRegex(pattern, flags, `$regex of ${name}`);
   return [pattern, flags];
 }
 
@@ -139,7 +141,7 @@ const matchesRegex = (ctx: Ctx, t: Target, [pattern, flags]: [string, string]): 
 
 /** `$regex` + `$options`: a string matching the pattern (on an Array field: any string element). */
 export const $regex: FieldOperator = (ctx, field, value, ops) => {
-  const args = regexArgs(value, ops.$options);
+  const args = regexArgs(field, value, ops.$options);
   return anyOf(ctx, field, (t) => matchesRegex(ctx, t, args));
 };
 
@@ -156,7 +158,7 @@ export const $options: FieldOperator = (_ctx, _field, _value, ops) => {
 function allElement(ctx: Ctx, field: FieldRef, value: unknown): SqlFragment {
   if (isPlainObject(value) && Object.keys(value).some((k) => k.startsWith('$'))) {
     if (!('$regex' in value) || Object.keys(value).some((k) => k !== '$regex' && k !== '$options')) return FALSE;
-    const args = regexArgs(value.$regex, value.$options);
+    const args = regexArgs(field, value.$regex, value.$options);
     return anyOf(ctx, field, (t) => matchesRegex(ctx, t, args));
   }
   const lit = literalFor(field, value);

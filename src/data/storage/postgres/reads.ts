@@ -35,7 +35,7 @@ interface RowRecord {
 }
 
 const toRow = (r: RowRecord): StoredRow => ({ objectId: r.objectId, createdAt: r.createdAt, updatedAt: r.updatedAt, data: r.data, acl: r.acl });
-/** PostgreSQL's invalid_regular_expression: a `$regex` JavaScript accepts and PostgreSQL's engine does not. */
+/** PostgreSQL's invalid_regular_expression: a `$regex` of the dialect (query/regexSyntax.ts) that PostgreSQL's compiler finds too complex. */
 const INVALID_REGEX = '2201B';
 /**
  * PostgreSQL's refusals of U+0000 in a bound value: untranslatable_character (jsonb cannot hold

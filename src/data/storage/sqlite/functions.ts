@@ -3,8 +3,9 @@
  * every connection that runs compiled SQL.
  */
 import type BetterSqlite3 from 'better-sqlite3';
-import { geoDistance, pointInPolygon, regexpMatches, ringFor } from '../../query/functions.js';
+import { geoDistance, pointInPolygon, ringFor } from '../../query/functions.js';
 import { textMatches } from '../../query/pattern.js';
+import { regexMatches } from '../../query/regex.js';
 
 type Database = BetterSqlite3.Database;
 
@@ -20,7 +21,7 @@ export const FN = {
 
 /**
  * Registers on a better-sqlite3 connection:
- * - `parse_regexp(pattern, options, value)`: 1 when the string `value` matches (compiled RegExps cached);
+ * - `parse_regexp(pattern, options, value)`: 1 when the string `value` matches, in linear time (query/regex.ts);
  * - `parse_text(value, term, caseSensitive, diacriticSensitive)`: 1 when `value` holds every term word;
  * - `parse_geo_distance(lat1, lng1, lat2, lng2)`: radians, NULL unless all four are numbers;
  * - `parse_geo_in_polygon(lat, lng, ringJson)`: 1 when inside or on the edge, NULL for a bad ring.
@@ -28,7 +29,7 @@ export const FN = {
 export function registerQueryFunctions(db: Database): void {
   const deterministic = { deterministic: true } as const;
   db.function(FN.regexp, deterministic, (pattern: unknown, options: unknown, value: unknown) =>
-    typeof pattern === 'string' && typeof options === 'string' && regexpMatches(pattern, options, value) ? 1 : 0,
+    typeof pattern === 'string' && typeof options === 'string' && regexMatches(pattern, options, value) ? 1 : 0,
   );
   db.function(FN.text, deterministic, (value: unknown, term: unknown, caseSensitive: unknown, diacriticSensitive: unknown) =>
     typeof term === 'string' && textMatches(value, term, caseSensitive === 1, diacriticSensitive === 1) ? 1 : 0,
