@@ -115,6 +115,12 @@ describe('the build context', () => {
     expect(patternRegex('**/*.log').test('a.log')).toBe(true);
     expect(patternRegex('file?.txt').test('file1.txt')).toBe(true);
     expect(patternRegex('[ab].txt').test('b.txt')).toBe(true);
+    expect(patternRegex('[!ab].txt').test('b.txt')).toBe(false);
+    // A line a repository's author chose to backtrack (exponential in JavaScript's RegExp): linear here.
+    const hostile = patternRegex(`${'**a'.repeat(30)}b`);
+    const started = process.hrtime.bigint();
+    expect(hostile.test('a'.repeat(40))).toBe(false);
+    expect(Number(process.hrtime.bigint() - started) / 1e6).toBeLessThan(5000);
     const rules = parseDockerignore('node_modules\n*.log\n!keep.log\n');
     expect(isIgnored('node_modules/a/index.js', rules)).toBe(true);
     expect(isIgnored('src/node_modules/b.js', rules)).toBe(false);
