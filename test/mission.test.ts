@@ -48,6 +48,19 @@ describe.skipIf(SKIP_DOCKER)('the mission, through MCP as a chat assistant', () 
   /** Filled in as the mission goes. */
   const state: Record<string, any> = {};
 
+  /**
+   * Runs `command` in the environment and, as an assistant does when a command outlasts
+   * executeCommand's wait (a loaded machine), follows it with inspectCommandExecution for up to 2 minutes.
+   */
+  async function executeToEnd(developmentEnvironmentId: string, command: string): Promise<Record<string, any>> {
+    let result = await call(client, 'executeCommand', { developmentEnvironmentId, command });
+    for (const deadline = Date.now() + 120_000; result.status === 'running' && Date.now() < deadline; ) {
+      await new Promise((resolve) => setTimeout(resolve, 250));
+      result = await call(client, 'inspectCommandExecution', { developmentEnvironmentId, commandExecutionId: result.id });
+    }
+    return result;
+  }
+
   beforeAll(async () => {
     await requireDocker(OFFLINE_IMAGE, DEBIAN_IMAGE);
     // Backyard's default image (no BACKYARD_DEVENV_IMAGE): it chooses by itself. Node needs more than 64 MiB.
@@ -195,12 +208,7 @@ describe.skipIf(SKIP_DOCKER)('the mission, through MCP as a chat assistant', () 
     expect(environment).toMatchObject({ image: DEBIAN_IMAGE, installCommand: 'apt-get update && apt-get install -y <package>' });
     expect(server.platform.config.devenvImage).toBe('alpine:3.20');
     const run = async (command: string) => {
-      let result = await call(client, 'executeCommand', { developmentEnvironmentId: environment.id, command });
-      // As an assistant does when a command outlasts executeCommand's wait (a loaded machine): follow it.
-      for (const deadline = Date.now() + 60_000; result.status === 'running' && Date.now() < deadline; ) {
-        await new Promise((resolve) => setTimeout(resolve, 250));
-        result = await call(client, 'inspectCommandExecution', { developmentEnvironmentId: environment.id, commandExecutionId: result.id });
-      }
+      const result = await executeToEnd(environment.id, command);
       expect(result, command).toMatchObject({ status: 'exited', exitCode: 0 });
       return result.stdout as string;
     };
@@ -253,8 +261,8 @@ describe.skipIf(SKIP_DOCKER)('the mission, through MCP as a chat assistant', () 
     const fill = (text: string) => text.replaceAll('<token from step 7>', token).replaceAll('<login>', 'alice');
     for (const n of [3, 4, 5, 8]) {
       const { command } = step(n);
-      const result = await call(client, 'executeCommand', { developmentEnvironmentId: state.environmentId, command: fill(command) });
-      expect(result, `step ${n}: ${command}`).toMatchObject({ status: 'exited', exitCode: 0 });
+      const result = await executeToEnd(state.environmentId, fill(command));
+      expect(result, `step ${n}: ${command}: ${JSON.stringify(result)}`).toMatchObject({ status: 'exited', exitCode: 0 });
     }
     const dockerfile = (await call(client, 'executeCommand', { developmentEnvironmentId: state.environmentId, command: 'head -n 1 /workspace/hello-web/Dockerfile' })).stdout;
     expect(dockerfile).toBe(`FROM ${DEBIAN_IMAGE}\n`);
