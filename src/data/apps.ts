@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { homePaths } from '../config.js';
+import type { AppKeys } from './appKeys.js';
 import type { DataEngine } from './engine.js';
 import { AppServices } from './appServices.js';
 import { DataStore } from './store.js';
@@ -14,19 +15,7 @@ import { Outbox, type MailRecord } from './mail/outbox.js';
 import { createLogger, type Logger } from '../log.js';
 import { JobScheduler } from './cloud/scheduler.js';
 
-/** The keys of a Backend App, as the platform keeps them (spec, Interface B, "Authentication"). */
-export interface AppKeys {
-  applicationId: string;
-  restKey: string;
-  javascriptKey: string;
-  clientKey: string;
-  dotnetKey: string;
-  webhookKey: string;
-  fileKey: string;
-  masterKey: string;
-  /** The app's name as its owner chose it (mails and pages say it), when the directory knows it. */
-  appName?: string;
-}
+export type { AppKeys } from './appKeys.js';
 
 /** Where the data layer learns which apps exist, their keys and server options (the platform's Backend App records). */
 export interface AppDirectory {

@@ -1,5 +1,6 @@
 import { randomAlphanumeric } from '../shared/ids.js';
-import { aclAllows, clpAllows, type Auth, type QueryAccess } from './auth/context.js';
+import { aclAllows, clpAllows, type Auth } from './auth/context.js';
+import type { QueryAccess } from './auth/queryAccess.js';
 import { ownSessionsOnly } from './auth/sessions.js';
 import { defaultAclFor } from './classPermissions.js';
 import { ParseCode, ParseError } from './errors.js';

@@ -1,7 +1,7 @@
 import { checkingFace } from '../engine.js';
 import { createHash } from 'node:crypto';
 import type { Logger } from '../../log.js';
-import type { DataApps } from '../apps.js';
+import type { OutboundClient } from '../../shared/outbound/client.js';
 import { MASTER } from '../auth/context.js';
 import type { DataStore } from '../store.js';
 import { ParseCode, ParseError } from '../errors.js';
@@ -92,7 +92,7 @@ function fcmMessage(data: Record<string, unknown>): Record<string, unknown> {
  * @returns the `_PushStatus` objectId (answered in `X-Parse-Push-Status-Id`).
  * @throws ParseError 115 when the app has no `push` setting, or as readPushRequest.
  */
-export async function sendPush(store: DataStore, apps: Pick<DataApps, 'outbound'>, body: unknown, log: Logger): Promise<string> {
+export async function sendPush(store: DataStore, apps: { outbound: OutboundClient }, body: unknown, log: Logger): Promise<string> {
   const settings = store.settings().push;
   if (!settings) throw push115('Missing push configuration: set the app\'s "push" setting ({"ios": ..., "android": ..., "web": ...}).');
   const request = readPushRequest(body);
@@ -123,7 +123,7 @@ export async function sendPush(store: DataStore, apps: Pick<DataApps, 'outbound'
   return row.objectId;
 }
 
-async function deliver(store: DataStore, apps: Pick<DataApps, 'outbound'>, settings: PushSettings, request: PushRequest, statusId: string): Promise<void> {
+async function deliver(store: DataStore, apps: { outbound: OutboundClient }, settings: PushSettings, request: PushRequest, statusId: string): Promise<void> {
   await checkingFace(store).update('_PushStatus', statusId, { status: 'running' }, MASTER);
   const where = { $and: [request.where, { deviceType: { $in: ['ios', 'osx', 'tvos', 'android', 'web'] } }] };
   const installations: StoredRow[] = [];

@@ -1,5 +1,5 @@
 import { sameBytes } from '../../shared/sameBytes.js';
-import type { AppKeys } from '../apps.js';
+import type { AppKeys } from '../appKeys.js';
 import { MASTER, type Auth } from '../auth/context.js';
 import { ParseError } from '../errors.js';
 import type { AppServices } from '../appServices.js';

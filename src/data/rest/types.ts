@@ -1,4 +1,5 @@
-import type { AppKeys, DataApps } from '../apps.js';
+import type { AppKeys } from '../appKeys.js';
+import type { DataApps } from '../apps.js';
 import type { Auth } from '../auth/context.js';
 import type { AppServices } from '../appServices.js';
 import type { DataEngine } from '../engine.js';

@@ -5,6 +5,7 @@ import type { ServerSettings } from '../settings.js';
 import { isPlainObject } from '../values.js';
 import { unsupported } from './providers/catalog.js';
 import { isBuiltIn } from './providers/options.js';
+import type { AuthDataChanges } from './authDataChanges.js';
 
 /**
  * A user's `authData` (Parse REST guide, "Linking Users"): provider name → that provider's data,
@@ -13,8 +14,6 @@ import { isBuiltIn } from './providers/options.js';
  * data is checked with the provider first (providers/catalog.ts) and then stored as checked.
  */
 
-/** What a write asks of each provider: its data to link, or null to unlink it. */
-export type AuthDataChanges = Record<string, Record<string, unknown> | null>;
 
 
 /** Parse Server's answer when a provider id belongs to another user (RestWrite.handleAuthData). */

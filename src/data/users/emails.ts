@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { sameBytes } from '../../shared/sameBytes.js';
-import type { AppKeys, DataApps } from '../apps.js';
+import type { AppKeys } from '../appKeys.js';
+import type { Mailer } from '../mail/mailer.js';
 import type { DataStore } from '../store.js';
 import { ParseCode, ParseError } from '../errors.js';
 import type { StoredRow } from '../storage/adapter.js';
@@ -18,7 +19,8 @@ import { isPlainObject } from '../values.js';
 
 /** Where an app's mails and links come from. */
 export interface MailContext {
-  apps: Pick<DataApps, 'mailer' | 'mailFolder'>;
+  /** Where mails go out and are kept (DataApps has both). */
+  apps: { mailer: Mailer; mailFolder(applicationId: string): string };
   keys: AppKeys;
   /** The data API's public root, e.g. `http://localhost:4000/data`. */
   mountUrl: string;

@@ -9,7 +9,8 @@ import { checkProhibitedKeywords } from '../objects/keywords.js';
 import { checkAcl, isPlainObject } from '../values.js';
 import { hashPassword, verifyPassword } from './passwords.js';
 import { randomAlphanumeric } from '../../shared/ids.js';
-import { checkAuthDataFree, findLinkedUser, hasProviderData, linkedProviders, mergeAuthData, readAuthData, alreadyLinked, type AuthDataChanges } from './authData.js';
+import { checkAuthDataFree, findLinkedUser, hasProviderData, linkedProviders, mergeAuthData, readAuthData, alreadyLinked } from './authData.js';
+import type { AuthDataChanges } from './authDataChanges.js';
 import { sessionExpiry, type ServerSettings } from '../settings.js';
 import { endedTokens, userOfResetToken, verificationToken } from './emails.js';
 
