@@ -4,6 +4,7 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { MASTER, type Auth } from '../src/data/auth/context.js';
 import { DataEngine, newObjectId } from '../src/data/engine.js';
+import { DataStore } from '../src/data/store.js';
 import { classTableDdl } from '../src/data/storage/sqlite/classTables.js';
 import { SqliteAdapter } from '../src/data/storage/sqlite/adapter.js';
 
@@ -31,7 +32,8 @@ async function timed(fn: (i: number) => unknown): Promise<number> {
 export async function engineBench(): Promise<void> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'backyard-bench-engine-'));
   const adapter = new SqliteAdapter(path.join(dir, 'data.db'));
-  const engine = new DataEngine('bench', adapter, () => '');
+  const store = new DataStore('bench', adapter, () => '');
+  const engine = new DataEngine(store);
   const bare = new Database(path.join(dir, 'bare.db'));
   // The pragmas the adapter's store sets (storage/sqlite/store.ts), so that only the engine differs.
   bare.pragma('locking_mode = EXCLUSIVE');
@@ -84,7 +86,7 @@ export async function engineBench(): Promise<void> {
     }
   } finally {
     bare.close();
-    await engine.close();
+    await store.close();
     fs.rmSync(dir, { recursive: true, force: true });
   }
 }

@@ -13,14 +13,17 @@ import { runPipeline } from '../src/data/aggregate/run.js';
 import { fromStageDoc, toStageDoc } from '../src/data/aggregate/values.js';
 import { MASTER } from '../src/data/auth/context.js';
 import { DataEngine } from '../src/data/engine.js';
+import { DataStore } from '../src/data/store.js';
 import { SqliteAdapter } from '../src/data/storage/sqlite/adapter.js';
 
 let dir: string;
+let store: DataStore;
 let engine: DataEngine;
 
 beforeAll(async () => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'backyard-group-'));
-  engine = new DataEngine('group', new SqliteAdapter(path.join(dir, 'data.db')), () => '');
+  store = new DataStore('group', new SqliteAdapter(path.join(dir, 'data.db')), () => '');
+  engine = new DataEngine(store);
   const objects: Array<Record<string, unknown>> = [
     { category: 'b', score: 3, other: 1 },
     { category: 'a', score: 10 },
@@ -38,13 +41,13 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await engine?.close();
+  await store?.close();
   fs.rmSync(dir, { recursive: true, force: true });
 });
 
 /** The in-memory answer over the same objects, in creation order (objects made within one millisecond by objectId, as the SQL orders groups). */
 async function inMemory(spec: unknown, where: Record<string, unknown> = {}) {
-  const rows = await engine.rows('Item', { where, order: 'createdAt,objectId', limit: 1000 });
+  const rows = await store.rows('Item', { where, order: 'createdAt,objectId', limit: 1000 });
   return compileGroup(spec)(rows.map((r) => toStageDoc(engine.toJson('Item', r)))).map(fromStageDoc);
 }
 
@@ -57,8 +60,8 @@ describe('$group in SQL', () => {
     [{ _id: '$category', none: { $sum: '$other' }, mean: { $avg: '$other' } }],
   ])('answers %j as the in-memory run does', async (spec) => {
     expect(planGroup(spec, engine.schema.fields('Item'))).toBeDefined();
-    const byDatabase = vi.spyOn(engine, 'groupRows');
-    const answered = await runPipeline(engine, 'Item', [{ name: '$group', spec }], undefined);
+    const byDatabase = vi.spyOn(store, 'groupRows');
+    const answered = await runPipeline(store, 'Item', [{ name: '$group', spec }], undefined);
     expect(byDatabase).toHaveBeenCalledOnce();
     byDatabase.mockRestore();
     expect(answered).toEqual(await inMemory(spec));
@@ -66,7 +69,7 @@ describe('$group in SQL', () => {
 
   it('takes the where and the stages after it', async () => {
     const spec = { _id: '$category', total: { $sum: '$score' } };
-    const answered = await runPipeline(engine, 'Item', [{ name: '$match', spec: { score: { $gt: 0 } } }, { name: '$group', spec }, { name: '$sort', spec: { total: -1 } }], undefined);
+    const answered = await runPipeline(store, 'Item', [{ name: '$match', spec: { score: { $gt: 0 } } }, { name: '$group', spec }, { name: '$sort', spec: { total: -1 } }], undefined);
     const expected = (await inMemory(spec, { score: { $gt: 0 } })).sort((x, y) => (y.total as number) - (x.total as number));
     expect(answered).toEqual(expected);
   });

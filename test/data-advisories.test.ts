@@ -132,11 +132,11 @@ it('GHSA-7xg7-rqf6-pw6c: the master-only classes and finding or deleting _Instal
 
 it('GHSA-6r2j-cxgf-495f, GHSA-fcv6-fg5r-jm9q: sessions reached through redirectClassNameForKey, include or a sub-query stay their users’ own', async () => {
   // Sessions as imported from Parse Server, without the ACL that sessions made here carry.
-  const engine = (await server.platform.services.dataApi.apps.engine(app.appId))!;
+  const store = (await server.platform.services.dataApi.apps.store(app.appId))!;
   const imported: Record<string, { objectId: string; sessionToken: string }> = {};
   for (const name of ['alice', 'bob']) {
     imported[name] = (await as('master', 'POST', '/sessions', { user: pointer('_User', ids[name]!) })).body;
-    await engine.replaceRow('_Session', { ...(await engine.row('_Session', imported[name]!.objectId))!, acl: null });
+    await store.replaceRow('_Session', { ...(await store.row('_Session', imported[name]!.objectId))!, acl: null });
   }
   const holder = await as('master', 'POST', '/classes/Holder', {
     sessions: { __op: 'AddRelation', objects: [pointer('_Session', imported.alice!.objectId), pointer('_Session', imported.bob!.objectId)] },

@@ -9,6 +9,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { MASTER } from '../src/data/auth/context.js';
 import { DataEngine } from '../src/data/engine.js';
+import { DataStore } from '../src/data/store.js';
 import { SqliteAdapter } from '../src/data/storage/sqlite/adapter.js';
 
 const CLASS = { className: 'Item', fields: { title: { type: 'String' as const } }, classLevelPermissions: {}, indexes: {} };
@@ -171,7 +172,8 @@ describe('the SQLite adapter write path', () => {
 
   it('an engine bound to a transaction writes all or nothing, and binding it again keeps the same transaction', async () => {
     const adapter = new SqliteAdapter(file);
-    const engine = new DataEngine('app', adapter, () => '');
+    const store = new DataStore('app', adapter, () => '');
+    const engine = new DataEngine(store);
     await expect(
       engine.atomically(async (bound) => {
         await bound.create('Item', { title: 'kept?' }, MASTER);
@@ -179,7 +181,7 @@ describe('the SQLite adapter write path', () => {
           expect(again).toBe(bound);
           await again.create('Item', { title: 'also kept?' }, MASTER);
         });
-        expect(await bound.countRows('Item')).toBe(2);
+        expect((await bound.find('Item', { count: 1, limit: 0 }, MASTER)).count).toBe(2);
         throw new Error('refused at the end');
       }),
     ).rejects.toThrow('refused at the end');
@@ -189,7 +191,7 @@ describe('the SQLite adapter write path', () => {
       await bound.create('Item', { title: 'one' }, MASTER);
       await bound.create('Item', { title: 'two' }, MASTER);
     });
-    expect(await engine.countRows('Item')).toBe(2);
-    await engine.close();
+    expect(await store.countRows('Item')).toBe(2);
+    await store.close();
   });
 });

@@ -29,8 +29,8 @@ const TRIES = 4;
 
 /** The `_User` rows of an app, master view. */
 async function users(app: TestApp): Promise<StoredRow[]> {
-  const engine = (await server.platform.services.dataApi.apps.engine(app.appId))!;
-  return engine.rows('_User', { where: {}, limit: 10_000 });
+  const store = (await server.platform.services.dataApi.apps.store(app.appId))!;
+  return store.rows('_User', { where: {}, limit: 10_000 });
 }
 
 /** Sends every body at once; answers in the same order. */

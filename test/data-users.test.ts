@@ -1,7 +1,7 @@
 import bcrypt from 'bcryptjs';
 import Parse from 'parse/node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { DataEngine } from '../src/data/engine.js';
+import type { DataStore } from '../src/data/store.js';
 import { startTestServer, type TestServer } from './helpers/server.js';
 
 /**
@@ -12,7 +12,7 @@ import { startTestServer, type TestServer } from './helpers/server.js';
 let server: TestServer;
 let keys: { applicationId: string; restKey: string; javascriptKey: string; masterKey: string };
 let dataUrl: string;
-let engine: DataEngine;
+let store: DataStore;
 
 beforeAll(async () => {
   server = await startTestServer();
@@ -21,7 +21,7 @@ beforeAll(async () => {
   const app = await services.backendApps.create(accountId, 'users-test');
   keys = (await services.backendApps.keys(app.appId))!;
   dataUrl = `${server.url}/data`;
-  engine = (await services.dataApi.apps.engine(app.appId))!;
+  store = (await services.dataApi.apps.store(app.appId))!;
   // The Node build's initialize takes the master key; its type declarations miss that overload.
   (Parse as unknown as { initialize(appId: string, jsKey: string, masterKey: string): void }).initialize(keys.applicationId, keys.javascriptKey, keys.masterKey);
   Parse.serverURL = dataUrl;
@@ -79,7 +79,7 @@ describe('signup, login, logout through the Parse JS SDK', () => {
     expect(Parse.User.current()?.id).toBe(user.id);
     expect((await Parse.User.currentAsync())?.getUsername()).toBe(username);
 
-    const row = (await engine.row('_User', user.id!))!;
+    const row = (await store.row('_User', user.id!))!;
     expect(row.data.password).toBeUndefined();
     expect(row.data._hashed_password).toMatch(/^\$2[ab]\$10\$/);
     expect(JSON.stringify(row.data)).not.toContain('ann-password');
@@ -91,7 +91,7 @@ describe('signup, login, logout through the Parse JS SDK', () => {
     expect(fetched.body._hashed_password).toBeUndefined();
     expect(fetched.body.age).toBe(30);
 
-    const session = (await engine.rows('_Session', { where: { sessionToken: user.getSessionToken() } }))[0]!;
+    const session = (await store.rows('_Session', { where: { sessionToken: user.getSessionToken() } }))[0]!;
     expect(session.data.createdWith).toEqual({ action: 'signup', authProvider: 'password' });
     expect(session.data.user).toEqual({ __type: 'Pointer', className: '_User', objectId: user.id });
     expect(session.acl).toEqual({ [user.id!]: { read: true, write: true } });
@@ -158,10 +158,10 @@ describe('signup, login, logout through the Parse JS SDK', () => {
     const name = fresh('erin');
     const erin = await Parse.User.signUp(name, 'old-password', {});
     const oldToken = erin.getSessionToken()!;
-    const before = (await engine.row('_User', erin.id!))!.data._hashed_password;
+    const before = (await store.row('_User', erin.id!))!.data._hashed_password;
     erin.setPassword('new-password');
     await erin.save();
-    expect((await engine.row('_User', erin.id!))!.data._hashed_password).not.toBe(before);
+    expect((await store.row('_User', erin.id!))!.data._hashed_password).not.toBe(before);
     expect(erin.getSessionToken()).toMatch(TOKEN);
     expect(erin.getSessionToken()).not.toBe(oldToken);
     expectError(await call('GET', '/users/me', { session: oldToken }), 400, 209, 'Invalid session token');
@@ -175,9 +175,9 @@ describe('signup, login, logout through the Parse JS SDK', () => {
   it('logs in users whose bcrypt hash was imported from Parse Server ($2a$)', async () => {
     const name = fresh('imported');
     const { objectId } = await signUpRaw(name);
-    const row = (await engine.row('_User', objectId))!;
+    const row = (await store.row('_User', objectId))!;
     row.data._hashed_password = bcrypt.hashSync('from-parse', 10).replace(/^\$2b\$/, '$2a$');
-    await engine.replaceRow('_User', row);
+    await store.replaceRow('_User', row);
     const user = await Parse.User.logIn(name, 'from-parse');
     expect(user.id).toBe(objectId);
     await Parse.User.logOut();
@@ -261,7 +261,7 @@ describe('users over raw HTTP: Parse error codes and statuses', () => {
     expect(own.body.sessionToken).toBe(res.body.sessionToken);
 
     const private_ = await signUpRaw(fresh('priv'), 'pw', { ACL: {} });
-    expect((await engine.row('_User', private_.objectId))!.acl).toEqual({ [private_.objectId]: { read: true, write: true } });
+    expect((await store.row('_User', private_.objectId))!.acl).toEqual({ [private_.objectId]: { read: true, write: true } });
   });
 
   it('usernames stay unique under concurrent signups, and role names under concurrent creates (storage is asynchronous)', async () => {
@@ -269,7 +269,7 @@ describe('users over raw HTTP: Parse error codes and statuses', () => {
     const signups = await Promise.all(Array.from({ length: 12 }, (_, i) => call('POST', '/users', { body: { username: i % 2 ? name : name.toUpperCase(), password: 'pw' } })));
     expect(signups.filter((r) => r.status === 201)).toHaveLength(1);
     for (const refused of signups.filter((r) => r.status !== 201)) expectError(refused, 400, 202, 'Account already exists for this username.');
-    expect(await engine.countRows('_User', { username: { $regex: `^${name}$`, $options: 'i' } })).toBe(1);
+    expect(await store.countRows('_User', { username: { $regex: `^${name}$`, $options: 'i' } })).toBe(1);
 
     const role = fresh('RaceRole');
     const creates = await Promise.all(Array.from({ length: 8 }, () => call('POST', '/roles', { master: true, body: { name: role, ACL: {} } })));
@@ -362,7 +362,7 @@ describe('users over raw HTTP: Parse error codes and statuses', () => {
     const ok = await call('PUT', `/users/${a.objectId}`, { session: a.sessionToken, body: { username: fresh('renamed'), ACL: { '*': { read: true } } } });
     expect(Object.keys(ok.body)).toEqual(['updatedAt']);
     // A user cannot lock itself out of its own record.
-    expect((await engine.row('_User', a.objectId))!.acl).toEqual({ '*': { read: true }, [a.objectId]: { read: true, write: true } });
+    expect((await store.row('_User', a.objectId))!.acl).toEqual({ '*': { read: true }, [a.objectId]: { read: true, write: true } });
     // Emails are hidden from other users, not from the user or the master key (b makes its record public
     // first: a new user's ACL is private under Parse Server 9's enforcePrivateUsers).
     expect((await call('PUT', `/users/${b.objectId}`, { session: b.sessionToken, body: { ACL: { '*': { read: true }, [b.objectId]: { read: true, write: true } } } })).status).toBe(200);
@@ -380,7 +380,7 @@ describe('users over raw HTTP: Parse error codes and statuses', () => {
     expectError(await call('DELETE', `/classes/_User/${a.objectId}`, { session: b.sessionToken }), 400, 206, 'Insufficient auth to delete user');
     expect((await call('DELETE', `/users/${a.objectId}`, { session: a.sessionToken })).body).toEqual({});
     expectError(await call('GET', `/users/${a.objectId}`, { master: true }), 404, 101);
-    expect((await engine.rows('_Session', { where: { user: { __type: 'Pointer', className: '_User', objectId: a.objectId } } }))).toEqual([]);
+    expect((await store.rows('_Session', { where: { user: { __type: 'Pointer', className: '_User', objectId: a.objectId } } }))).toEqual([]);
   });
 
   it('a signup inside a transactional batch answers 108; outside a transaction it works', async () => {
@@ -389,7 +389,7 @@ describe('users over raw HTTP: Parse error codes and statuses', () => {
     expectError(tx, 400, 108);
     // Nothing is written later either (the route refuses before it hashes anything).
     await new Promise((r) => setTimeout(r, 400));
-    expect((await engine.rows('_User', { where: { username: txName }, limit: 1 }))).toEqual([]);
+    expect((await store.rows('_User', { where: { username: txName }, limit: 1 }))).toEqual([]);
     const plain = await call('POST', '/batch', { body: { requests: [{ method: 'POST', path: '/data/users', body: { username: fresh('bt'), password: 'pw' } }] } });
     expect(plain.body[0].success.sessionToken).toMatch(TOKEN);
   });
@@ -424,8 +424,8 @@ describe('sessions over raw HTTP', () => {
     expect((await call('PUT', `/sessions/${me.body.objectId}`, { session: a.sessionToken, body: { device: 'phone' } })).status).toBe(200);
     expect((await call('GET', '/sessions', { master: true })).body.results.length).toBeGreaterThanOrEqual(2);
     // Sessions imported from Parse Server have no ACL: still only their user's.
-    const bRow = (await engine.row('_Session', bSession))!;
-    await engine.replaceRow('_Session', { ...bRow, acl: null });
+    const bRow = (await store.row('_Session', bSession))!;
+    await store.replaceRow('_Session', { ...bRow, acl: null });
     const where = encodeURIComponent(JSON.stringify({ objectId: bSession }));
     expect((await call('GET', `/sessions?where=${where}`, { session: a.sessionToken })).body.results).toEqual([]);
     expectError(await call('GET', `/classes/_Session/${bSession}`, { session: a.sessionToken }), 404, 101);
@@ -507,6 +507,6 @@ describe('roles over raw HTTP', () => {
       },
     });
     expectError(res, 400, 137);
-    expect((await engine.rows('_Role', { where: { name } }))).toEqual([]);
+    expect((await store.rows('_Role', { where: { name } }))).toEqual([]);
   });
 });

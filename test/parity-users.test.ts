@@ -10,7 +10,7 @@ import path from 'node:path';
 import Parse from 'parse/node';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { PUBLIC } from '../src/data/auth/context.js';
-import { DataEngine } from '../src/data/engine.js';
+import { DataStore } from '../src/data/store.js';
 import { compileWhere } from '../src/data/query/compile.js';
 import { SqliteAdapter } from '../src/data/storage/sqlite/adapter.js';
 import { logInWithAuthData, signUp } from '../src/data/users/service.js';
@@ -19,12 +19,12 @@ import { startTestServer, type TestServer } from './helpers/server.js';
 
 let server: TestServer;
 let app: TestApp;
-let engine: DataEngine;
+let store: DataStore;
 
 beforeAll(async () => {
   server = await startTestServer();
   app = await createTestApp(server, 'parity-users');
-  engine = (await server.platform.services.dataApi.apps.engine(app.appId))!;
+  store = (await server.platform.services.dataApi.apps.store(app.appId))!;
   (Parse as unknown as { initialize(appId: string, jsKey: string, masterKey: string): void }).initialize(app.appId, app.keys.javascriptKey, app.keys.masterKey);
   Parse.serverURL = app.apiURL;
   Parse.User.enableUnsafeCurrentUser();
@@ -142,7 +142,7 @@ describe('anonymous users (item 3)', () => {
     const id = (user.get('authData') as { anonymous: { id: string } }).anonymous.id;
     const me = await app.call('GET', '/users/me', { sessionToken: user.getSessionToken()! });
     expect(me.body).toMatchObject({ objectId: user.id, username: user.getUsername(), authData: { anonymous: { id } } });
-    const session = (await engine.rows('_Session', { where: { sessionToken: user.getSessionToken() } }))[0]!;
+    const session = (await store.rows('_Session', { where: { sessionToken: user.getSessionToken() } }))[0]!;
     expect(session.data.createdWith).toEqual({ action: 'signup', authProvider: 'anonymous' });
   });
 
@@ -157,7 +157,7 @@ describe('anonymous users (item 3)', () => {
     const raw = await app.call('POST', '/users', { body: { authData: { anonymous: { id } }, ignored: 1 } });
     expect(raw).toMatchObject({ status: 200, body: { objectId: first.id, authData: { anonymous: { id } }, authDataResponse: {}, sessionToken: expect.stringMatching(/^r:/) } });
     expect(raw.body).not.toHaveProperty('ignored');
-    const session = (await engine.rows('_Session', { where: { sessionToken: second.getSessionToken() } }))[0]!;
+    const session = (await store.rows('_Session', { where: { sessionToken: second.getSessionToken() } }))[0]!;
     expect(session.data.createdWith).toEqual({ action: 'login', authProvider: 'anonymous' });
   });
 
@@ -229,7 +229,7 @@ describe('anonymous users (item 3)', () => {
     try {
       const file = path.join(dir, 'data.db');
       const storage = new SqliteAdapter(file);
-      const local = new DataEngine('anon', storage, () => '');
+      const local = new DataStore('anon', storage, () => '');
       const id = crypto.randomUUID();
       const { user } = await signUp(local, { authData: { anonymous: { id } } }, PUBLIC);
       expect((await logInWithAuthData(local, { authData: { anonymous: { id } } }, PUBLIC))?.objectId).toBe(user.objectId);

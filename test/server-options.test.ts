@@ -259,9 +259,9 @@ describe('fileUpload', () => {
       const app = await appWith({ 'fileUpload.enableForAnonymousUser': allowed });
       const user = await signUp('lena');
       // Backyard has no anonymous login yet: make the user anonymous as one imported from Parse Server would be.
-      const engine = (await server.platform.services.dataApi.apps.engine(app.appId))!;
-      const row = (await engine.row('_User', user.id!))!;
-      await engine.replaceRow('_User', { ...row, data: { ...row.data, authData: { anonymous: { id: 'device-1' } } } });
+      const store = (await server.platform.services.dataApi.apps.store(app.appId))!;
+      const row = (await store.row('_User', user.id!))!;
+      await store.replaceRow('_User', { ...row, data: { ...row.data, authData: { anonymous: { id: 'device-1' } } } });
       const upload = await app.call('POST', '/files/a.png', { sessionToken: user.getSessionToken()!, headers: { 'content-type': 'image/png' }, rawBody: png.toString('latin1') });
       expect(upload.status, `allowed ${allowed}`).toBe(allowed ? 201 : 400);
       if (!allowed) expect(upload.body).toEqual({ code: 130, error: 'File upload by anonymous user is disabled.' });

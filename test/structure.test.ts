@@ -37,6 +37,66 @@ function violations(from: RegExp, to: RegExp): string[] {
   return graph.filter((m) => from.test(m.file)).flatMap((m) => m.imports.filter((i) => to.test(i)).map((i) => `${m.file} imports ${i}`));
 }
 
+/**
+ * The import cycles among the modules matching `scope`, each as one circle of paths
+ * (`a.ts -> b.ts -> a.ts`), found by Tarjan's strongly connected components over the edges inside
+ * the scope. Type-only imports count: a module that needs another's types depends on it all the same.
+ */
+function cycles(scope: RegExp): string[] {
+  const edges = new Map(graph.filter((m) => scope.test(m.file)).map((m) => [m.file, [...new Set(m.imports.filter((i) => scope.test(i)))]]));
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const found: string[] = [];
+  const visit = (file: string): void => {
+    index.set(file, index.size);
+    low.set(file, index.get(file)!);
+    stack.push(file);
+    onStack.add(file);
+    for (const next of edges.get(file) ?? []) {
+      if (!edges.has(next)) continue;
+      if (!index.has(next)) {
+        visit(next);
+        low.set(file, Math.min(low.get(file)!, low.get(next)!));
+      } else if (onStack.has(next)) low.set(file, Math.min(low.get(file)!, index.get(next)!));
+    }
+    if (low.get(file) !== index.get(file)) return;
+    const component: string[] = [];
+    let member: string;
+    do {
+      member = stack.pop()!;
+      onStack.delete(member);
+      component.push(member);
+    } while (member !== file);
+    if (component.length > 1 || edges.get(file)!.includes(file)) found.push(circle(component, edges));
+  };
+  for (const file of edges.keys()) if (!index.has(file)) visit(file);
+  return found;
+}
+
+/** One circle through a strongly connected component, for the failure message. */
+function circle(component: string[], edges: Map<string, string[]>): string {
+  const members = new Set(component);
+  const start = [...component].sort()[0]!;
+  const path = [start];
+  const seen = new Set([start]);
+  // A shortest way back to `start`, breadth first inside the component.
+  const back = new Map<string, string>();
+  const queue = [start];
+  while (queue.length) {
+    const at = queue.shift()!;
+    const next = edges.get(at)!.filter((n) => members.has(n));
+    if (next.includes(start)) {
+      const way: string[] = [];
+      for (let step: string | undefined = at; step !== undefined && step !== start; step = back.get(step)) way.unshift(step);
+      return [...path, ...way, start].join(' -> ');
+    }
+    for (const n of next) if (!seen.has(n)) (seen.add(n), back.set(n, at), queue.push(n));
+  }
+  return component.join(', ');
+}
+
 describe('module layering', () => {
   it('reads the imports it checks', () => {
     // The checker itself: a file known to import the platform is seen doing so.
@@ -59,6 +119,34 @@ describe('module layering', () => {
   it('src/mcp and src/server do not import each other', () => {
     expect(violations(/^src\/mcp\//, /^src\/server\//)).toEqual([]);
     expect(violations(/^src\/server\//, /^src\/mcp\//)).toEqual([]);
+  });
+
+  it('finds an import cycle when there is one', () => {
+    // The detector itself, on a graph made for it: a -> b -> c -> a, and d alone.
+    const saved = graph.splice(0, graph.length, ...[
+      { file: 'x/a.ts', imports: ['x/b.ts'] },
+      { file: 'x/b.ts', imports: ['x/c.ts', 'y/d.ts'] },
+      { file: 'x/c.ts', imports: ['x/a.ts'] },
+      { file: 'x/d.ts', imports: ['x/a.ts'] },
+    ]);
+    try {
+      expect(cycles(/^x\//)).toEqual(['x/a.ts -> x/b.ts -> x/c.ts -> x/a.ts']);
+      expect(cycles(/^x\/[abd]/)).toEqual([]);
+    } finally {
+      graph.splice(0, graph.length, ...saved);
+    }
+  });
+
+  it('no import cycle inside src/data, nor inside any folder of it', () => {
+    // The whole of src/data covers every folder in it: a cycle inside a folder is one of src/data.
+    expect(cycles(/^src\/data\//)).toEqual([]);
+  });
+
+  it('route modules do not build a master view of their own', () => {
+    // The compiler keeps them out of the app's: DataRequest gives them the checking engine, the
+    // services and DataApps without `store` (rest/types.ts), and every function that takes a store
+    // needs one to be called. Nor may they make one: no store.ts, no storage adapter.
+    expect(violations(/^src\/data\/rest\/routes\//, /^src\/data\/(store\.ts|storage\/(sqlite|postgres)\/|storage\/provider\.ts)/)).toEqual([]);
   });
 
   it('domain services in src/platform know nothing of the front ends', () => {

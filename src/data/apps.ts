@@ -1,6 +1,9 @@
 import path from 'node:path';
 import { homePaths } from '../config.js';
-import { DataEngine } from './engine.js';
+import type { AppKeys } from './appKeys.js';
+import type { DataEngine } from './engine.js';
+import { AppServices } from './appServices.js';
+import { DataStore } from './store.js';
 import type { CloudRuntime } from './cloud/types.js';
 import type { StorageProvider } from './storage/provider.js';
 import { DEFAULT_SETTINGS, type ServerSettings } from './settings.js';
@@ -12,19 +15,7 @@ import { Outbox, type MailRecord } from './mail/outbox.js';
 import { createLogger, type Logger } from '../log.js';
 import { JobScheduler } from './cloud/scheduler.js';
 
-/** The keys of a Backend App, as the platform keeps them (spec, Interface B, "Authentication"). */
-export interface AppKeys {
-  applicationId: string;
-  restKey: string;
-  javascriptKey: string;
-  clientKey: string;
-  dotnetKey: string;
-  webhookKey: string;
-  fileKey: string;
-  masterKey: string;
-  /** The app's name as its owner chose it (mails and pages say it), when the directory knows it. */
-  appName?: string;
-}
+export type { AppKeys } from './appKeys.js';
 
 /** Where the data layer learns which apps exist, their keys and server options (the platform's Backend App records). */
 export interface AppDirectory {
@@ -46,7 +37,8 @@ export const SETTINGS_RECHECK_MS = 1000;
  * of `storage`: a SQLite file (`apps/<appId>/data.db`) or a schema of the PostgreSQL database.
  */
 export class DataApps {
-  private readonly engines = new Map<string, DataEngine>();
+  /** Each open app's master view and its services (whose `engine` is the app's checking face). */
+  private readonly engines = new Map<string, { store: DataStore; services: AppServices }>();
 
   constructor(
     private readonly home: string,
@@ -56,8 +48,8 @@ export class DataApps {
     /** The apps' cloud code, which the data API calls for functions, jobs and triggers (with their webhooks in front: `cloud`). */
     workers: CloudRuntime,
     private readonly storage: StorageProvider,
-    /** Told of each engine as it opens (LiveQuery follows its changes). */
-    private readonly opened: (applicationId: string, engine: DataEngine) => void = () => undefined,
+    /** Told of each app's store as it opens (LiveQuery follows its changes). */
+    private readonly opened: (applicationId: string, store: DataStore) => void = () => undefined,
     outside: {
       /**
        * How requests to addresses an app's configuration or its clients chose leave this server
@@ -158,12 +150,12 @@ export class DataApps {
    * engine, server options read within SETTINGS_RECHECK_MS); undefined otherwise: then `engine`
    * reads what is missing. Lets a request on a warm app be answered without waiting.
    */
-  ready(applicationId: string): { keys: AppKeys; engine: DataEngine } | undefined {
+  ready(applicationId: string): { keys: AppKeys; services: AppServices } | undefined {
     const keys = this.keyCache.get(applicationId);
-    const engine = this.engines.get(applicationId);
+    const open = this.engines.get(applicationId);
     const cached = this.settingsCache.get(applicationId);
-    if (!keys || !engine || !cached || Date.now() - cached.readAt >= SETTINGS_RECHECK_MS) return undefined;
-    return { keys, engine };
+    if (!keys || !open || !cached || Date.now() - cached.readAt >= SETTINGS_RECHECK_MS) return undefined;
+    return { keys, services: open.services };
   }
 
   /**
@@ -171,6 +163,24 @@ export class DataApps {
    * when no app has this application id (or every engine was closed: `closeAll`).
    */
   async engine(applicationId: string): Promise<DataEngine | undefined> {
+    return (await this.open(applicationId))?.services.engine;
+  }
+
+  /** The services of an app (appServices.ts), as `engine` opens it; undefined for an unknown app. */
+  async services(applicationId: string): Promise<AppServices | undefined> {
+    return (await this.open(applicationId))?.services;
+  }
+
+  /**
+   * The master view of an app (store.ts), as `engine` opens it; undefined for an unknown app. For
+   * the data layer's own work (scheduled jobs, LiveQuery's sessions) and tests: routes are given
+   * DataApps without it (rest/types.ts, RouteApps).
+   */
+  async store(applicationId: string): Promise<DataStore | undefined> {
+    return (await this.open(applicationId))?.store;
+  }
+
+  private async open(applicationId: string): Promise<{ store: DataStore; services: AppServices } | undefined> {
     const existing = this.engines.get(applicationId);
     if (existing) {
       await this.freshSettings(applicationId);
@@ -182,15 +192,16 @@ export class DataApps {
     // Closed meanwhile (the server stops): a late caller (a job's message) must not open the database again.
     if (this.closed) return undefined;
     const folder = homePaths(this.home).app(applicationId);
-    const engine = new DataEngine(
+    const store = new DataStore(
       applicationId,
       this.storage.open(applicationId, folder),
       (name) => `${this.dataApiUrl()}/files/${encodeURIComponent(applicationId)}/${encodeURIComponent(name)}`,
       () => this.settings(applicationId),
     );
-    this.engines.set(applicationId, engine);
-    this.opened(applicationId, engine);
-    return engine;
+    const open = { store, services: new AppServices(store) };
+    this.engines.set(applicationId, open);
+    this.opened(applicationId, store);
+    return open;
   }
 
   /** The folder where an app's uploaded files live. */
@@ -200,7 +211,7 @@ export class DataApps {
 
   /** Closes one app's database and forgets its keys (an app being deleted); a later call finds it unknown. */
   close(applicationId: string): void {
-    void this.engines.get(applicationId)?.close();
+    void this.engines.get(applicationId)?.store.close();
     this.engines.delete(applicationId);
     this.keyCache.delete(applicationId);
     this.settingsCache.delete(applicationId);
@@ -213,9 +224,9 @@ export class DataApps {
 
   /** Closes one app's storage and removes its data (an app being deleted; its folder is the platform's). */
   async remove(applicationId: string): Promise<void> {
-    const engine = this.engines.get(applicationId);
+    const open = this.engines.get(applicationId);
     this.close(applicationId);
-    await engine?.close();
+    await open?.store.close();
     await this.storage.drop(applicationId);
   }
 
@@ -224,7 +235,7 @@ export class DataApps {
     this.closed = true;
     const engines = [...this.engines.values()];
     this.engines.clear();
-    await Promise.all(engines.map((engine) => engine.close().catch(() => undefined)));
+    await Promise.all(engines.map((open) => open.store.close().catch(() => undefined)));
     await this.storage.close();
   }
 }

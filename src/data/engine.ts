@@ -1,24 +1,24 @@
 import { randomAlphanumeric } from '../shared/ids.js';
-import { aclAllows, clpAllows, type Auth, type QueryAccess } from './auth/context.js';
+import { aclAllows, clpAllows, type Auth } from './auth/context.js';
+import type { QueryAccess } from './auth/queryAccess.js';
 import { ownSessionsOnly } from './auth/sessions.js';
 import { defaultAclFor } from './classPermissions.js';
 import { ParseCode, ParseError } from './errors.js';
 import { applyFieldOptions } from './objects/fieldOptions.js';
 import { applyChanges } from './objects/operations.js';
 import { parseFindParams, type FindParams } from './objects/findParams.js';
-import { includePointers, planSelection } from './objects/include.js';
+import { includePointers, planSelection, type IncludeSource } from './objects/include.js';
 import { checkProhibitedKeywords } from './objects/keywords.js';
-import { objectJson, selectKeys, type FileUrl } from './objects/output.js';
+import { selectKeys, type FileUrl } from './objects/output.js';
 import { checkQueryable, hiddenFields, withoutHidden } from './objects/protectedFields.js';
-import { checkWriteKey, Schema } from './schema.js';
+import { checkWriteKey, type Schema } from './schema.js';
 import { checkClassCreation, enforceRoleSecurity, roleSecurityRefuses } from './access.js';
-import type { ConfigEntry, FindOptions, StorageAdapter, StoredClass, StoredRow } from './storage/adapter.js';
-import { JoinedStorage } from './storage/joined.js';
-import type { GroupPlan } from './aggregate/groupPlan.js';
+import type { StorageAdapter, StoredRow } from './storage/adapter.js';
+import type { DataStore } from './store.js';
 import { checkAcl, isPlainObject } from './values.js';
-import { DEFAULT_SETTINGS, protectedFieldsFor, type ServerSettings } from './settings.js';
+import { protectedFieldsFor, type ServerSettings } from './settings.js';
 import { checkQuery } from './query/compile.js';
-import { ObjectChanges, type ObjectChange } from './livequery/changes.js';
+import type { ObjectChanges } from './livequery/changes.js';
 
 type ClpAction = 'find' | 'count' | 'get' | 'create' | 'update' | 'delete' | 'addField';
 
@@ -37,22 +37,42 @@ export interface WriteResult {
 }
 
 /**
- * One Backend App's data engine: objects of schemaless classes with ACLs and class-level
- * permissions (Parse's semantics), over a storage adapter. Knows nothing of HTTP.
+ * One Backend App's data engine, its checking face: objects of schemaless classes with ACLs and
+ * class-level permissions (Parse's semantics), over the app's master view (store.ts). As Parse
+ * Server's `RestQuery` and `RestWrite` check what its `DatabaseController` does not, every call
+ * here takes the caller's `Auth`; the store it runs over is kept in a private field, so that a
+ * caller holding an engine (a route) cannot slip into the master view. Knows nothing of HTTP.
  */
 export class DataEngine {
+  readonly appId: string;
   readonly schema: Schema;
   /** Committed object changes of create, update and delete, for LiveQuery (livequery/server.ts). */
-  readonly changes = new ObjectChanges();
+  readonly changes: ObjectChanges;
+  readonly fileUrl: FileUrl;
+  /** The app's server options in force (settings.ts), kept fresh by the caller (apps.ts). */
+  readonly settings: () => ServerSettings;
+  readonly #store: DataStore;
+  readonly #storage: StorageAdapter;
+  /** What `include` reads through (objects/include.ts): the store's rows, this engine's checks. */
+  readonly #includes: IncludeSource;
 
-  constructor(
-    readonly appId: string,
-    private readonly storage: StorageAdapter,
-    readonly fileUrl: FileUrl,
-    /** The app's server options in force (settings.ts), kept fresh by the caller (apps.ts). */
-    readonly settings: () => ServerSettings = () => DEFAULT_SETTINGS,
-  ) {
-    this.schema = new Schema(storage);
+  /** The checking face over `store`; services get the one of their store from `checkingFace`. */
+  constructor(store: DataStore) {
+    this.#store = store;
+    this.#storage = store.storage;
+    this.appId = store.appId;
+    this.schema = store.schema;
+    this.changes = store.changes;
+    this.fileUrl = store.fileUrl;
+    this.settings = store.settings;
+    this.#includes = {
+      schema: store.schema,
+      rows: (className, options) => store.rows(className, options),
+      mayFind: (className, auth) => this.mayFind(className, auth),
+      mayGet: (className, auth) => this.allows(className, 'get', auth),
+      scopeWhere: (className, where, auth) => this.scopeWhere(className, where, auth),
+      present: (className, row, auth) => this.protect(className, this.toJson(className, row), auth),
+    };
   }
 
   private checkClassCreation(className: string, auth: Auth): void {
@@ -110,7 +130,7 @@ export class DataEngine {
   create(className: string, body: unknown, auth: Auth, extra: Record<string, unknown> = {}): Promise<WriteResult> {
     enforceRoleSecurity('create', className, auth);
     const { acl, fields } = this.splitBody(className, body, true);
-    const written = this.storage.transaction(async (tx) => {
+    const written = this.#storage.transaction(async (tx) => {
       this.checkClassCreation(className, auth);
       const exists = this.schema.has(className);
       if (exists) this.checkClp(className, 'create', auth);
@@ -140,7 +160,7 @@ export class DataEngine {
     enforceRoleSecurity('update', className, auth);
     const { acl, fields } = this.splitBody(className, body, false);
     let original: StoredRow | undefined;
-    const written = this.storage.transaction(async (tx) => {
+    const written = this.#storage.transaction(async (tx) => {
       this.checkClassCreation(className, auth);
       if (!this.schema.has(className)) throw notFound();
       this.checkClp(className, 'update', auth);
@@ -168,7 +188,7 @@ export class DataEngine {
   /** Deletes an object the caller may write. @throws ParseError 101 otherwise. */
   delete(className: string, objectId: string, auth: Auth): Promise<StoredRow> {
     enforceRoleSecurity('delete', className, auth);
-    const deleted = this.storage.transaction(async (tx) => {
+    const deleted = this.#storage.transaction(async (tx) => {
       if (!this.schema.has(className)) throw notFound();
       this.checkClp(className, 'delete', auth);
       const current = await tx.get(className, objectId);
@@ -182,13 +202,13 @@ export class DataEngine {
 
   /** A stored row the caller may read, or undefined. */
   async getRow(className: string, objectId: string, auth: Auth): Promise<StoredRow | undefined> {
-    const row = await this.storage.get(className, objectId);
+    const row = await this.#storage.get(className, objectId);
     return row && aclAllows(row.acl, auth, 'read') ? row : undefined;
   }
 
   /** The API form of a row. */
   toJson(className: string, row: StoredRow): Record<string, unknown> {
-    return objectJson(row, this.schema.fields(className), this.fileUrl);
+    return this.#store.toJson(className, row);
   }
 
   /**
@@ -233,7 +253,7 @@ export class DataEngine {
    * @throws ParseError 101 when it does not exist or the caller may not read it.
    */
   async get(className: string, objectId: string, auth: Auth, rawParams: Record<string, unknown> = {}): Promise<Record<string, unknown>> {
-    const known = this.known(className);
+    const known = this.#store.known(className);
     if (known instanceof Promise) await known;
     enforceRoleSecurity('get', className, auth);
     const params = parseFindParams(rawParams);
@@ -265,7 +285,7 @@ export class DataEngine {
         enforceRoleSecurity('find', className, auth);
       }
     }
-    const known = this.known(className);
+    const known = this.#store.known(className);
     if (known instanceof Promise) await known;
     this.checkClassCreation(className, auth);
     params.where = this.scopeWhere(className, params.where, auth);
@@ -275,18 +295,18 @@ export class DataEngine {
     const principals = auth.master ? undefined : auth.principals;
     const access = this.queryAccess(auth);
     // Storage answers nothing for a class without a table; the where and order are checked all the same.
-    if (!this.schema.has(className)) checkQuery(className, params.where, params.order, { dialect: this.storage.dialect, schema: this.schema, access });
+    if (!this.schema.has(className)) checkQuery(className, params.where, params.order, { dialect: this.#storage.dialect, schema: this.schema, access });
     const rows =
       params.limit === 0
         ? []
-        : await this.storage.find(className, { where: params.where, order: params.order, limit: params.limit, skip: params.skip, principals, access });
+        : await this.#storage.find(className, { where: params.where, order: params.order, limit: params.limit, skip: params.skip, principals, access });
     // No turn of the microtask queue when nothing is included (the common case: bench/data-api).
     const presented = rows.length ? this.present(className, rows, params, auth) : [];
     const results = presented instanceof Promise ? await presented : presented;
     // The JS SDK reads the class of a relation's objects from each result (Parse Server's runFind).
     const answer: { results: Record<string, unknown>[]; count?: number } = { results: params.redirectClassNameForKey ? results.map((o) => ({ ...o, className })) : results };
-    if (params.count) answer.count = await this.storage.count(className, { where: params.where, principals, access });
-    else if (params.limit === 0) await this.storage.count(className, { where: params.where, principals, access }); // still validates where
+    if (params.count) answer.count = await this.#storage.count(className, { where: params.where, principals, access });
+    else if (params.limit === 0) await this.#storage.count(className, { where: params.where, principals, access }); // still validates where
     return answer;
   }
 
@@ -295,179 +315,38 @@ export class DataEngine {
     const objects = rows.map((r) => this.protect(className, this.toJson(className, r), auth));
     const selection = planSelection(params, this.schema.fields(className));
     const selected = () => objects.map((o) => selectKeys(o, selection.keys, selection.excludeKeys));
-    return selection.paths.length ? includePointers(this, objects, selection, auth).then(selected) : selected();
+    return selection.paths.length ? includePointers(this.#includes, objects, selection, auth).then(selected) : selected();
   }
 
-  // ---- Internal access for the data API's own services (users, sessions, roles, auth, aggregate,
-  // cloud triggers): the master's view, no ACL or CLP. The engine alone holds the storage, so that
-  // every transaction is opened here (issue 16).
-
   /**
-   * Runs `fn` all or nothing with an engine bound to one storage transaction (storage/joined.ts):
-   * every write made through that engine (create, update, delete and the row writes below) commits
-   * when `fn` resolves and is rolled back when it rejects (a transactional batch, a sign-up with its
-   * session). Called on a bound engine, runs `fn` in the same transaction.
+   * Runs `fn` all or nothing with an engine bound to one storage transaction (DataStore.atomically):
+   * every write made through that engine commits when `fn` resolves and is rolled back when it
+   * rejects (a transactional batch). Called on a bound engine, runs `fn` in the same transaction.
    */
   atomically<T>(fn: (engine: DataEngine) => Promise<T>): Promise<T> {
-    if (this.storage instanceof JoinedStorage) return fn(this);
-    // Changes are told once the whole transaction has committed, and not at all if it rolls back.
-    const committed: ObjectChange[] = [];
-    return this.storage
-      .transaction((tx) => {
-        const joined = new DataEngine(this.appId, new JoinedStorage(this.storage, tx), this.fileUrl, this.settings);
-        if (this.changes.heard) joined.changes.listen((change) => committed.push(change));
-        return fn(joined);
-      })
-      .then((result) => {
-        for (const change of committed) this.changes.emit(change);
-        return result;
-      });
-  }
-
-  /**
-   * Whether the class exists. With a storage other processes share, a class this process does not
-   * know is looked for there first (StorageAdapter.catchUp), so that a class another process just
-   * made (a first sign-up's `_Session`) is not answered as missing.
-   */
-  private known(className: string): boolean | Promise<boolean> {
-    if (this.schema.has(className) || !this.storage.catchUp) return this.schema.has(className);
-    return this.storage.catchUp().then(() => this.schema.has(className));
-  }
-
-  /** `read()` when the class exists, else `none`, without a promise turn when that is known at once. */
-  private ifKnown<T>(className: string, read: () => Promise<T>, none: T): Promise<T> {
-    const known = this.known(className);
-    if (known === true) return read();
-    if (known === false) return Promise.resolve(none);
-    return known.then((yes) => (yes ? read() : none));
-  }
-
-  /** Rows of a class by a query, without ACL checks (Parse's master view); none for an unknown class. */
-  rows(className: string, options: FindOptions): Promise<StoredRow[]> {
-    return this.ifKnown(className, () => this.storage.find(className, options), []);
-  }
-
-  /** One row by objectId, without ACL checks; undefined for an unknown class or object. */
-  row(className: string, objectId: string): Promise<StoredRow | undefined> {
-    return this.ifKnown(className, () => this.storage.get(className, objectId), undefined);
-  }
-
-  /** How many rows of a class match `where`, without ACL checks. */
-  countRows(className: string, where: Record<string, unknown> = {}): Promise<number> {
-    return this.ifKnown(className, () => this.storage.count(className, { where }), 0);
-  }
-
-  /** A `$group` the storage answers itself (aggregate/groupPlan.ts), without ACL checks; none for an unknown class. */
-  groupRows(className: string, where: unknown, plan: GroupPlan): Promise<Array<Record<string, unknown>>> {
-    return this.ifKnown(className, () => this.storage.group(className, where, plan), []);
-  }
-
-  /** owningIds of `ownerClass` whose `field` relation holds one of `relatedIds` (role inheritance). */
-  owningIds(ownerClass: string, field: string, relatedIds: readonly string[]): Promise<string[]> {
-    return this.storage.owningIds(ownerClass, field, relatedIds);
-  }
-
-  /**
-   * Replaces a stored row as is (fields the engine computed already: a user's password hash).
-   * @param announce tell LiveQuery of the change, as an update (a verified email, a reset password);
-   *   not for the second half of a write that announced itself (a signup's ACL).
-   */
-  replaceRow(className: string, row: StoredRow, announce = false): Promise<boolean> {
-    if (!announce || !this.changes.heard) return this.storage.transaction((tx) => tx.replace(className, row));
-    let original: StoredRow | undefined;
-    const written = this.storage.transaction(async (tx) => {
-      original = await tx.get(className, row.objectId);
-      return tx.replace(className, row);
-    });
-    return written.then((changed) => {
-      if (changed) this.changes.emit({ kind: 'save', className, object: row, original });
-      return changed;
-    });
-  }
-
-  /**
-   * Deletes rows by objectId, without ACL checks (a user's sessions on logout or password change).
-   * Each deletion is told as a change, so that LiveQuery ends a deleted session's subscriptions at once.
-   */
-  deleteRows(className: string, objectIds: readonly string[]): Promise<void> {
-    if (!this.changes.heard) {
-      return this.storage.transaction(async (tx) => {
-        for (const objectId of objectIds) await tx.delete(className, objectId);
-      });
-    }
-    let gone: StoredRow[] = [];
-    const deleted = this.storage.transaction(async (tx) => {
-      gone = [];
-      for (const objectId of objectIds) {
-        const original = await tx.get(className, objectId);
-        if (original && (await tx.delete(className, objectId))) gone.push(original);
-      }
-    });
-    return deleted.then(() => {
-      for (const original of gone) this.changes.emit({ kind: 'delete', className, original });
-    });
-  }
-
-  /** Creates an index unless the class has it (authData ids on `_User`); not recorded in the class's `indexes`. */
-  ensureIndex(className: string, name: string, keys: Record<string, 1 | -1>): Promise<void> {
-    return this.storage.transaction((tx) => tx.createIndex(className, name, keys));
-  }
-
-  /** The app's config parameters (Parse's `/config`). */
-  config(): Promise<ConfigEntry[]> {
-    return this.storage.getConfig();
-  }
-
-  /** Sets config parameters (Parse's `PUT /config`). */
-  putConfig(params: Record<string, unknown>, masterKeyOnly: Record<string, boolean>): Promise<void> {
-    return this.storage.transaction((tx) => tx.putConfig(params, masterKeyOnly));
-  }
-
-  /** Deletes every object of a class (Parse's `DELETE /purge/<className>`). */
-  purge(className: string): Promise<void> {
-    return this.storage.transaction(async (tx) => {
-      if (this.schema.has(className)) await tx.deleteAll(className);
-    });
-  }
-
-  /**
-   * Runs a schema change (schemaChanges.ts: create, update or drop a class) in one transaction,
-   * handing it only the storage steps a schema change takes; a rejection takes every step back.
-   */
-  changeSchema<T>(change: (tx: SchemaTransaction) => Promise<T>): Promise<T> {
-    return this.storage.transaction((tx) =>
-      change({
-        save: (cls) => tx.saveClass(cls),
-        drop: (className) => tx.dropClass(className),
-        createIndex: (className, name, keys) => tx.createIndex(className, name, keys),
-        dropIndex: (className, name) => tx.dropIndex(className, name),
-        removeField: (className, field, type) => tx.removeField(className, field, type),
-        count: (className) => tx.count(className, {}),
-      }),
-    );
+    return this.#store.atomically((store) => fn(checkingFace(store)));
   }
 
   /** Resolves once every committed write is on stable storage (StorageAdapter.durable). */
   durable(alone?: boolean): Promise<void> {
-    return this.storage.durable(alone);
+    return this.#store.durable(alone);
   }
 
   /** While the storage is still opening: resolves once it is open (call nothing else before). */
   get opened(): Promise<void> | undefined {
-    return this.storage.opened;
-  }
-
-  close(): Promise<void> {
-    return this.storage.close();
+    return this.#store.opened;
   }
 }
 
-/** The storage steps a schema change may take (`DataEngine.changeSchema`). */
-export interface SchemaTransaction {
-  save(cls: StoredClass): Promise<void>;
-  drop(className: string): Promise<void>;
-  createIndex(className: string, name: string, keys: Record<string, 1 | -1>): Promise<void>;
-  dropIndex(className: string, name: string): Promise<void>;
-  removeField(className: string, field: string, type: import('./types.js').FieldType): Promise<void>;
-  count(className: string): Promise<number>;
+const faces = new WeakMap<DataStore, DataEngine>();
+
+/**
+ * The checking face over a store, one per store: what a service holding the master view uses for
+ * the writes and reads that must pass ACLs and class-level permissions (a sign-up's `_User`, a
+ * job's `_JobStatus` with the master key).
+ */
+export function checkingFace(store: DataStore): DataEngine {
+  let engine = faces.get(store);
+  if (!engine) faces.set(store, (engine = new DataEngine(store)));
+  return engine;
 }

@@ -1,7 +1,7 @@
 import { ParseCode, ParseError } from './errors.js';
 import { fieldPath } from './fieldPath.js';
 import { parseClassLevelPermissions } from './classPermissions.js';
-import type { DataEngine, SchemaTransaction } from './engine.js';
+import type { DataStore, SchemaTransaction } from './store.js';
 import { checkClassName, checkOneGeoPoint, isBuiltInField, type SchemaResponse } from './schema.js';
 import { parseFieldDefinitions } from './schemaFields.js';
 import type { StoredClass } from './storage/adapter.js';
@@ -99,11 +99,11 @@ async function applyFieldChanges(tx: SchemaTransaction, cls: StoredClass, change
  * Creates a class with a `/schemas` body's fields, CLP and indexes.
  * @throws ParseError 103 when the class exists or its name is bad; see above for the rest.
  */
-export function createClass(engine: DataEngine, className: string, body: Record<string, unknown>): Promise<SchemaResponse> {
-  return engine.changeSchema(async (tx) => {
-    if (engine.schema.has(className)) throw new ParseError(ParseCode.INVALID_CLASS_NAME, `Class ${className} already exists.`);
+export function createClass(store: DataStore, className: string, body: Record<string, unknown>): Promise<SchemaResponse> {
+  return store.changeSchema(async (tx) => {
+    if (store.schema.has(className)) throw new ParseError(ParseCode.INVALID_CLASS_NAME, `Class ${className} already exists.`);
     checkClassName(className);
-    const cls = engine.schema.blank(className);
+    const cls = store.schema.blank(className);
     for (const [name, type] of Object.entries(parseFieldDefinitions(className, body.fields, false))) {
       if (isBuiltInField(className, name)) throw new ParseError(ParseCode.CHANGED_IMMUTABLE_FIELD, `field ${name} cannot be added`);
       cls.fields[name] = type as FieldType;
@@ -113,7 +113,7 @@ export function createClass(engine: DataEngine, className: string, body: Record<
     await tx.save(cls);
     await applyIndexes(tx, cls, body.indexes);
     await tx.save(cls);
-    return engine.schema.response(cls);
+    return store.schema.response(cls);
   });
 }
 
@@ -121,9 +121,9 @@ export function createClass(engine: DataEngine, className: string, body: Record<
  * Changes a class's fields, CLP and indexes from a `/schemas` PUT body.
  * @throws ParseError 103 when there is no such class; see above for the rest.
  */
-export function updateClass(engine: DataEngine, className: string, body: Record<string, unknown>): Promise<SchemaResponse> {
-  return engine.changeSchema(async (tx) => {
-    const cls = engine.schema.editable(className);
+export function updateClass(store: DataStore, className: string, body: Record<string, unknown>): Promise<SchemaResponse> {
+  return store.changeSchema(async (tx) => {
+    const cls = store.schema.editable(className);
     if (!cls) throw new ParseError(ParseCode.INVALID_CLASS_NAME, `Class ${className} does not exist.`);
     await applyFieldChanges(tx, cls, parseFieldDefinitions(className, body.fields, true));
     const clp = parseClassLevelPermissions(body.classLevelPermissions, cls.fields);
@@ -131,15 +131,15 @@ export function updateClass(engine: DataEngine, className: string, body: Record<
     await tx.save(cls);
     await applyIndexes(tx, cls, body.indexes);
     await tx.save(cls);
-    return engine.schema.response(cls);
+    return store.schema.response(cls);
   });
 }
 
 /** Drops an empty class (nothing for an unknown one). @throws ParseError 255 when it has objects. */
-export function dropClass(engine: DataEngine, className: string): Promise<void> {
+export function dropClass(store: DataStore, className: string): Promise<void> {
   checkClassName(className);
-  return engine.changeSchema(async (tx) => {
-    if (!engine.schema.has(className)) return;
+  return store.changeSchema(async (tx) => {
+    if (!store.schema.has(className)) return;
     const n = await tx.count(className);
     if (n > 0) throw new ParseError(ParseCode.CLASS_NOT_EMPTY, `Class ${className} is not empty, contains ${n} objects, cannot drop schema.`);
     await tx.drop(className);

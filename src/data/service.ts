@@ -34,9 +34,10 @@ export class DataApiService {
    *   callBackendAPI, 2); nothing runs then.
    */
   async call(applicationId: string, calls: readonly BackendApiCall[]): Promise<Array<{ code: number; body: unknown }>> {
-    const engine = await this.apps.engine(applicationId);
+    const services = await this.apps.services(applicationId);
     const keys = await this.apps.keys(applicationId);
-    if (!engine || !keys) throw new Error(`no data engine for ${applicationId}`);
+    if (!services || !keys) throw new Error(`no data engine for ${applicationId}`);
+    const engine = services.engine;
     await engine.opened;
     const prepared = calls.map((c, i) => {
       if (/^[a-z][a-z0-9+.-]*:/i.test(c.url) || c.url.startsWith('//')) {
@@ -61,6 +62,7 @@ export class DataApiService {
         body: isRead ? undefined : call.body,
         auth: MASTER,
         engine,
+        services,
         keys,
         apps: this.apps,
         mountUrl: this.mountUrl(),

@@ -110,7 +110,7 @@ export async function openPlatform(config: Config, log: Logger): Promise<Platfor
     onJobMessage: (appId, jobId, message) => jobMessage(dataApps, appId, jobId, message, log),
   });
   const outbound = new OutboundClient({ allowHosts: config.cloudAllowHosts });
-  const dataApps = new DataApps(config.home, backendApps, () => urls.dataApi, cloud, storage, (appId, engine) => liveQuery.watch(appId, engine), {
+  const dataApps = new DataApps(config.home, backendApps, () => urls.dataApi, cloud, storage, (appId, store) => liveQuery.watch(appId, store), {
     outbound,
     mailer: new Mailer({ smtpUrl: config.smtpUrl, from: config.mailFrom, allowHosts: config.cloudAllowHosts, log }),
     webhookTimeoutMs: config.functionTimeoutMs,

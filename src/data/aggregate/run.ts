@@ -6,7 +6,7 @@
  * GROUP BY (StorageReads.group). The stages after those run over the fetched objects (or groups),
  * compiled once (stages.ts).
  */
-import type { DataEngine } from '../engine.js';
+import type { DataStore } from '../store.js';
 import { compileGeoNear, type GeoNear } from './geoNear.js';
 import { planGroup } from './groupPlan.js';
 import { matchToWhere } from './match.js';
@@ -33,8 +33,8 @@ interface SqlPart {
 
 const and = (conditions: unknown[]): unknown => (conditions.length === 0 ? {} : conditions.length === 1 ? conditions[0] : { $and: conditions });
 
-function sqlPart(engine: DataEngine, className: string, stages: Stage[], where: unknown): SqlPart {
-  const fields = engine.schema.fields(className);
+function sqlPart(store: DataStore, className: string, stages: Stage[], where: unknown): SqlPart {
+  const fields = store.schema.fields(className);
   const conditions: unknown[] = where === undefined ? [] : [where];
   let i = 0;
   let geo: GeoNear | undefined;
@@ -66,10 +66,10 @@ function sqlPart(engine: DataEngine, className: string, stages: Stage[], where: 
 }
 
 /** The objects the SQL part selects, in API form. @throws ParseError 102 past MAX_AGGREGATE_ROWS. */
-async function readObjects(engine: DataEngine, className: string, part: SqlPart): Promise<Doc[]> {
+async function readObjects(store: DataStore, className: string, part: SqlPart): Promise<Doc[]> {
   let limit = part.limit;
   if (limit > MAX_AGGREGATE_ROWS) {
-    const available = Math.max(0, (await engine.countRows(className, part.filter as Record<string, unknown>)) - part.skip);
+    const available = Math.max(0, (await store.countRows(className, part.filter as Record<string, unknown>)) - part.skip);
     if (available > MAX_AGGREGATE_ROWS) {
       throw invalid(`This aggregation would read ${available} objects; at most ${MAX_AGGREGATE_ROWS}. Narrow it with a leading $match or $limit.`);
     }
@@ -79,7 +79,7 @@ async function readObjects(engine: DataEngine, className: string, part: SqlPart)
   // Without a $sort, objects come in creation order (Mongo's natural order, for $first and $last);
   // after $geoNear, nearest first (the adapter's $nearSphere order applies when no order is given).
   const order = part.order ?? (part.geo ? undefined : 'createdAt');
-  return (await engine.rows(className, { where: part.filter, order, skip: part.skip, limit })).map((r) => engine.toJson(className, r));
+  return (await store.rows(className, { where: part.filter, order, skip: part.skip, limit })).map((r) => store.toJson(className, r));
 }
 
 /**
@@ -87,22 +87,22 @@ async function readObjects(engine: DataEngine, className: string, part: SqlPart)
  * leading `$match`. Every stage is checked before anything is read; an unknown class answers [].
  * @throws ParseError 102 for a bad stage, or when more than MAX_AGGREGATE_ROWS objects would be read.
  */
-export async function runPipeline(engine: DataEngine, className: string, stages: Stage[], where: unknown): Promise<Doc[]> {
-  const part = sqlPart(engine, className, stages, where);
-  const fields = engine.schema.fields(className);
+export async function runPipeline(store: DataStore, className: string, stages: Stage[], where: unknown): Promise<Doc[]> {
+  const part = sqlPart(store, className, stages, where);
+  const fields = store.schema.fields(className);
   const rest = stages.slice(part.rest).map((s) => compileStage(s, fields));
-  if (!engine.schema.has(className)) return [];
-  if (part.count !== undefined) return countResult(part.count, await engine.countRows(className, part.filter as Record<string, unknown>));
+  if (!store.schema.has(className)) return [];
+  if (part.count !== undefined) return countResult(part.count, await store.countRows(className, part.filter as Record<string, unknown>));
   // A $group straight after the where, of a shape the database answers alike (groupPlan.ts), runs there.
   const group = !part.geo && part.order === undefined && part.skip === 0 && part.limit === Infinity && stages[part.rest]?.name === '$group' ? planGroup(stages[part.rest]!.spec, fields) : undefined;
   if (group) {
-    let grouped: Doc[] = await engine.groupRows(className, part.filter, group);
+    let grouped: Doc[] = await store.groupRows(className, part.filter, group);
     if (rest.length === 1) return grouped;
     grouped = grouped.map(toStageDoc);
     for (const run of rest.slice(1)) grouped = run(grouped);
     return grouped.map(fromStageDoc);
   }
-  let docs = await readObjects(engine, className, part);
+  let docs = await readObjects(store, className, part);
   if (rest.length === 0 && !part.geo) return docs;
   docs = docs.map(toStageDoc);
   if (part.geo) docs = part.geo.finish(docs);
@@ -115,10 +115,10 @@ export async function runPipeline(engine: DataEngine, className: string, stages:
  * values are left out and array elements count one by one (Mongo's `distinct`).
  * @throws ParseError 102 for a bad field name or where.
  */
-export async function distinctValues(engine: DataEngine, className: string, field: string, where: unknown): Promise<unknown[]> {
+export async function distinctValues(store: DataStore, className: string, field: string, where: unknown): Promise<unknown[]> {
   if (!PATH.test(field)) throw invalid(`distinct: ${field} is not a field name.`);
-  if (!engine.schema.has(className)) return [];
-  const docs = await readObjects(engine, className, { filter: where ?? {}, skip: 0, limit: Infinity, rest: 0 });
+  if (!store.schema.has(className)) return [];
+  const docs = await readObjects(store, className, { filter: where ?? {}, skip: 0, limit: Infinity, rest: 0 });
   const seen = new Map<string, unknown>();
   for (const doc of docs) {
     const value = getPath(doc, field);

@@ -1,4 +1,4 @@
-import type { DataEngine } from '../engine.js';
+import type { DataStore } from '../store.js';
 
 /** Roles nested deeper than this are ignored (a cycle cannot loop forever). */
 const MAX_DEPTH = 20;
@@ -9,16 +9,16 @@ const MAX_DEPTH = 20;
  * get its parents' permissions).
  * @returns role principals as `role:<name>`.
  */
-export async function rolePrincipals(engine: DataEngine, userId: string): Promise<string[]> {
-  if (!engine.schema.has('_Role')) return [];
-  let frontier = await engine.owningIds('_Role', 'users', [userId]);
+export async function rolePrincipals(store: DataStore, userId: string): Promise<string[]> {
+  if (!store.schema.has('_Role')) return [];
+  let frontier = await store.owningIds('_Role', 'users', [userId]);
   const seen = new Set<string>();
   for (let depth = 0; frontier.length && depth < MAX_DEPTH; depth++) {
     frontier = frontier.filter((id) => !seen.has(id));
     frontier.forEach((id) => seen.add(id));
-    frontier = await engine.owningIds('_Role', 'roles', frontier);
+    frontier = await store.owningIds('_Role', 'roles', frontier);
   }
   if (seen.size === 0) return [];
-  const rows = await engine.rows('_Role', { where: { objectId: { $in: [...seen] } }, limit: seen.size });
+  const rows = await store.rows('_Role', { where: { objectId: { $in: [...seen] } }, limit: seen.size });
   return rows.flatMap((r) => (typeof r.data.name === 'string' ? [`role:${r.data.name}`] : []));
 }

@@ -1,5 +1,5 @@
 import { ParseCode, ParseError } from '../errors.js';
-import type { DataEngine } from '../engine.js';
+import type { DataStore } from '../store.js';
 import type { StoredRow } from '../storage/adapter.js';
 import type { Auth } from './context.js';
 import { rolePrincipals } from './roles.js';
@@ -11,14 +11,14 @@ export const userPointer = (objectId: string) => ({ __type: 'Pointer', className
  * The user a session token belongs to (Parse's `_Session` class: `sessionToken`, `user`, `expiresAt`).
  * @throws ParseError 209 "Invalid session token" for an unknown or expired token, as Parse answers it.
  */
-export async function sessionUser(engine: DataEngine, sessionToken: string): Promise<{ session: StoredRow; user: StoredRow }> {
+export async function sessionUser(store: DataStore, sessionToken: string): Promise<{ session: StoredRow; user: StoredRow }> {
   const invalid = () => new ParseError(ParseCode.INVALID_SESSION_TOKEN, 'Invalid session token');
-  const [session] = await engine.rows('_Session', { where: { sessionToken }, limit: 1 });
+  const [session] = await store.rows('_Session', { where: { sessionToken }, limit: 1 });
   if (!session) throw invalid();
   const expiresAt = (session.data.expiresAt as { iso?: string } | undefined)?.iso;
   if (expiresAt && Date.parse(expiresAt) <= Date.now()) throw invalid();
   const userId = (session.data.user as { objectId?: string } | undefined)?.objectId;
-  const user = userId ? await engine.row('_User', userId) : undefined;
+  const user = userId ? await store.row('_User', userId) : undefined;
   if (!user) throw invalid();
   return { session, user };
 }
@@ -27,14 +27,14 @@ export async function sessionUser(engine: DataEngine, sessionToken: string): Pro
  * The auth of a client-key request, with the user of its session token when one came: at once
  * without a token, else once the session, its user and their roles are read.
  */
-export function clientAuth(engine: DataEngine, sessionToken: string | undefined, installationId: string | undefined): Auth | Promise<Auth> {
+export function clientAuth(store: DataStore, sessionToken: string | undefined, installationId: string | undefined): Auth | Promise<Auth> {
   if (!sessionToken) return { master: false, principals: ['*'], installationId };
-  return sessionUser(engine, sessionToken).then(async ({ user }) => ({
+  return sessionUser(store, sessionToken).then(async ({ user }) => ({
     master: false,
     user,
     sessionToken,
     installationId,
-    principals: ['*', user.objectId, ...(await rolePrincipals(engine, user.objectId))],
+    principals: ['*', user.objectId, ...(await rolePrincipals(store, user.objectId))],
   }));
 }
 

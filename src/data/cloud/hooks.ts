@@ -1,3 +1,4 @@
+import type { StoredRow } from '../storage/adapter.js';
 import type { Auth } from '../auth/context.js';
 import type { DataEngine } from '../engine.js';
 import { applyChanges } from '../objects/operations.js';
@@ -22,6 +23,11 @@ export interface TriggerContext {
   auth: Auth;
 }
 
+/** What `beforeSave` needs besides: the object as stored before the write (AppServices.triggers.original). */
+export interface SaveTriggerContext extends TriggerContext {
+  original(className: string, objectId: string): Promise<StoredRow | undefined>;
+}
+
 const run = (ctx: TriggerContext, trigger: TriggerName, className: string, request: Record<string, unknown>) =>
   ctx.cloud.run(ctx.engine.appId, 'trigger', trigger, { className, ...callerOf(ctx.engine, ctx.auth), ...request });
 
@@ -30,9 +36,9 @@ const run = (ctx: TriggerContext, trigger: TriggerName, className: string, reque
  * change it or throw to refuse the save (ParseError 141, or the code it threw, e.g. 142).
  * @returns the body to save: the request's body plus the trigger's changes.
  */
-export async function beforeSave(ctx: TriggerContext, className: string, body: unknown, objectId?: string): Promise<unknown> {
+export async function beforeSave(ctx: SaveTriggerContext, className: string, body: unknown, objectId?: string): Promise<unknown> {
   if (!hasTrigger(ctx.registry, className, 'beforeSave') || !isPlainObject(body)) return body;
-  const original = objectId ? await ctx.engine.row(className, objectId) : undefined;
+  const original = objectId ? await ctx.original(className, objectId) : undefined;
   const originalJson = original ? ctx.engine.toJson(className, original) : undefined;
   const { ACL, ...fields } = body;
   const merged = applyChanges(original?.data ?? {}, Object.fromEntries(Object.entries(fields).filter(([k]) => !['objectId', 'createdAt', 'updatedAt'].includes(k))));

@@ -1,5 +1,4 @@
 import type { Logger } from '../../log.js';
-import type { DataApps } from '../apps.js';
 import { MASTER } from '../auth/context.js';
 import type { DataEngine } from '../engine.js';
 import { ParseError } from '../errors.js';
@@ -40,7 +39,7 @@ function after<T>(jobId: string, write: () => Promise<T>): Promise<T> {
 }
 
 /** Records a running job's `request.message(...)` in its `_JobStatus`, after its earlier messages. */
-export function jobMessage(apps: DataApps, appId: string, jobId: string, message: string, log: Logger): void {
+export function jobMessage(apps: { engine(appId: string): Promise<DataEngine | undefined> }, appId: string, jobId: string, message: string, log: Logger): void {
   after(jobId, () => apps.engine(appId).then((engine) => engine?.update('_JobStatus', jobId, { message }, MASTER))).catch((error: unknown) =>
     log.warn({ err: error, app: appId, jobId }, 'could not record a job message'),
   );

@@ -1,9 +1,18 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { Logger } from '../../log.js';
-import type { DataApps } from '../apps.js';
+import { checkingFace } from '../engine.js';
+import type { DataStore } from '../store.js';
 import { startJob } from './jobs.js';
+import type { CloudRuntime } from './types.js';
 import { nextRun, scheduleOf, type JobSchedule } from './schedules.js';
+
+/** What the scheduler needs of the apps (DataApps has it): their master views, folders and cloud code. */
+export interface ScheduledApps {
+  store(appId: string): Promise<DataStore | undefined>;
+  appFolder(appId: string): string;
+  readonly cloud: CloudRuntime;
+}
 
 /** How often due schedules are looked for (the finest interval a schedule can have is a second). */
 const TICK_MS = 1000;
@@ -26,7 +35,7 @@ export class JobScheduler {
   private ticking = false;
 
   constructor(
-    private readonly apps: DataApps,
+    private readonly apps: ScheduledApps,
     private readonly appsFolder: string,
     private readonly log: Logger,
   ) {}
@@ -77,8 +86,8 @@ export class JobScheduler {
   }
 
   private async reload(appId: string): Promise<JobSchedule[]> {
-    const engine = await this.apps.engine(appId);
-    const rows = engine ? await engine.rows('_JobSchedule', { where: {}, limit: 10_000 }) : [];
+    const store = await this.apps.store(appId);
+    const rows = store ? await store.rows('_JobSchedule', { where: {}, limit: 10_000 }) : [];
     const list = rows.map((r) => scheduleOf(r.objectId, r.data)).filter((s): s is JobSchedule => s !== undefined);
     const marker = path.join(this.apps.appFolder(appId), MARKER);
     if (list.length) {
@@ -120,15 +129,15 @@ export class JobScheduler {
 
   /** Claims a due schedule (its lastRun, in one transaction) and starts its job; nothing when another claim came first. */
   private async claimAndRun(appId: string, objectId: string): Promise<void> {
-    const engine = await this.apps.engine(appId);
-    if (!engine) return;
-    const claimed = await engine.atomically(async (engine) => {
-      const row = await engine.row('_JobSchedule', objectId);
+    const store = await this.apps.store(appId);
+    if (!store) return;
+    const claimed = await store.atomically(async (store) => {
+      const row = await store.row('_JobSchedule', objectId);
       const schedule = row && scheduleOf(row.objectId, row.data);
       const now = Date.now();
       const due = schedule && nextRun(schedule);
       if (!row || !schedule || due === undefined || due > now) return undefined;
-      await engine.replaceRow('_JobSchedule', { ...row, updatedAt: new Date(now).toISOString(), data: { ...row.data, lastRun: now } });
+      await store.replaceRow('_JobSchedule', { ...row, updatedAt: new Date(now).toISOString(), data: { ...row.data, lastRun: now } });
       return { ...schedule, lastRun: now };
     });
     const known = this.schedules.get(appId);
@@ -143,6 +152,6 @@ export class JobScheduler {
     } catch {
       // checked when saved; an imported schedule with bad params runs with none
     }
-    await startJob(engine, this.apps.cloud, claimed.jobName, params, this.log, 'schedule');
+    await startJob(checkingFace(store), this.apps.cloud, claimed.jobName, params, this.log, 'schedule');
   }
 }

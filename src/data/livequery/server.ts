@@ -2,9 +2,11 @@ import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { Logger } from '../../log.js';
-import type { AppKeys, DataApps } from '../apps.js';
+import type { AppKeys } from '../appKeys.js';
+import type { DataApps } from '../apps.js';
 import { aclAllows, type Auth, MASTER } from '../auth/context.js';
-import type { DataEngine } from '../engine.js';
+import { checkingFace, type DataEngine } from '../engine.js';
+import type { DataStore } from '../store.js';
 import { ParseCode, ParseError } from '../errors.js';
 import type { StoredRow } from '../storage/adapter.js';
 import type { ObjectChange } from './changes.js';
@@ -47,6 +49,8 @@ interface Client {
   socket: WebSocket;
   appId: string;
   engine: DataEngine;
+  /** The app's master view, for session checks (sessions.ts). */
+  store: DataStore;
   keys: AppKeys;
   /** The auth of `connect` (its key and sessionToken), for subscriptions without a token of their own. */
   auth: Auth;
@@ -81,7 +85,7 @@ export class LiveQueryServer {
   private readonly clients = new Map<string, Set<Client>>();
   private nextClientId = 1;
   private readonly processId = randomUUID();
-  private readonly watched = new WeakSet<DataEngine>();
+  private readonly watched = new WeakSet<DataStore>();
   private readonly sessions = new SessionChecks();
   /** The periodic check of every session token held (sessions ended by another process, or expired). */
   private readonly recheckTimer = setInterval(() => void this.recheck(), SESSION_RECHECK_MS);
@@ -102,16 +106,16 @@ export class LiveQueryServer {
   }
 
   /**
-   * Follows an app's committed changes (DataApps calls it for each engine it opens), so that they
+   * Follows an app's committed changes (DataApps calls it for each store it opens), so that they
    * reach this process's subscribers and, on PostgreSQL, the other processes'.
    */
-  watch(appId: string, engine: DataEngine): void {
-    if (this.watched.has(engine)) return;
-    this.watched.add(engine);
-    engine.changes.listen((change) => {
+  watch(appId: string, store: DataStore): void {
+    if (this.watched.has(store)) return;
+    this.watched.add(store);
+    store.changes.listen((change) => {
       this.followSessions(appId, change);
-      if (!engine.settings().liveQuery.classNames.includes(change.className)) return;
-      this.publish(appId, engine, change);
+      if (!store.settings().liveQuery.classNames.includes(change.className)) return;
+      this.publish(appId, store, change);
       if (!this.broadcast) return;
       const payload = JSON.stringify({ from: this.processId, appId, change });
       if (Buffer.byteLength(payload) <= MAX_PEER_PAYLOAD) this.broadcast.publish(TOPIC, payload).catch((err: unknown) => this.log.warn({ err }, 'LiveQuery could not tell the other processes'));
@@ -124,8 +128,8 @@ export class LiveQueryServer {
       const { from, appId, change } = JSON.parse(payload) as { from: string; appId: string; change: ObjectChange };
       if (from === this.processId || !this.clients.get(appId)?.size) return;
       this.followSessions(appId, change);
-      const engine = await this.apps.engine(appId);
-      if (engine) this.publish(appId, engine, change);
+      const store = await this.apps.store(appId);
+      if (store) this.publish(appId, store, change);
     } catch (err) {
       this.log.warn({ err }, 'LiveQuery could not follow another process');
     }
@@ -173,14 +177,14 @@ export class LiveQueryServer {
     try {
       for (const [appId, clients] of this.clients) {
         const tokens = new Set<string>();
-        let engine: DataEngine | undefined;
+        let store: DataStore | undefined;
         for (const client of clients) {
-          engine = client.engine;
+          store = client.store;
           for (const sub of client.subscriptions.values()) if (sub.token) tokens.add(sub.token);
         }
-        if (!engine || tokens.size === 0) continue;
+        if (!store || tokens.size === 0) continue;
         try {
-          for (const token of await endedSessions(engine, [...tokens])) this.endSession(appId, token);
+          for (const token of await endedSessions(store, [...tokens])) this.endSession(appId, token);
         } catch (err) {
           this.log.warn({ err, app: appId }, 'LiveQuery could not check its subscribers\' sessions');
         }
@@ -252,8 +256,8 @@ export class LiveQueryServer {
   private async connect(socket: WebSocket, message: Json): Promise<Client> {
     const appId = typeof message.applicationId === 'string' ? message.applicationId : '';
     const keys = appId ? await this.apps.keys(appId) : undefined;
-    const engine = keys && (await this.apps.engine(appId));
-    if (!keys || !engine) throw new ParseError(4, 'Invalid application ID or key.');
+    const store = keys && (await this.apps.store(appId));
+    if (!keys || !store) throw new ParseError(4, 'Invalid application ID or key.');
     const given = (name: string) => (typeof message[name] === 'string' ? (message[name] as string) : undefined);
     const master = given('masterKey') !== undefined && given('masterKey') === keys.masterKey;
     const clientKeys = [given('javascriptKey'), given('clientKey'), given('restAPIKey'), given('windowsKey')].filter((k) => k !== undefined);
@@ -261,11 +265,12 @@ export class LiveQueryServer {
     if (!keyOk) throw new ParseError(4, 'Invalid application ID or key.');
     const token = master ? undefined : given('sessionToken');
     const installationId = given('installationId');
-    const auth: Auth = master ? MASTER : token ? await this.sessions.auth(engine, token, installationId) : { master: false, principals: ['*'], installationId };
-    const client: Client = { id: this.nextClientId++, socket, appId, engine, keys, auth, token, subscriptions: new Map(), ended: new Set(), queue: Promise.resolve(), pending: 0 };
+    const auth: Auth = master ? MASTER : token ? await this.sessions.auth(store, token, installationId) : { master: false, principals: ['*'], installationId };
+    const engine = checkingFace(store);
+    const client: Client = { id: this.nextClientId++, socket, appId, engine, store, keys, auth, token, subscriptions: new Map(), ended: new Set(), queue: Promise.resolve(), pending: 0 };
     if (!this.clients.has(appId)) this.clients.set(appId, new Set());
     this.clients.get(appId)!.add(client);
-    this.watch(appId, engine);
+    this.watch(appId, store);
     send(socket, { op: 'connected', clientId: client.id });
     this.tellCloud(client, 'connect', { sessionToken: given('sessionToken') });
     return client;
@@ -297,7 +302,7 @@ export class LiveQueryServer {
     const own = typeof message.sessionToken === 'string' ? message.sessionToken : undefined;
     // Without a token of its own, the connection's, checked again: it may have ended since connect.
     const token = own ?? client.token;
-    const auth = token ? await this.sessions.auth(client.engine, token, client.auth.installationId) : client.auth;
+    const auth = token ? await this.sessions.auth(client.store, token, client.auth.installationId) : client.auth;
     if (!client.engine.allows(className, 'find', auth)) throw new ParseError(ParseCode.OPERATION_FORBIDDEN, `Permission denied for action find on class ${className}.`);
     // Cloud code's beforeSubscribe may refuse or change the query; what it returns is checked like the client's.
     const registry = this.apps.cloud.registryNow(client.appId) ?? (await this.apps.cloud.registry(client.appId));
@@ -347,9 +352,10 @@ export class LiveQueryServer {
    * each as its session allows now: an event waits for a session read only when its token was not
    * read within SESSION_RECHECK_MS, and a client's events keep their order.
    */
-  private publish(appId: string, engine: DataEngine, change: ObjectChange): void {
+  private publish(appId: string, store: DataStore, change: ObjectChange): void {
     const clients = this.clients.get(appId);
     if (!clients?.size) return;
+    const engine = checkingFace(store);
     const { className } = change;
     const objectRow = change.kind === 'save' ? change.object : undefined;
     const registry = this.apps.cloud.registryNow(appId);
@@ -365,7 +371,7 @@ export class LiveQueryServer {
     for (const client of clients) {
       for (const [requestId, sub] of client.subscriptions) {
         if (sub.className !== className) continue;
-        const auth = sub.token ? this.sessions.auth(engine, sub.token, sub.auth.installationId) : sub.auth;
+        const auth = sub.token ? this.sessions.auth(store, sub.token, sub.auth.installationId) : sub.auth;
         if (!context.registry && client.pending === 0 && !(auth instanceof Promise)) {
           const event = this.eventOf(context, client, requestId, sub, auth) as Json | undefined;
           if (event) send(client.socket, event);

@@ -1,7 +1,7 @@
 import type { Auth } from '../auth/context.js';
 import { rolePrincipals } from '../auth/roles.js';
 import { sessionUser } from '../auth/sessions.js';
-import type { DataEngine } from '../engine.js';
+import type { DataStore } from '../store.js';
 import { ParseCode, ParseError } from '../errors.js';
 import type { StoredRow } from '../storage/adapter.js';
 
@@ -58,11 +58,11 @@ export class SessionChecks {
    * @returns rejects with ParseError 209 "Invalid session token" for an unknown, expired or ended
    *   token; with the storage's error when it cannot be read (that answer is not remembered).
    */
-  auth(engine: DataEngine, token: string, installationId: string | undefined): Auth | Promise<Auth> {
-    const key = keyOf(engine.appId, token);
+  auth(store: DataStore, token: string, installationId: string | undefined): Auth | Promise<Auth> {
+    const key = keyOf(store.appId, token);
     const now = Date.now();
     let entry = this.entries.get(key);
-    if (!entry || now - entry.at >= this.maxAgeMs) entry = this.read(engine, token, key, now);
+    if (!entry || now - entry.at >= this.maxAgeMs) entry = this.read(store, token, key, now);
     const toAuth = (grant: SessionGrant): Auth => {
       if (grant.expiresAt <= Date.now()) throw invalidSession();
       return { master: false, user: grant.user, sessionToken: token, installationId, principals: grant.principals };
@@ -92,12 +92,12 @@ export class SessionChecks {
   }
 
   /** Reads a token now (sessionUser, then the user's roles), remembering the answer. */
-  private read(engine: DataEngine, token: string, key: string, now: number): Entry {
+  private read(store: DataStore, token: string, key: string, now: number): Entry {
     const entry: Entry = {
       at: now,
-      result: sessionUser(engine, token).then(async ({ session, user }) => ({
+      result: sessionUser(store, token).then(async ({ session, user }) => ({
         user,
-        principals: ['*', user.objectId, ...(await rolePrincipals(engine, user.objectId))],
+        principals: ['*', user.objectId, ...(await rolePrincipals(store, user.objectId))],
         expiresAt: expiryOf(session),
       })),
     };
@@ -127,12 +127,12 @@ const keyOf = (appId: string, token: string) => `${appId}\u0000${token}`;
  * (the periodic check of every token LiveQuery holds, which finds sessions ended by another process).
  * @throws the storage's error when `_Session` cannot be read.
  */
-export async function endedSessions(engine: DataEngine, tokens: readonly string[]): Promise<string[]> {
+export async function endedSessions(store: DataStore, tokens: readonly string[]): Promise<string[]> {
   const alive = new Set<string>();
   const now = Date.now();
   for (let i = 0; i < tokens.length; i += TOKENS_PER_QUERY) {
     const chunk = tokens.slice(i, i + TOKENS_PER_QUERY);
-    const rows = await engine.rows('_Session', { where: { sessionToken: { $in: chunk } }, limit: chunk.length });
+    const rows = await store.rows('_Session', { where: { sessionToken: { $in: chunk } }, limit: chunk.length });
     for (const row of rows) if (expiryOf(row) > now && typeof row.data.sessionToken === 'string') alive.add(row.data.sessionToken);
   }
   return tokens.filter((token) => !alive.has(token));

@@ -1,5 +1,5 @@
 import type { Auth } from '../auth/context.js';
-import type { DataEngine } from '../engine.js';
+import type { FindOptions, StoredRow } from '../storage/adapter.js';
 import type { FieldType } from '../types.js';
 import { isPlainObject } from '../values.js';
 import type { FindParams } from './findParams.js';
@@ -82,7 +82,25 @@ function nestedSelection(selection: Selection, path: readonly string[]): { keys?
  * (docs/parse-differences.md). This holds at every depth, since a deeper path only follows objects
  * resolved at the one above. One query per class and path depth.
  */
-export async function includePointers(engine: DataEngine, objects: Record<string, unknown>[], selection: Selection, auth: Auth): Promise<void> {
+/**
+ * What `include` reads through: the master view's rows and the checking face's verdicts for the
+ * caller (DataEngine builds it; this module knows neither, so that the engine can call it).
+ */
+export interface IncludeSource {
+  schema: { has(className: string): boolean };
+  /** Rows of a class without ACL checks (DataStore.rows); principals in `options` filter them. */
+  rows(className: string, options: FindOptions): Promise<StoredRow[]>;
+  /** DataEngine.mayFind. */
+  mayFind(className: string, auth: Auth): boolean;
+  /** Whether class-level permissions let the caller `get` on the class (DataEngine.allows). */
+  mayGet(className: string, auth: Auth): boolean;
+  /** DataEngine.scopeWhere. */
+  scopeWhere(className: string, where: Record<string, unknown>, auth: Auth): Record<string, unknown>;
+  /** A row in API form as the caller may see it (DataEngine.toJson, then DataEngine.protect). */
+  present(className: string, row: StoredRow, auth: Auth): Record<string, unknown>;
+}
+
+export async function includePointers(source: IncludeSource, objects: Record<string, unknown>[], selection: Selection, auth: Auth): Promise<void> {
   for (const path of selection.paths) {
     const holders = collect(objects, path);
     if (holders.length === 0) continue;
@@ -92,16 +110,16 @@ export async function includePointers(engine: DataEngine, objects: Record<string
     const found = new Map<string, Record<string, unknown>>();
     const readable = new Set<string>();
     for (const [target, ids] of byClass) {
-      if (engine.schema.has(target) && (!engine.mayFind(target, auth) || !engine.allows(target, 'get', auth))) continue;
+      if (source.schema.has(target) && (!source.mayFind(target, auth) || !source.mayGet(target, auth))) continue;
       readable.add(target);
-      if (!engine.schema.has(target)) continue;
-      const rows = await engine.rows(target, {
-        where: engine.scopeWhere(target, { objectId: { $in: [...ids] } }, auth),
+      if (!source.schema.has(target)) continue;
+      const rows = await source.rows(target, {
+        where: source.scopeWhere(target, { objectId: { $in: [...ids] } }, auth),
         limit: ids.size,
         principals: auth.master ? undefined : auth.principals,
       });
       for (const row of rows) {
-        const object = selectKeys(engine.protect(target, engine.toJson(target, row), auth), nested.keys, nested.excludeKeys);
+        const object = selectKeys(source.present(target, row, auth), nested.keys, nested.excludeKeys);
         found.set(`${target}:${row.objectId}`, { ...object, __type: 'Object', className: target });
       }
     }

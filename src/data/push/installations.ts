@@ -1,5 +1,5 @@
 import type { Auth } from '../auth/context.js';
-import type { DataEngine } from '../engine.js';
+import type { DataStore } from '../store.js';
 import { ParseCode, ParseError } from '../errors.js';
 import type { StoredRow } from '../storage/adapter.js';
 import { isPlainObject } from '../values.js';
@@ -30,7 +30,7 @@ const text = (value: unknown): string | undefined => (typeof value === 'string' 
  * @throws ParseError 135 (no id field, no deviceType), 136 (an id or the deviceType changed), 132
  *   (a deviceToken held by several installations and no installationId), 101 (no such installation).
  */
-export async function prepareInstallationWrite(engine: DataEngine, given: unknown, auth: Auth, objectId?: string): Promise<InstallationWrite> {
+export async function prepareInstallationWrite(store: DataStore, given: unknown, auth: Auth, objectId?: string): Promise<InstallationWrite> {
   if (!isPlainObject(given)) throw new ParseError(ParseCode.INVALID_JSON, 'The body must be a JSON object of fields.');
   const body = { ...given };
   if (!objectId && !text(body.deviceToken) && !text(body.installationId) && !auth.installationId) {
@@ -49,7 +49,7 @@ export async function prepareInstallationWrite(engine: DataEngine, given: unknow
   if (objectId) or.push({ objectId });
   if (installationId) or.push({ installationId });
   if (deviceToken) or.push({ deviceToken });
-  const rows = await engine.rows('_Installation', { where: { $or: or }, limit: 1000 });
+  const rows = await store.rows('_Installation', { where: { $or: or }, limit: 1000 });
   const objectIdMatch = objectId ? rows.find((r) => r.objectId === objectId) : undefined;
   const installationIdMatch = installationId ? rows.find((r) => r.data.installationId === installationId) : undefined;
   const deviceTokenMatches = deviceToken ? rows.filter((r) => r.data.deviceToken === deviceToken) : [];

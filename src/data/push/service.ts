@@ -1,8 +1,9 @@
+import { checkingFace } from '../engine.js';
 import { createHash } from 'node:crypto';
 import type { Logger } from '../../log.js';
-import type { DataApps } from '../apps.js';
+import type { OutboundClient } from '../../shared/outbound/client.js';
 import { MASTER } from '../auth/context.js';
-import type { DataEngine } from '../engine.js';
+import type { DataStore } from '../store.js';
 import { ParseCode, ParseError } from '../errors.js';
 import type { StoredRow } from '../storage/adapter.js';
 import { isPlainObject } from '../values.js';
@@ -91,14 +92,14 @@ function fcmMessage(data: Record<string, unknown>): Record<string, unknown> {
  * @returns the `_PushStatus` objectId (answered in `X-Parse-Push-Status-Id`).
  * @throws ParseError 115 when the app has no `push` setting, or as readPushRequest.
  */
-export async function sendPush(engine: DataEngine, apps: DataApps, body: unknown, log: Logger): Promise<string> {
-  const settings = engine.settings().push;
+export async function sendPush(store: DataStore, apps: { outbound: OutboundClient }, body: unknown, log: Logger): Promise<string> {
+  const settings = store.settings().push;
   if (!settings) throw push115('Missing push configuration: set the app\'s "push" setting ({"ios": ..., "android": ..., "web": ...}).');
   const request = readPushRequest(body);
   // A bad `where` is the caller's mistake, answered now (its Parse error), not a failed status later.
-  await engine.countRows('_Installation', request.where);
+  await store.countRows('_Installation', request.where);
   const payload = JSON.stringify(request.data);
-  const { row } = await engine.create(
+  const { row } = await checkingFace(store).create(
     '_PushStatus',
     {
       pushTime: request.pushTime,
@@ -115,19 +116,19 @@ export async function sendPush(engine: DataEngine, apps: DataApps, body: unknown
     },
     MASTER,
   );
-  void deliver(engine, apps, settings, request, row.objectId).catch(async (error: unknown) => {
-    log.warn({ err: error, app: engine.appId, push: row.objectId }, 'push delivery failed');
-    await engine.update('_PushStatus', row.objectId, { status: 'failed', errorMessage: { message: (error as Error).message } }, MASTER).catch(() => undefined);
+  void deliver(store, apps, settings, request, row.objectId).catch(async (error: unknown) => {
+    log.warn({ err: error, app: store.appId, push: row.objectId }, 'push delivery failed');
+    await checkingFace(store).update('_PushStatus', row.objectId, { status: 'failed', errorMessage: { message: (error as Error).message } }, MASTER).catch(() => undefined);
   });
   return row.objectId;
 }
 
-async function deliver(engine: DataEngine, apps: DataApps, settings: PushSettings, request: PushRequest, statusId: string): Promise<void> {
-  await engine.update('_PushStatus', statusId, { status: 'running' }, MASTER);
+async function deliver(store: DataStore, apps: { outbound: OutboundClient }, settings: PushSettings, request: PushRequest, statusId: string): Promise<void> {
+  await checkingFace(store).update('_PushStatus', statusId, { status: 'running' }, MASTER);
   const where = { $and: [request.where, { deviceType: { $in: ['ios', 'osx', 'tvos', 'android', 'web'] } }] };
   const installations: StoredRow[] = [];
   for (let skip = 0; ; skip += PAGE) {
-    const page = await engine.rows('_Installation', { where, limit: PAGE, skip, order: 'objectId' });
+    const page = await store.rows('_Installation', { where, limit: PAGE, skip, order: 'objectId' });
     installations.push(...page.filter((r) => typeof r.data.deviceToken === 'string' && r.data.deviceToken !== ''));
     if (page.length < PAGE) break;
   }
@@ -156,7 +157,7 @@ async function deliver(engine: DataEngine, apps: DataApps, settings: PushSetting
       if (type === 'ios') {
         if (!settings.ios) missing('ios');
         else {
-          const badges = await badgesFor(engine, rows, request.data.badge);
+          const badges = await badgesFor(store, rows, request.data.badge);
           record(type, await new ApnsSender(settings.ios, apps.outbound).send(rows.map((r, i) => ({ deviceToken: r.data.deviceToken as string, payload: applePayload(request.data, badges[i]) })), request.expiry));
         }
       } else if (type === 'android') {
@@ -172,7 +173,7 @@ async function deliver(engine: DataEngine, apps: DataApps, settings: PushSetting
   }
   const numSent = Object.values(sentPerType).reduce((a, b) => a + b, 0);
   const numFailed = Object.values(failedPerType).reduce((a, b) => a + b, 0);
-  await engine.update(
+  await checkingFace(store).update(
     '_PushStatus',
     statusId,
     {
@@ -190,11 +191,11 @@ async function deliver(engine: DataEngine, apps: DataApps, settings: PushSetting
 }
 
 /** The badge of each Apple installation: `"Increment"` adds one to its own (and saves it), a number sets it. */
-async function badgesFor(engine: DataEngine, rows: StoredRow[], badge: unknown): Promise<Array<number | undefined>> {
+async function badgesFor(store: DataStore, rows: StoredRow[], badge: unknown): Promise<Array<number | undefined>> {
   if (typeof badge === 'number') return rows.map(() => badge);
   if (!(badge === 'Increment' || (isPlainObject(badge) && badge.__op === 'Increment'))) return rows.map(() => undefined);
   const by = isPlainObject(badge) && typeof badge.amount === 'number' ? badge.amount : 1;
   const next = rows.map((r) => (typeof r.data.badge === 'number' ? r.data.badge : 0) + by);
-  await Promise.all(rows.map((r, i) => engine.update('_Installation', r.objectId, { badge: next[i] }, MASTER)));
+  await Promise.all(rows.map((r, i) => checkingFace(store).update('_Installation', r.objectId, { badge: next[i] }, MASTER)));
   return next;
 }

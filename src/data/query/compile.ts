@@ -9,28 +9,18 @@
  * `sender.group`, while `items.1.value` picks an element by index), `$ne`/`$nin`/`$notInQuery`/
  * `$dontSelect`/`$nor` matching missing fields.
  */
-import type { QueryAccess } from '../auth/context.js';
 import { ParseCode, ParseError } from '../errors.js';
-import type { SchemaLookup } from '../types.js';
 import { distanceTo, GEO_OPERATORS } from './geo.js';
 import { COMPARISON_OPERATORS, $eq, type FieldOperator } from './operators.js';
 import { $dontSelect, $inQuery, $notInQuery, $select, relatedTo } from './subquery.js';
 import type { Dialect, SqlFragment } from './dialect.js';
+import type { CompileOptions } from './options.js';
 import { TRUE, and, fieldRef, invalidKey, invalidQuery, isPlainObject, not, or, scalarTarget, type Ctx, type FieldRef } from './sql.js';
 import { parseGeoPoint } from './values.js';
 
 export type { SqlFragment } from './dialect.js';
 
-export interface CompileOptions {
-  /** The SQL of the database the query runs on. */
-  dialect: Dialect;
-  /** Fields of any class (for `$inQuery`/`$select` into other classes too). */
-  schema: SchemaLookup;
-  /** Restricts rows of another class in a sub-query to those the caller may read; omitted for the master key. */
-  readable?: (className: string, alias: string) => SqlFragment | undefined;
-  /** The caller's class-level permissions for every class and field the query names; omitted for the master key. */
-  access?: QueryAccess;
-}
+export type { CompileOptions } from './options.js';
 
 /** Every field operator, by name; an operator not listed here answers 102. */
 const FIELD_OPERATORS: Readonly<Record<string, FieldOperator>> = {

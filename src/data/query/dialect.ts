@@ -8,7 +8,7 @@
  * its adapter numbers them if its driver wants `$1`.
  */
 import type { FieldPath } from '../fieldPath.js';
-import type { GeoPoint, Literal } from './values.js';
+import type { GeoPoint, Literal } from './literals.js';
 
 export interface SqlFragment {
   sql: string;

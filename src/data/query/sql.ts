@@ -10,7 +10,7 @@
 import { ParseCode, ParseError } from '../errors.js';
 import { DEFAULT_FIELDS, FIELD_NAME, type FieldTypeName } from '../types.js';
 import { fieldPath, isIndexPart, slicePath, type FieldPath } from '../fieldPath.js';
-import type { CompileOptions } from './compile.js';
+import type { CompileOptions } from './options.js';
 import { COLUMN_FIELDS, type Dialect, type SqlFragment, type Target } from './dialect.js';
 
 export type { Target } from './dialect.js';

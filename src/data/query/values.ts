@@ -4,25 +4,11 @@
  * `$gt: 2` never matches "4" or an array, `true` never matches 1.
  */
 import type { Dialect, Operand, SqlFragment, Target } from './dialect.js';
+import type { GeoPoint, Literal } from './literals.js';
 import type { ParseError } from '../errors.js';
 import { FALSE, TRUE, and, frag, invalidQuery, isPlainObject, or } from './sql.js';
 
-export type Literal =
-  | { kind: 'number'; value: number }
-  | { kind: 'string'; value: string }
-  | { kind: 'boolean'; value: boolean }
-  | { kind: 'null' }
-  | { kind: 'date'; iso: string }
-  /** Without className (`{"__type":"Pointer","objectId":…}`, or a bare objectId on a Pointer field): any class. */
-  | { kind: 'pointer'; className?: string; objectId: string }
-  | { kind: 'file'; name: string }
-  /** GeoPoint, Polygon, Bytes, plain objects and arrays: compared as whole JSON values. */
-  | { kind: 'json'; json: string };
-
-export interface GeoPoint {
-  latitude: number;
-  longitude: number;
-}
+export type { GeoPoint, Literal } from './literals.js';
 
 const isNumber = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v);
 

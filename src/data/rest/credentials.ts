@@ -1,9 +1,8 @@
 import { sameBytes } from '../../shared/sameBytes.js';
-import type { AppKeys } from '../apps.js';
+import type { AppKeys } from '../appKeys.js';
 import { MASTER, type Auth } from '../auth/context.js';
-import { clientAuth } from '../auth/sessions.js';
 import { ParseError } from '../errors.js';
-import type { DataEngine } from '../engine.js';
+import type { AppServices } from '../appServices.js';
 
 /** Credentials of a data API request, from headers or from the JS SDK's JSON body. */
 export interface Credentials {
@@ -101,7 +100,7 @@ export const unauthorized = () => Object.assign(new ParseError(0, 'unauthorized'
  * Answers at once unless a session token must be looked up (then a promise).
  * @throws the 403 unauthorized error when no key matches; ParseError 209 (a rejection) for a bad session token.
  */
-export function authenticate(keys: AppKeys, credentials: Credentials, engine: DataEngine): Auth | Promise<Auth> {
+export function authenticate(keys: AppKeys, credentials: Credentials, services: AppServices): Auth | Promise<Auth> {
   const bytes = bytesOf(keys);
   if (credentials.masterKey !== undefined) {
     if (!sameBytes(Buffer.from(credentials.masterKey), bytes.master)) throw unauthorized();
@@ -112,5 +111,5 @@ export function authenticate(keys: AppKeys, credentials: Credentials, engine: Da
     return bytes.client.some((key) => sameBytes(given, key));
   }))
     throw unauthorized();
-  return clientAuth(engine, credentials.sessionToken, credentials.installationId);
+  return services.sessions.clientAuth(credentials.sessionToken, credentials.installationId);
 }

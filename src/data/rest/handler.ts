@@ -215,12 +215,13 @@ export function createDataHandler(options: DataHandlerOptions): DataHandler {
     const ready = apps.ready(credentials.applicationId);
     if (!ready) {
       // A cold app: read its keys and server options, open its engine, then answer as a warm one.
-      return apps.engine(credentials.applicationId).then((engine) => {
-        if (!engine) throw unauthorized();
+      return apps.services(credentials.applicationId).then((services) => {
+        if (!services) throw unauthorized();
         return answerCall(req, path, query, httpMethod, isFilePost, buffer);
       });
     }
-    const { keys, engine } = ready;
+    const { keys, services } = ready;
+    const engine = services.engine;
     const opened = engine.opened;
     if (opened) return opened.then(() => answerCall(req, path, query, httpMethod, isFilePost, buffer));
 
@@ -231,7 +232,7 @@ export function createDataHandler(options: DataHandlerOptions): DataHandler {
       for (const field of SDK_BODY_FIELDS) if (!(isFilePost && field === '_ContentType')) delete (body as Record<string, unknown>)[field];
     }
     const isRead = method === 'GET';
-    const authenticated = authenticate(keys, credentials, engine);
+    const authenticated = authenticate(keys, credentials, services);
     // Read later, maybe after the cloud code loads: a refused session must not count as unhandled meanwhile.
     if (authenticated instanceof Promise) authenticated.catch(() => undefined);
     const route = (registry: CloudRegistry, auth: Auth): Answer => {
@@ -244,6 +245,7 @@ export function createDataHandler(options: DataHandlerOptions): DataHandler {
         raw: isUpload && buffer ? { data: buffer, contentType } : undefined,
         auth,
         engine,
+        services,
         keys,
         apps,
         mountUrl: mountUrl(),

@@ -1,7 +1,15 @@
-import type { AppKeys, DataApps } from '../apps.js';
+import type { AppKeys } from '../appKeys.js';
+import type { DataApps } from '../apps.js';
 import type { Auth } from '../auth/context.js';
+import type { AppServices } from '../appServices.js';
 import type { DataEngine } from '../engine.js';
 import type { CloudRegistry } from '../cloud/types.js';
+
+/**
+ * What routes get of DataApps: everything but the master view of an app (`DataApps.store`), which
+ * they reach only through the services of the request (`DataRequest.services`).
+ */
+export type RouteApps = Omit<DataApps, 'store'>;
 
 /** One data API call after credentials are resolved, whatever carried it (HTTP, batch, callBackendAPI). */
 export interface DataRequest {
@@ -14,13 +22,16 @@ export interface DataRequest {
   /** Raw body bytes and content type, for file uploads. */
   raw?: { data: Buffer; contentType: string };
   auth: Auth;
+  /** The app's checking face (engine.ts): every call takes `auth`. The same as `services.engine`. */
   engine: DataEngine;
+  /** The app's services (appServices.ts), which alone hold its master view. */
+  services: AppServices;
   keys: AppKeys;
-  apps: DataApps;
+  apps: RouteApps;
   /** The data API's public root, for Location headers and URLs. */
   mountUrl: string;
   /**
-   * True inside a transactional batch, whose `engine` is bound to the batch's transaction: a route
+   * True inside a transactional batch, whose `engine` and `services` are bound to the batch's transaction: a route
    * that waits on something else (bcrypt, a cloud code trigger) must refuse with
    * `refuseInTransaction` before it writes anything.
    */

@@ -1,4 +1,4 @@
-import type { QueryAccess } from '../auth/context.js';
+import type { QueryAccess } from '../auth/queryAccess.js';
 import type { GroupPlan } from '../aggregate/groupPlan.js';
 import type { FieldType } from '../types.js';
 import type { Dialect } from '../query/dialect.js';

@@ -1,10 +1,11 @@
-import type { DataEngine } from '../engine.js';
+import type { DataStore } from '../store.js';
 import { ParseCode, ParseError } from '../errors.js';
 import type { StoredRow } from '../storage/adapter.js';
 import type { ServerSettings } from '../settings.js';
 import { isPlainObject } from '../values.js';
 import { unsupported } from './providers/catalog.js';
 import { isBuiltIn } from './providers/options.js';
+import type { AuthDataChanges } from './authDataChanges.js';
 
 /**
  * A user's `authData` (Parse REST guide, "Linking Users"): provider name → that provider's data,
@@ -13,8 +14,6 @@ import { isBuiltIn } from './providers/options.js';
  * data is checked with the provider first (providers/catalog.ts) and then stored as checked.
  */
 
-/** What a write asks of each provider: its data to link, or null to unlink it. */
-export type AuthDataChanges = Record<string, Record<string, unknown> | null>;
 
 
 /** Parse Server's answer when a provider id belongs to another user (RestWrite.handleAuthData). */
@@ -77,14 +76,14 @@ export function mergeAuthData(current: unknown, changes: AuthDataChanges): Recor
   return Object.keys(merged).length > 0 ? merged : undefined;
 }
 
-/** Per engine, the providers whose id has its index on `_User`. */
-const indexed = new WeakMap<DataEngine, Set<string>>();
+/** Per store, the providers whose id has its index on `_User`. */
+const indexed = new WeakMap<DataStore, Set<string>>();
 
-async function ensureIndex(engine: DataEngine, provider: string): Promise<void> {
-  let providers = indexed.get(engine);
-  if (!providers) indexed.set(engine, (providers = new Set()));
+async function ensureIndex(store: DataStore, provider: string): Promise<void> {
+  let providers = indexed.get(store);
+  if (!providers) indexed.set(store, (providers = new Set()));
   if (providers.has(provider)) return;
-  await engine.ensureIndex('_User', `authData_${provider}_id`, { [`authData.${provider}.id`]: 1 });
+  await store.ensureIndex('_User', `authData_${provider}_id`, { [`authData.${provider}.id`]: 1 });
   providers.add(provider);
 }
 
@@ -94,12 +93,12 @@ async function ensureIndex(engine: DataEngine, provider: string): Promise<void> 
  * exists), so that an anonymous login reads one entry whatever the number of users.
  * @throws ParseError 208 when the providers point at two different users.
  */
-export async function findLinkedUser(engine: DataEngine, changes: AuthDataChanges): Promise<StoredRow | undefined> {
-  if (!engine.schema.has('_User')) return undefined;
+export async function findLinkedUser(store: DataStore, changes: AuthDataChanges): Promise<StoredRow | undefined> {
+  if (!store.schema.has('_User')) return undefined;
   let found: StoredRow | undefined;
   for (const provider of linkedProviders(changes)) {
-    await ensureIndex(engine, provider);
-    const [user] = await engine.rows('_User', { where: { [`authData.${provider}.id`]: changes[provider]!.id }, limit: 1 });
+    await ensureIndex(store, provider);
+    const [user] = await store.rows('_User', { where: { [`authData.${provider}.id`]: changes[provider]!.id }, limit: 1 });
     if (user && found && user.objectId !== found.objectId) throw alreadyLinked();
     found ??= user;
   }
@@ -107,7 +106,7 @@ export async function findLinkedUser(engine: DataEngine, changes: AuthDataChange
 }
 
 /** @throws ParseError 208 when a provider id of `changes` is linked to a user other than `selfId`. */
-export async function checkAuthDataFree(engine: DataEngine, changes: AuthDataChanges, selfId?: string): Promise<void> {
-  const holder = await findLinkedUser(engine, changes);
+export async function checkAuthDataFree(store: DataStore, changes: AuthDataChanges, selfId?: string): Promise<void> {
+  const holder = await findLinkedUser(store, changes);
   if (holder && holder.objectId !== selfId) throw alreadyLinked();
 }

@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { sameBytes } from '../../shared/sameBytes.js';
-import type { AppKeys, DataApps } from '../apps.js';
-import type { DataEngine } from '../engine.js';
+import type { AppKeys } from '../appKeys.js';
+import type { Mailer } from '../mail/mailer.js';
+import type { DataStore } from '../store.js';
 import { ParseCode, ParseError } from '../errors.js';
 import type { StoredRow } from '../storage/adapter.js';
 import { isPlainObject } from '../values.js';
@@ -18,7 +19,8 @@ import { isPlainObject } from '../values.js';
 
 /** Where an app's mails and links come from. */
 export interface MailContext {
-  apps: DataApps;
+  /** Where mails go out and are kept (DataApps has both). */
+  apps: { mailer: Mailer; mailFolder(applicationId: string): string };
   keys: AppKeys;
   /** The data API's public root, e.g. `http://localhost:4000/data`. */
   mountUrl: string;
@@ -31,11 +33,11 @@ export const newUserToken = (objectId: string): string => `${objectId}.${randomB
 const sameToken = (given: string, stored: unknown): boolean => typeof stored === 'string' && sameBytes(given, stored);
 
 /** The user a token names, when the token is theirs (`field` holds it). */
-async function userOfToken(engine: DataEngine, token: unknown, field: '_email_verify_token' | '_perishable_token'): Promise<StoredRow | undefined> {
+async function userOfToken(store: DataStore, token: unknown, field: '_email_verify_token' | '_perishable_token'): Promise<StoredRow | undefined> {
   if (typeof token !== 'string') return undefined;
   const dot = token.indexOf('.');
   if (dot <= 0) return undefined;
-  const user = await engine.row('_User', token.slice(0, dot));
+  const user = await store.row('_User', token.slice(0, dot));
   return user && sameToken(token, user.data[field]) ? user : undefined;
 }
 
@@ -46,8 +48,8 @@ const pagesUrl = (ctx: MailContext) => `${ctx.mountUrl}/apps/${encodeURIComponen
  * The verification fields of a user whose email is to be verified (`verifyUserEmails`): a fresh
  * token, and its expiry when `emailVerifyTokenValidityDuration` is set.
  */
-export function verificationToken(engine: DataEngine, objectId: string): Record<string, unknown> {
-  const seconds = engine.settings().emailVerifyTokenValidityDuration;
+export function verificationToken(store: DataStore, objectId: string): Record<string, unknown> {
+  const seconds = store.settings().emailVerifyTokenValidityDuration;
   return {
     _email_verify_token: newUserToken(objectId),
     ...(seconds ? { _email_verify_token_expires_at: new Date(Date.now() + seconds * 1000).toISOString() } : {}),
@@ -55,13 +57,13 @@ export function verificationToken(engine: DataEngine, objectId: string): Record<
 }
 
 /** Sends the verification mail of `user` (it holds a token). Resolves once it is sent or kept (the outbox records a failure); never rejects. */
-export async function sendVerificationMail(ctx: MailContext, engine: DataEngine, user: StoredRow): Promise<void> {
+export async function sendVerificationMail(ctx: MailContext, store: DataStore, user: StoredRow): Promise<void> {
   const email = user.data.email;
   const token = user.data._email_verify_token;
   if (typeof email !== 'string' || typeof token !== 'string') return;
   const link = `${pagesUrl(ctx)}/verify_email?token=${encodeURIComponent(token)}`;
   const appName = appNameOf(ctx);
-  await ctx.apps.mailer.send(ctx.apps.mailFolder(ctx.keys.applicationId), engine.settings().emailAdapter, {
+  await ctx.apps.mailer.send(ctx.apps.mailFolder(ctx.keys.applicationId), store.settings().emailAdapter, {
     to: email,
     subject: `Please verify your e-mail for ${appName}`,
     text: `Hi,\n\nYou are being asked to confirm the e-mail address ${email} with ${appName}\n\nClick here to confirm it:\n${link}`,
@@ -99,20 +101,20 @@ function emailOf(body: unknown): string {
  * addresses have accounts.
  * @throws ParseError 204/125 (no or bad email).
  */
-export async function requestVerificationEmail(ctx: MailContext, engine: DataEngine, body: unknown): Promise<void> {
+export async function requestVerificationEmail(ctx: MailContext, store: DataStore, body: unknown): Promise<void> {
   const email = emailOf(body);
-  if (!engine.settings().verifyUserEmails) return;
-  const [found] = await engine.rows('_User', { where: { email }, limit: 1 });
+  if (!store.settings().verifyUserEmails) return;
+  const [found] = await store.rows('_User', { where: { email }, limit: 1 });
   if (!found || found.data.emailVerified === true) return;
-  const user = await engine.atomically(async (engine) => {
-    const current = await engine.row('_User', found.objectId);
+  const user = await store.atomically(async (store) => {
+    const current = await store.row('_User', found.objectId);
     if (!current) return undefined;
-    const row: StoredRow = { ...current, data: { ...current.data, ...verificationToken(engine, current.objectId) } };
-    await engine.replaceRow('_User', row);
+    const row: StoredRow = { ...current, data: { ...current.data, ...verificationToken(store, current.objectId) } };
+    await store.replaceRow('_User', row);
     return row;
   });
   // Not awaited, as Parse Server does not await its adapter.
-  if (user) void sendVerificationMail(ctx, engine, user).catch(() => undefined);
+  if (user) void sendVerificationMail(ctx, store, user).catch(() => undefined);
 }
 
 /**
@@ -123,27 +125,27 @@ export async function requestVerificationEmail(ctx: MailContext, engine: DataEng
  * or the email changes otherwise (`endedTokens`).
  * @throws ParseError 204/125 (no or bad email).
  */
-export async function requestPasswordReset(ctx: MailContext, engine: DataEngine, body: unknown): Promise<void> {
+export async function requestPasswordReset(ctx: MailContext, store: DataStore, body: unknown): Promise<void> {
   const email = emailOf(body);
-  const [found] = await engine.rows('_User', { where: { $or: [{ email }, { username: email, email: { $exists: false } }] }, limit: 1 });
+  const [found] = await store.rows('_User', { where: { $or: [{ email }, { username: email, email: { $exists: false } }] }, limit: 1 });
   if (!found) return;
-  const user = await engine.atomically(async (engine) => {
-    const current = await engine.row('_User', found.objectId);
+  const user = await store.atomically(async (store) => {
+    const current = await store.row('_User', found.objectId);
     if (!current) return undefined;
     const row: StoredRow = { ...current, data: { ...current.data, _perishable_token: newUserToken(current.objectId) } };
-    await engine.replaceRow('_User', row);
+    await store.replaceRow('_User', row);
     return row;
   });
   if (!user) return;
   // Not awaited, as Parse Server does not await its adapter: the answer does not wait for an SMTP server.
-  void sendResetMail(ctx, engine, user, email).catch(() => undefined);
+  void sendResetMail(ctx, store, user, email).catch(() => undefined);
 }
 
-async function sendResetMail(ctx: MailContext, engine: DataEngine, user: StoredRow, email: string): Promise<void> {
+async function sendResetMail(ctx: MailContext, store: DataStore, user: StoredRow, email: string): Promise<void> {
   const link = `${pagesUrl(ctx)}/request_password_reset?token=${encodeURIComponent(user.data._perishable_token as string)}`;
   const appName = appNameOf(ctx);
   const username = typeof user.data.username === 'string' ? ` (your username is '${user.data.username}')` : '';
-  await ctx.apps.mailer.send(ctx.apps.mailFolder(ctx.keys.applicationId), engine.settings().emailAdapter, {
+  await ctx.apps.mailer.send(ctx.apps.mailFolder(ctx.keys.applicationId), store.settings().emailAdapter, {
     to: typeof user.data.email === 'string' ? user.data.email : email,
     subject: `Password Reset for ${appName}`,
     text: `Hi,\n\nYou requested to reset your password for ${appName}${username}.\n\nClick here to reset it:\n${link}`,
@@ -154,17 +156,17 @@ async function sendResetMail(ctx: MailContext, engine: DataEngine, user: StoredR
  * Opens a verification link: the user of `token` gets `emailVerified: true` and the token is spent.
  * @returns the user's email, or undefined for a link that is unknown, spent or expired.
  */
-export async function verifyEmail(engine: DataEngine, token: unknown): Promise<string | undefined> {
-  return engine.atomically(async (engine) => {
-    const user = await userOfToken(engine, token, '_email_verify_token');
+export async function verifyEmail(store: DataStore, token: unknown): Promise<string | undefined> {
+  return store.atomically(async (store) => {
+    const user = await userOfToken(store, token, '_email_verify_token');
     if (!user) return undefined;
     const expires = user.data._email_verify_token_expires_at;
     if (typeof expires === 'string' && Date.parse(expires) < Date.now()) return undefined;
     const { _email_verify_token: _spent, _email_verify_token_expires_at: _expiry, ...data } = user.data;
-    await engine.replaceRow('_User', { ...user, updatedAt: new Date().toISOString(), data: { ...data, emailVerified: true } }, true);
+    await store.replaceRow('_User', { ...user, updatedAt: new Date().toISOString(), data: { ...data, emailVerified: true } }, true);
     return typeof user.data.email === 'string' ? user.data.email : '';
   });
 }
 
 /** The user a password reset link is for, or undefined when it is unknown or spent. */
-export const userOfResetToken = (engine: DataEngine, token: unknown): Promise<StoredRow | undefined> => userOfToken(engine, token, '_perishable_token');
+export const userOfResetToken = (store: DataStore, token: unknown): Promise<StoredRow | undefined> => userOfToken(store, token, '_perishable_token');

@@ -1,23 +1,27 @@
 import { randomBytes } from 'node:crypto';
 import { aclAllows, MASTER, type Auth } from '../auth/context.js';
 import { sessionUser, userPointer } from '../auth/sessions.js';
-import type { DataEngine, WriteResult } from '../engine.js';
+import { checkingFace, type WriteResult } from '../engine.js';
+import type { DataStore } from '../store.js';
 import { ParseCode, ParseError } from '../errors.js';
 import type { StoredRow } from '../storage/adapter.js';
 import { checkProhibitedKeywords } from '../objects/keywords.js';
 import { checkAcl, isPlainObject } from '../values.js';
 import { hashPassword, verifyPassword } from './passwords.js';
 import { randomAlphanumeric } from '../../shared/ids.js';
-import { checkAuthDataFree, findLinkedUser, hasProviderData, linkedProviders, mergeAuthData, readAuthData, alreadyLinked, type AuthDataChanges } from './authData.js';
+import { checkAuthDataFree, findLinkedUser, hasProviderData, linkedProviders, mergeAuthData, readAuthData, alreadyLinked } from './authData.js';
+import type { AuthDataChanges } from './authDataChanges.js';
 import { sessionExpiry, type ServerSettings } from '../settings.js';
 import { endedTokens, userOfResetToken, verificationToken } from './emails.js';
 
 /**
  * Users and sessions of a Backend App, as Parse Server's `UsersRouter` and `RestWrite` treat the
  * `_User` and `_Session` classes: signup, login, logout, `me`, password changes, and the session
- * objects that tie a session token to a user. Everything goes through the engine, so ACLs and
- * class-level permissions apply; password hashes live in the internal `_hashed_password` field,
- * which never leaves the engine.
+ * objects that tie a session token to a user. They hold the app's master view (store.ts) to look
+ * users and sessions up as Parse Server's `UsersRouter` does with the master key, and write the
+ * caller's objects through the store's checking face (`checkingFace`), so ACLs and class-level
+ * permissions apply; password hashes live in the internal `_hashed_password` field, which never
+ * leaves the data layer (objects/output.ts drops it from every answer).
  */
 
 type Acl = NonNullable<StoredRow['acl']>;
@@ -39,13 +43,13 @@ const selfOnly = (userId: string): Acl => ({ [userId]: { read: true, write: true
 /** A `$regex` that matches `text` exactly, ignoring case (Parse's case-insensitive uniqueness). */
 const sameIgnoringCase = (text: string) => ({ $regex: `^${text.replace(/[\\^$.*+?()[\]{}|/-]/g, '\\$&')}$`, $options: 'i' });
 
-const exists = async (engine: DataEngine, className: string, where: Record<string, unknown>): Promise<boolean> =>
-  (await engine.rows(className, { where, limit: 1 })).length > 0;
+const exists = async (store: DataStore, className: string, where: Record<string, unknown>): Promise<boolean> =>
+  (await store.rows(className, { where, limit: 1 })).length > 0;
 
 /** Deletes every session of a user (master view). */
-async function deleteSessionsOf(engine: DataEngine, userId: string, where: Record<string, unknown> = {}): Promise<void> {
-  const sessions = await engine.rows('_Session', { where: { user: userPointer(userId), ...where }, limit: Number.MAX_SAFE_INTEGER });
-  await engine.deleteRows('_Session', sessions.map((session) => session.objectId));
+async function deleteSessionsOf(store: DataStore, userId: string, where: Record<string, unknown> = {}): Promise<void> {
+  const sessions = await store.rows('_Session', { where: { user: userPointer(userId), ...where }, limit: Number.MAX_SAFE_INTEGER });
+  await store.deleteRows('_Session', sessions.map((session) => session.objectId));
 }
 
 /**
@@ -57,9 +61,9 @@ async function deleteSessionsOf(engine: DataEngine, userId: string, where: Recor
  * @param extra further session fields (a `POST /sessions` body; the master key's may set `expiresAt`).
  * @throws ParseError 105/111 for bad `extra` fields.
  */
-export function createSession(engine: DataEngine, userId: string, createdWith: CreatedWith, installationId?: string, extra: Record<string, unknown> = {}): Promise<StoredRow> {
+export function createSession(store: DataStore, userId: string, createdWith: CreatedWith, installationId?: string, extra: Record<string, unknown> = {}): Promise<StoredRow> {
   const body: Record<string, unknown> = {
-    ...sessionExpiry(engine.settings()),
+    ...sessionExpiry(store.settings()),
     ...extra,
     sessionToken: newSessionToken(),
     user: userPointer(userId),
@@ -67,9 +71,9 @@ export function createSession(engine: DataEngine, userId: string, createdWith: C
     ACL: selfOnly(userId),
   };
   if (installationId) body.installationId = installationId;
-  return engine.atomically(async (engine) => {
-    if (installationId) await deleteSessionsOf(engine, userId, { installationId });
-    return (await engine.create('_Session', body, MASTER)).row;
+  return store.atomically(async (store) => {
+    if (installationId) await deleteSessionsOf(store, userId, { installationId });
+    return (await checkingFace(store).create('_Session', body, MASTER)).row;
   });
 }
 
@@ -129,12 +133,12 @@ function readUserBody(body: unknown, auth: Auth, creating: boolean, settings: Se
  * `_validateEmail`). Call inside the write's transaction.
  * @throws ParseError 202 "Account already exists for this username.", 203 for the email.
  */
-async function checkUnique(engine: DataEngine, fields: Record<string, unknown>, selfId?: string): Promise<void> {
+async function checkUnique(store: DataStore, fields: Record<string, unknown>, selfId?: string): Promise<void> {
   const others = selfId ? { objectId: { $ne: selfId } } : {};
-  if (typeof fields.username === 'string' && (await exists(engine, '_User', { username: sameIgnoringCase(fields.username), ...others }))) {
+  if (typeof fields.username === 'string' && (await exists(store, '_User', { username: sameIgnoringCase(fields.username), ...others }))) {
     throw new ParseError(ParseCode.USERNAME_TAKEN, 'Account already exists for this username.');
   }
-  if (typeof fields.email === 'string' && (await exists(engine, '_User', { email: sameIgnoringCase(fields.email), ...others }))) {
+  if (typeof fields.email === 'string' && (await exists(store, '_User', { email: sameIgnoringCase(fields.email), ...others }))) {
     throw new ParseError(ParseCode.EMAIL_TAKEN, 'Account already exists for this email address.');
   }
 }
@@ -151,35 +155,35 @@ async function checkUnique(engine: DataEngine, fields: Record<string, unknown>, 
  * @throws ParseError as `readUserBody`, 119 (class-level permissions), 202/203 (taken), 208 (a
  *   provider id another user holds), 105/111 (bad fields).
  */
-export async function signUp(engine: DataEngine, body: unknown, auth: Auth): Promise<SignUpResult> {
-  const input = readUserBody(body, auth, true, engine.settings());
-  if (engine.schema.has('_User')) engine.checkClp('_User', 'create', auth);
+export async function signUp(store: DataStore, body: unknown, auth: Auth): Promise<SignUpResult> {
+  const input = readUserBody(body, auth, true, store.settings());
+  if (store.schema.has('_User')) checkingFace(store).checkClp('_User', 'create', auth);
   const generated = input.fields.username === undefined;
   if (generated) input.fields.username = randomAlphanumeric(25);
-  await checkUnique(engine, input.fields); // fail before spending a hash; checked again below
+  await checkUnique(store, input.fields); // fail before spending a hash; checked again below
   const hashed = input.password === undefined ? undefined : await hashPassword(input.password);
   const providers = linkedProviders(input.authData);
   // Parse Server's `verifyUserEmails`: the new user's email waits for its link.
-  const verifying = engine.settings().verifyUserEmails && typeof input.fields.email === 'string';
+  const verifying = store.settings().verifyUserEmails && typeof input.fields.email === 'string';
   if (verifying) input.fields.emailVerified = false;
-  return engine.atomically(async (engine) => {
-    await checkUnique(engine, input.fields);
+  return store.atomically(async (store) => {
+    await checkUnique(store, input.fields);
     if (input.authData) {
-      await checkAuthDataFree(engine, input.authData);
+      await checkAuthDataFree(store, input.authData);
       const authData = mergeAuthData(undefined, input.authData);
       if (authData) input.fields.authData = authData;
     }
-    const { row } = await engine.create('_User', input.fields, auth, hashed ? { _hashed_password: hashed } : {});
+    const { row } = await checkingFace(store).create('_User', input.fields, auth, hashed ? { _hashed_password: hashed } : {});
     // Parse Server's `enforcePrivateUsers`: off, a user without an ACL of its own is publicly readable.
-    const publicRead: Acl = engine.settings().enforcePrivateUsers ? {} : { '*': { read: true } };
+    const publicRead: Acl = store.settings().enforcePrivateUsers ? {} : { '*': { read: true } };
     row.acl = { ...(input.acl ?? publicRead), ...selfOnly(row.objectId) };
-    if (verifying) Object.assign(row.data, verificationToken(engine, row.objectId));
-    await engine.replaceRow('_User', row);
+    if (verifying) Object.assign(row.data, verificationToken(store, row.objectId));
+    await store.replaceRow('_User', row);
     const result: SignUpResult = { user: row, verificationMail: verifying };
     // As Parse Server: a user who may not log in before verifying gets no session from a password signup.
-    if (verifying && !providers.length && engine.settings().preventLoginWithUnverifiedEmail) return result;
+    if (verifying && !providers.length && store.settings().preventLoginWithUnverifiedEmail) return result;
     const authProvider = providers.length ? providers.join(',') : 'password';
-    const session = await createSession(engine, row.objectId, { action: 'signup', authProvider }, auth.installationId);
+    const session = await createSession(store, row.objectId, { action: 'signup', authProvider }, auth.installationId);
     result.sessionToken = session.data.sessionToken as string;
     if (generated) result.username = row.data.username as string;
     if (input.authData) result.authDataResponse = {};
@@ -203,25 +207,25 @@ export interface SignUpResult {
  * when the body's `authData` names a provider id that a user is linked to, that user gets a new
  * session (`createdWith` `{action: "login", authProvider: "anonymous"}`) and the body's other
  * fields are ignored; otherwise the call is a signup (undefined is returned).
- * @returns the user as `engine.toJson` answers it, plus `sessionToken` and `authDataResponse`.
+ * @returns the user as `store.toJson` answers it, plus `sessionToken` and `authDataResponse`.
  * @throws ParseError 252/162 as `readAuthData`; 208 "this auth is already used" when the linked
  *   user is not the caller's own (a session of another user) or is locked out (ACL `{}`).
  */
 export async function logInWithAuthData(
-  engine: DataEngine,
+  store: DataStore,
   body: unknown,
   auth: Auth,
   /** Runs before the session is made (cloud code's `beforeLogin`). */
   beforeSession?: (user: StoredRow) => Promise<void>,
 ): Promise<Record<string, unknown> | undefined> {
   if (!isPlainObject(body) || !hasProviderData(body.authData)) return undefined;
-  const changes = readAuthData(body.authData, engine.settings());
-  const user = await findLinkedUser(engine, changes);
+  const changes = readAuthData(body.authData, store.settings());
+  const user = await findLinkedUser(store, changes);
   if (!user) return undefined;
   if (auth.user && auth.user.objectId !== user.objectId) throw alreadyLinked();
   if (!auth.master && user.acl && Object.keys(user.acl).length === 0) throw alreadyLinked();
   await beforeSession?.(user);
-  const answer = await withSession(engine, user, { action: 'login', authProvider: linkedProviders(changes).join(',') }, auth.installationId);
+  const answer = await withSession(store, user, { action: 'login', authProvider: linkedProviders(changes).join(',') }, auth.installationId);
   return { ...answer, authDataResponse: {} };
 }
 
@@ -243,62 +247,62 @@ export function loginPayload(body: unknown, query: Record<string, unknown>): Rec
  *   is on and the user's `emailVerified` is false; 200 (neither username nor email), 201 (no password), 101 "Invalid
  *   username/password." for every mismatch.
  */
-export async function authenticate(engine: DataEngine, payload: Record<string, unknown>, auth: Auth): Promise<StoredRow> {
+export async function authenticate(store: DataStore, payload: Record<string, unknown>, auth: Auth): Promise<StoredRow> {
   const { username, email, password } = payload;
   if (!username && !email) throw new ParseError(ParseCode.USERNAME_MISSING, 'username/email is required.');
   if (!password) throw new ParseError(ParseCode.PASSWORD_MISSING, 'password is required.');
   if (typeof password !== 'string' || (email && typeof email !== 'string') || (username && typeof username !== 'string')) throw invalidLogin();
   const where = email && username ? { email, username } : email ? { email } : { $or: [{ username }, { email: username }] };
-  const found = await engine.rows('_User', { where, limit: 2 });
+  const found = await store.rows('_User', { where, limit: 2 });
   const user = found.length > 1 ? found.find((u) => u.data.username === username) : found[0];
   const matches = await verifyPassword(password, user?.data._hashed_password);
   if (!matches || !user) throw invalidLogin();
   if (!auth.master && user.acl && Object.keys(user.acl).length === 0) throw invalidLogin();
   // `preventLoginWithUnverifiedEmail` (settings.ts); the master key may pass `ignoreEmailVerification`, as in Parse Server.
-  if (engine.settings().preventLoginWithUnverifiedEmail && user.data.emailVerified === false && !(auth.master && payload.ignoreEmailVerification === true)) {
+  if (store.settings().preventLoginWithUnverifiedEmail && user.data.emailVerified === false && !(auth.master && payload.ignoreEmailVerification === true)) {
     throw new ParseError(ParseCode.EMAIL_NOT_FOUND, 'User email is not verified.');
   }
   return user;
 }
 
 /** A user as a login answers it: the object and a `sessionToken`. */
-function withSession(engine: DataEngine, user: StoredRow, createdWith: CreatedWith, installationId: string | undefined): Promise<Record<string, unknown>> {
-  return engine.atomically(async (engine) => {
-    const current = await engine.row('_User', user.objectId);
+function withSession(store: DataStore, user: StoredRow, createdWith: CreatedWith, installationId: string | undefined): Promise<Record<string, unknown>> {
+  return store.atomically(async (store) => {
+    const current = await store.row('_User', user.objectId);
     if (!current) throw invalidLogin();
-    const session = await createSession(engine, current.objectId, createdWith, installationId);
-    return { ...engine.toJson('_User', current), sessionToken: session.data.sessionToken };
+    const session = await createSession(store, current.objectId, createdWith, installationId);
+    return { ...store.toJson('_User', current), sessionToken: session.data.sessionToken };
   });
 }
 
 /**
  * Logs in (Parse REST guide, "Logging In"; `GET`/`POST /login`): a new session with
  * `createdWith.action` "login".
- * @returns the user as `engine.toJson` answers it, plus `sessionToken`.
+ * @returns the user as `store.toJson` answers it, plus `sessionToken`.
  * @throws ParseError as `authenticate`.
  */
 export async function logIn(
-  engine: DataEngine,
+  store: DataStore,
   payload: Record<string, unknown>,
   auth: Auth,
   /** Runs between checking the password and creating the session (cloud code's `beforeLogin`). */
   beforeSession?: (user: StoredRow) => Promise<void>,
 ): Promise<Record<string, unknown>> {
-  const user = await authenticate(engine, payload, auth);
+  const user = await authenticate(store, payload, auth);
   await beforeSession?.(user);
-  return withSession(engine, user, { action: 'login', authProvider: 'password' }, auth.installationId);
+  return withSession(store, user, { action: 'login', authProvider: 'password' }, auth.installationId);
 }
 
 /**
  * Logs in as any user with the master key (Parse Server's `POST /loginAs`, body `userId`).
  * @throws ParseError 119 without the master key, 162 without `userId`, 101 "user not found".
  */
-export async function logInAs(engine: DataEngine, userId: unknown, auth: Auth): Promise<Record<string, unknown>> {
+export async function logInAs(store: DataStore, userId: unknown, auth: Auth): Promise<Record<string, unknown>> {
   if (!auth.master) throw new ParseError(ParseCode.OPERATION_FORBIDDEN, 'master key is required');
   if (typeof userId !== 'string' || userId === '') throw new ParseError(ParseCode.INVALID_VALUE, 'userId must not be empty, null, or undefined');
-  const user = await engine.row('_User', userId);
+  const user = await store.row('_User', userId);
   if (!user) throw new ParseError(ParseCode.OBJECT_NOT_FOUND, 'user not found');
-  return withSession(engine, user, { action: 'login', authProvider: 'masterkey' }, auth.installationId);
+  return withSession(store, user, { action: 'login', authProvider: 'masterkey' }, auth.installationId);
 }
 
 /**
@@ -306,15 +310,15 @@ export async function logInAs(engine: DataEngine, userId: unknown, auth: Auth): 
  * Current User"; `GET /users/me`), with its `sessionToken`.
  * @throws ParseError 209 "Invalid session token" without a valid session token.
  */
-export async function me(engine: DataEngine, auth: Auth): Promise<Record<string, unknown>> {
+export async function me(store: DataStore, auth: Auth): Promise<Record<string, unknown>> {
   if (!auth.sessionToken) throw invalidSession();
-  const { user } = await sessionUser(engine, auth.sessionToken);
-  return { ...engine.toJson('_User', user), sessionToken: auth.sessionToken };
+  const { user } = await sessionUser(store, auth.sessionToken);
+  return { ...store.toJson('_User', user), sessionToken: auth.sessionToken };
 }
 
 /** The `_Session` of a session token (master view), or undefined. */
-export async function sessionByToken(engine: DataEngine, sessionToken: string): Promise<StoredRow | undefined> {
-  return (await engine.rows('_Session', { where: { sessionToken }, limit: 1 }))[0];
+export async function sessionByToken(store: DataStore, sessionToken: string): Promise<StoredRow | undefined> {
+  return (await store.rows('_Session', { where: { sessionToken }, limit: 1 }))[0];
 }
 
 /**
@@ -322,10 +326,10 @@ export async function sessionByToken(engine: DataEngine, sessionToken: string): 
  * Server, a request without a session token succeeds with nothing to do; an invalid one never gets
  * here (the credentials answer 209).
  */
-export async function logOut(engine: DataEngine, auth: Auth): Promise<void> {
+export async function logOut(store: DataStore, auth: Auth): Promise<void> {
   if (!auth.sessionToken) return;
-  const session = await sessionByToken(engine, auth.sessionToken);
-  if (session) await engine.deleteRows('_Session', [session.objectId]);
+  const session = await sessionByToken(store, auth.sessionToken);
+  if (session) await store.deleteRows('_Session', [session.objectId]);
 }
 
 /**
@@ -337,15 +341,15 @@ export async function logOut(engine: DataEngine, auth: Auth): Promise<void> {
  * @throws ParseError 206 "Cannot modify user <id>." (update) or "Insufficient auth to delete user"
  *   (delete), 119 (class-level permissions), 101 (master key, no such user).
  */
-async function checkUserWritable(engine: DataEngine, objectId: string, auth: Auth, action: 'update' | 'delete'): Promise<void> {
+async function checkUserWritable(store: DataStore, objectId: string, auth: Auth, action: 'update' | 'delete'): Promise<void> {
   const refused = () =>
     auth.master
       ? new ParseError(ParseCode.OBJECT_NOT_FOUND, 'Object not found.')
       : new ParseError(ParseCode.SESSION_MISSING, action === 'update' ? `Cannot modify user ${objectId}.` : 'Insufficient auth to delete user');
   if (!auth.master && !auth.user) throw refused();
-  if (!engine.schema.has('_User')) throw refused();
-  engine.checkClp('_User', action, auth);
-  const row = await engine.row('_User', objectId);
+  if (!store.schema.has('_User')) throw refused();
+  checkingFace(store).checkClp('_User', action, auth);
+  const row = await store.row('_User', objectId);
   if (!row || !aclAllows(row.acl, auth, 'write')) throw refused();
 }
 
@@ -366,38 +370,38 @@ export type UserUpdate = WriteResult & { sessionToken?: string; authDataResponse
  * @throws ParseError as `readUserBody` (the body is checked first, as Parse Server does); 206, 101,
  *   119 as `checkUserWritable`; 202/203 (taken); 208 (a provider id another user holds).
  */
-export async function updateUser(engine: DataEngine, objectId: string, body: unknown, auth: Auth): Promise<UserUpdate> {
-  const input = readUserBody(body, auth, false, engine.settings());
-  await checkUserWritable(engine, objectId, auth, 'update');
-  await checkUnique(engine, input.fields, objectId);
+export async function updateUser(store: DataStore, objectId: string, body: unknown, auth: Auth): Promise<UserUpdate> {
+  const input = readUserBody(body, auth, false, store.settings());
+  await checkUserWritable(store, objectId, auth, 'update');
+  await checkUnique(store, input.fields, objectId);
   const hashed = input.password === undefined ? undefined : await hashPassword(input.password);
-  return engine.atomically(async (engine) => {
-      await checkUnique(engine, input.fields, objectId);
+  return store.atomically(async (store) => {
+      await checkUnique(store, input.fields, objectId);
       const changes: Record<string, unknown> = { ...input.fields };
       const emailGiven = 'email' in input.fields;
-      const current = emailGiven || input.authData ? await engine.row('_User', objectId) : undefined;
+      const current = emailGiven || input.authData ? await store.row('_User', objectId) : undefined;
       const newEmail = typeof input.fields.email === 'string' ? input.fields.email : undefined;
       const emailChanged = emailGiven && current !== undefined && current.data.email !== newEmail;
       // A changed email waits for its link again (Parse Server's verifyUserEmails on update).
-      const verifying = emailChanged && newEmail !== undefined && engine.settings().verifyUserEmails;
+      const verifying = emailChanged && newEmail !== undefined && store.settings().verifyUserEmails;
       if (verifying) changes.emailVerified = false;
       if (input.acl !== undefined) changes.ACL = auth.master ? input.acl : { ...(input.acl ?? {}), ...selfOnly(objectId) };
       if (input.authData) {
-        await checkAuthDataFree(engine, input.authData, objectId);
+        await checkAuthDataFree(store, input.authData, objectId);
         changes.authData = mergeAuthData(current?.data.authData, input.authData) ?? { __op: 'Delete' };
       }
       const extra = {
         ...(hashed ? { _hashed_password: hashed } : {}),
         ...endedTokens(hashed !== undefined || emailGiven, emailChanged),
-        ...(verifying ? verificationToken(engine, objectId) : {}),
+        ...(verifying ? verificationToken(store, objectId) : {}),
       };
-      const result: UserUpdate = await engine.update('_User', objectId, changes, auth, extra);
+      const result: UserUpdate = await checkingFace(store).update('_User', objectId, changes, auth, extra);
       if (verifying) result.verificationMail = true;
       if (input.authData) result.authDataResponse = {};
       if (hashed) {
-        if (engine.settings().revokeSessionOnPasswordReset) await deleteSessionsOf(engine, objectId);
+        if (store.settings().revokeSessionOnPasswordReset) await deleteSessionsOf(store, objectId);
         if (!auth.master) {
-          const session = await createSession(engine, objectId, { action: 'login', authProvider: 'password' }, auth.installationId);
+          const session = await createSession(store, objectId, { action: 'login', authProvider: 'password' }, auth.installationId);
           result.sessionToken = session.data.sessionToken as string;
         }
       }
@@ -409,11 +413,11 @@ export async function updateUser(engine: DataEngine, objectId: string, body: unk
  * Deletes a user (Parse REST guide, "Deleting Users") and its sessions.
  * @throws ParseError 206 "Insufficient auth to delete user" without a user or the master key; 101.
  */
-export async function deleteUser(engine: DataEngine, objectId: string, auth: Auth): Promise<void> {
-  await checkUserWritable(engine, objectId, auth, 'delete');
-  await engine.atomically(async (engine) => {
-    await engine.delete('_User', objectId, auth);
-    await deleteSessionsOf(engine, objectId);
+export async function deleteUser(store: DataStore, objectId: string, auth: Auth): Promise<void> {
+  await checkUserWritable(store, objectId, auth, 'delete');
+  await store.atomically(async (store) => {
+    await checkingFace(store).delete('_User', objectId, auth);
+    await deleteSessionsOf(store, objectId);
   });
 }
 
@@ -424,16 +428,16 @@ export async function deleteUser(engine: DataEngine, objectId: string, auth: Aut
  * @returns false for a link that is unknown or spent.
  * @throws ParseError 201 "password is required" for an empty password.
  */
-export async function resetPassword(engine: DataEngine, token: unknown, password: unknown): Promise<boolean> {
+export async function resetPassword(store: DataStore, token: unknown, password: unknown): Promise<boolean> {
   if (typeof password !== 'string' || password === '') throw new ParseError(ParseCode.PASSWORD_MISSING, 'password is required');
-  if (!(await userOfResetToken(engine, token))) return false;
+  if (!(await userOfResetToken(store, token))) return false;
   const hashed = await hashPassword(password);
-  return engine.atomically(async (engine) => {
-    const user = await userOfResetToken(engine, token);
+  return store.atomically(async (store) => {
+    const user = await userOfResetToken(store, token);
     if (!user) return false;
     const { _perishable_token: _spent, _perishable_token_expires_at: _expiry, ...data } = user.data;
-    await engine.replaceRow('_User', { ...user, updatedAt: new Date().toISOString(), data: { ...data, _hashed_password: hashed } }, true);
-    if (engine.settings().revokeSessionOnPasswordReset) await deleteSessionsOf(engine, user.objectId);
+    await store.replaceRow('_User', { ...user, updatedAt: new Date().toISOString(), data: { ...data, _hashed_password: hashed } }, true);
+    if (store.settings().revokeSessionOnPasswordReset) await deleteSessionsOf(store, user.objectId);
     return true;
   });
 }

@@ -1,4 +1,3 @@
-import { distinctValues, runPipeline } from '../../aggregate/run.js';
 import { jsonParam, readPipeline } from '../../aggregate/stages.js';
 import { invalid, isPlainObject, type Doc } from '../../aggregate/values.js';
 import { checkClassName } from '../../schema.js';
@@ -33,9 +32,9 @@ export function aggregateRoutes(router: DataRouter): void {
     if (distinct !== undefined) {
       const field = jsonParam(distinct);
       if (typeof field !== 'string') throw invalid('distinct needs a field name.');
-      return ok({ results: await distinctValues(req.engine, className!, field, filter) });
+      return ok({ results: await req.services.aggregate.distinct(className!, field, filter) });
     }
     if (pipeline === undefined && Object.keys(stageParams).length === 0) throw invalid('aggregate needs distinct=<field> or a pipeline of stages.');
-    return ok({ results: await runPipeline(req.engine, className!, readPipeline(pipeline ?? stageParams), filter) });
+    return ok({ results: await req.services.aggregate.run(className!, readPipeline(pipeline ?? stageParams), filter) });
   });
 }

@@ -60,10 +60,10 @@ export function batchRoutes(router: DataRouter, mountPath: () => string): void {
       return ok(results);
     }
     try {
-      const results = await req.engine.atomically(async (engine) => {
+      const results = await req.services.atomically(async (services) => {
         const answered = [];
         for (const r of requests) {
-          const res = await router.dispatch({ ...sub(r), engine, inTransaction: true });
+          const res = await router.dispatch({ ...sub(r), engine: services.engine, services, inTransaction: true });
           if (res.status >= 400) throw Object.assign(new Error('rollback'), { res });
           answered.push(asResult(res));
         }

@@ -1,5 +1,5 @@
 import { isDeepStrictEqual } from 'node:util';
-import { afterFind, afterTrigger, beforeFind, beforeSave, guardTrigger, hasTrigger, type TriggerContext } from '../../cloud/hooks.js';
+import { afterFind, afterTrigger, beforeFind, beforeSave, guardTrigger, hasTrigger, type SaveTriggerContext } from '../../cloud/hooks.js';
 import type { TriggerName } from '../../cloud/types.js';
 import type { WriteResult } from '../../engine.js';
 import { ParseCode, ParseError } from '../../errors.js';
@@ -120,7 +120,7 @@ export function changedByTrigger(sent: unknown, body: unknown, saved: Record<str
   return changed;
 }
 
-export const triggerContext = (req: DataRequest): TriggerContext => ({ cloud: req.apps.cloud, registry: req.registry, engine: req.engine, auth: req.auth });
+export const triggerContext = (req: DataRequest): SaveTriggerContext => ({ cloud: req.apps.cloud, registry: req.registry, engine: req.engine, auth: req.auth, original: req.services.triggers.original });
 
 /** @throws ParseError 119 (with status 403) unless the request carries the master key. */
 export function requireMaster(req: DataRequest): void {

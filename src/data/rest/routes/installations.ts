@@ -1,4 +1,3 @@
-import { prepareInstallationWrite } from '../../push/installations.js';
 import type { DataRouter } from '../router.js';
 import type { DataRequest, DataResponse, RouteHandler } from '../types.js';
 import { createObject, updateObject } from './classes.js';
@@ -14,16 +13,16 @@ export function installationRoutes(router: DataRouter): void {
   /** The write's answer, after the installations that lost its device token are deleted (only once it succeeded). */
   const thenRemove = async (req: DataRequest, remove: readonly string[], written: DataResponse | Promise<DataResponse>) => {
     const answer = await written;
-    if (answer.status < 300 && remove.length) await req.engine.deleteRows('_Installation', remove);
+    if (answer.status < 300 && remove.length) await req.services.push.deleteInstallations(remove);
     return answer;
   };
   const create: RouteHandler = async (req) => {
-    const prepared = await prepareInstallationWrite(req.engine, req.body, req.auth);
+    const prepared = await req.services.push.prepareInstallationWrite(req.body, req.auth);
     if (prepared.objectId) return thenRemove(req, prepared.remove, updateObject(req, '_Installation', prepared.objectId, prepared.body, { objectId: prepared.objectId }));
     return thenRemove(req, prepared.remove, createObject(req, '_Installation', prepared.body));
   };
   const update: RouteHandler = async (req, { objectId }) => {
-    const prepared = await prepareInstallationWrite(req.engine, req.body, req.auth, objectId);
+    const prepared = await req.services.push.prepareInstallationWrite(req.body, req.auth, objectId);
     return thenRemove(req, prepared.remove, updateObject(req, '_Installation', prepared.objectId ?? objectId!, prepared.body));
   };
   for (const base of ['/installations', '/classes/_Installation']) {

@@ -47,7 +47,7 @@ export function jobScheduleRoutes(router: DataRouter): void {
   router.on('DELETE', '/cloud_code/jobs/:objectId', async (req, { objectId }) => {
     requireMaster(req);
     refuseInTransaction(req);
-    if (!(await req.engine.row('_JobSchedule', objectId!))) throw new ParseError(ParseCode.OBJECT_NOT_FOUND, 'Object not found.');
+    if (!(await req.services.jobs.scheduleExists(objectId!))) throw new ParseError(ParseCode.OBJECT_NOT_FOUND, 'Object not found.');
     await req.engine.delete('_JobSchedule', objectId!, MASTER);
     await req.apps.scheduler.changed(req.engine.appId);
     return ok({});

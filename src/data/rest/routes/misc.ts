@@ -86,7 +86,7 @@ export function miscRoutes(router: DataRouter): void {
   router.on('GET', '/serverInfo', () => ok({ parseServerVersion: serverVersion(), features: features(router) }));
   router.on('GET', '/health', () => ok({ status: 'ok' }));
   router.on('GET', '/config', async (req) => {
-    const entries = (await req.engine.config()).filter((e) => req.auth.master || !e.masterKeyOnly);
+    const entries = (await req.services.config.get()).filter((e) => req.auth.master || !e.masterKeyOnly);
     const params = Object.fromEntries(entries.map((e) => [e.key, e.value]));
     if (!req.auth.master) return ok({ params });
     return ok({ params, masterKeyOnly: Object.fromEntries(entries.map((e) => [e.key, e.masterKeyOnly])) });
@@ -94,14 +94,14 @@ export function miscRoutes(router: DataRouter): void {
   router.on('PUT', '/config', async (req) => {
     requireMaster(req);
     const { params, masterKeyOnly } = readConfigBody(req.body);
-    await req.engine.putConfig(params, masterKeyOnly);
+    await req.services.config.put(params, masterKeyOnly);
     return ok({ result: true });
   });
   router.on('DELETE', '/purge/:className', async (req, { className }) => {
     requireMaster(req);
     checkClassName(className!);
     if (!req.engine.schema.has(className!)) throw new ParseError(ParseCode.INVALID_CLASS_NAME, `Class ${className} does not exist.`);
-    await req.engine.purge(className!);
+    await req.services.config.purge(className!);
     return ok({});
   });
 }

@@ -1,9 +1,6 @@
-import type { DataApps } from '../../apps.js';
 import { ParseError } from '../../errors.js';
-import { verifyEmail, userOfResetToken } from '../../users/emails.js';
-import { resetPassword } from '../../users/service.js';
 import type { PublicRoute } from '../handler.js';
-import type { DataResponse } from '../types.js';
+import type { DataResponse, RouteApps } from '../types.js';
 
 /**
  * The pages a person opens from an app's mails (Parse Server's PublicAPIRouter: `verify_email` and
@@ -51,7 +48,7 @@ function chooseForm(appName: string, token: string, username: unknown, problem?:
 }
 
 /** The mail pages as a PublicRoute for paths under `/apps/`; other methods and paths are 404 pages. */
-export function mailPages(apps: DataApps): PublicRoute {
+export function mailPages(apps: RouteApps): PublicRoute {
   const answer = async (method: 'GET' | 'POST', path: string, query: Record<string, unknown>, body: () => Promise<Buffer>): Promise<DataResponse> => {
     const match = PAGE.exec(path);
     let appId: string;
@@ -61,28 +58,28 @@ export function mailPages(apps: DataApps): PublicRoute {
       appId = '';
     }
     const keys = match && appId ? await apps.keys(appId) : undefined;
-    const engine = keys ? await apps.engine(appId) : undefined;
-    if (!match || !keys || !engine) return page(404, 'Not found', '<p>There is no such page.</p>');
+    const services = keys ? await apps.services(appId) : undefined;
+    if (!match || !keys || !services) return page(404, 'Not found', '<p>There is no such page.</p>');
     const appName = keys.appName ?? appId;
     if (match[2] === 'verify_email') {
       if (method !== 'GET') return page(405, 'Not found', '<p>Open the link from the mail.</p>');
-      const email = await verifyEmail(engine, query.token);
+      const email = await services.mail.verifyEmail(query.token);
       if (email === undefined) return invalidLink('verification');
       return page(200, 'Email verified', `<p>Thank you: ${email ? `<strong>${escape(email)}</strong>` : 'your email'} is verified for ${escape(appName)}. You can close this page.</p>`);
     }
     if (method === 'GET') {
-      const user = await userOfResetToken(engine, query.token);
+      const user = await services.mail.userOfResetToken(query.token);
       return user ? chooseForm(appName, query.token as string, user.data.username) : invalidLink('password reset');
     }
     const form = new URLSearchParams((await body()).toString('utf8'));
     const token = form.get('token') ?? '';
     const password = form.get('new_password') ?? '';
-    const user = await userOfResetToken(engine, token);
+    const user = await services.mail.userOfResetToken(token);
     if (!user) return invalidLink('password reset');
     if (password === '') return chooseForm(appName, token, user.data.username, 'Type a new password.');
     if (password !== form.get('confirm_password')) return chooseForm(appName, token, user.data.username, 'The two passwords differ; type the same one twice.');
     try {
-      if (!(await resetPassword(engine, token, password))) return invalidLink('password reset');
+      if (!(await services.users.resetPassword(token, password))) return invalidLink('password reset');
     } catch (error) {
       if (error instanceof ParseError) return chooseForm(appName, token, user.data.username, error.message);
       throw error;

@@ -1,8 +1,7 @@
-import type { DataApps } from '../../apps.js';
 import { ParseCode } from '../../errors.js';
 import { FileStore } from '../../files.js';
 import type { PublicRoute } from '../handler.js';
-import type { DataResponse } from '../types.js';
+import type { DataResponse, RouteApps } from '../types.js';
 import { mailPages } from './pages.js';
 
 const FILE_PATH = /^\/files\/([^/]+)\/([^/]+)$/;
@@ -37,7 +36,7 @@ const notFound = (): DataResponse => ({ status: 404, body: undefined, raw: { dat
  * - `/apps/<appId>/...`: the pages of verification and password reset mails (pages.ts).
  * Any other path: undefined, so that the keyed routes answer it.
  */
-export function publicRoutes(apps: DataApps): PublicRoute {
+export function publicRoutes(apps: RouteApps): PublicRoute {
   const download = async (match: RegExpExecArray): Promise<DataResponse> => {
     // The path may arrive decoded or not; names that pass Parse's rule hold no `%`, so decoding is safe.
     const appId = decode(match[1]!);

@@ -1,5 +1,4 @@
 import type { Logger } from '../../../log.js';
-import { sendPush } from '../../push/service.js';
 import { refuseInTransaction, type DataRouter } from '../router.js';
 import { ok } from '../types.js';
 import { requireMaster } from './classes.js';
@@ -13,7 +12,7 @@ export function pushRoutes(router: DataRouter, log: Logger): void {
   router.on('POST', '/push', async (req) => {
     requireMaster(req);
     refuseInTransaction(req);
-    const statusId = await sendPush(req.engine, req.apps, req.body, log);
+    const statusId = await req.services.push.send(req.apps, req.body, log);
     return ok({ result: true }, 200, { 'x-parse-push-status-id': statusId });
   });
 }

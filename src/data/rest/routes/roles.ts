@@ -1,6 +1,5 @@
 import { checkGetParams } from '../../objects/findParams.js';
 import { aclAllows } from '../../auth/context.js';
-import type { DataEngine } from '../../engine.js';
 import { ParseCode, ParseError } from '../../errors.js';
 import { isPlainObject } from '../../values.js';
 import type { DataRouter } from '../router.js';
@@ -28,8 +27,6 @@ export function checkRoleName(name: unknown): string {
   return name;
 }
 
-const roleNamed = async (engine: DataEngine, name: string) => (await engine.rows('_Role', { where: { name }, limit: 1 })).length > 0;
-
 /**
  * `POST /roles`: Parse Server requires `name` and `ACL` on every role and keeps names unique.
  * @throws ParseError 111 ("name is required.", "ACL is required."), 139 (bad name), 137 "Cannot add
@@ -40,8 +37,8 @@ const createRole: RouteHandler = async (req) => {
   if (!isPlainObject(body)) throw new ParseError(ParseCode.INVALID_JSON, 'The body must be a JSON object of fields.');
   const name = checkRoleName(body.name);
   if (body.ACL === undefined || body.ACL === null) throw required('ACL');
-  const { row } = await req.engine.atomically(async (engine) => {
-    if (await roleNamed(engine, name)) throw new ParseError(ParseCode.DUPLICATE_VALUE, `Cannot add duplicate role name of ${name}`);
+  const { row } = await req.services.atomically(async ({ roles, engine }) => {
+    if (await roles.named(name)) throw new ParseError(ParseCode.DUPLICATE_VALUE, `Cannot add duplicate role name of ${name}`);
     return engine.create('_Role', body, req.auth);
   });
   return ok({ objectId: row.objectId, createdAt: row.createdAt }, 201, { location: location(req, row.objectId) });
@@ -58,9 +55,9 @@ const location = (req: DataRequest, objectId: string) => `${req.mountUrl}/classe
  */
 const updateRole: RouteHandler = async (req, { objectId }) => {
   const body = req.body;
-  const { row, computed } = await req.engine.atomically(async (engine) => {
+  const { row, computed } = await req.services.atomically(async ({ roles, engine }) => {
     if (isPlainObject(body) && ('name' in body || 'ACL' in body)) {
-      const current = await engine.row('_Role', objectId!);
+      const current = await roles.stored(objectId!);
       if (!current || !aclAllows(current.acl, req.auth, 'write')) throw new ParseError(ParseCode.OBJECT_NOT_FOUND, 'Object not found.');
       if ('name' in body && body.name !== current.data.name) {
         throw new ParseError(ParseCode.CHANGED_IMMUTABLE_FIELD, "A role's name can only be set before it has been saved.");

@@ -1,5 +1,5 @@
 import { ParseCode, ParseError } from '../../errors.js';
-import { checkBodyClassName, createClass, dropClass, updateClass } from '../../schemaChanges.js';
+import { checkBodyClassName } from '../../schemaChanges.js';
 import { isPlainObject } from '../../values.js';
 import type { DataRouter } from '../router.js';
 import { ok } from '../types.js';
@@ -29,7 +29,7 @@ export function schemaRoutes(router: DataRouter): void {
   const create = async (req: SchemaRequest, className: string) => {
     const body = bodyOf(req);
     checkBodyClassName(body, className);
-    return ok(await createClass(req.engine, className, body));
+    return ok(await req.services.schemas.create(className, body));
   };
   router.on('POST', '/schemas', (req) => {
     requireMaster(req);
@@ -46,11 +46,11 @@ export function schemaRoutes(router: DataRouter): void {
     requireMaster(req);
     const body = bodyOf(req);
     checkBodyClassName(body, className!);
-    return ok(await updateClass(req.engine, className!, body));
+    return ok(await req.services.schemas.update(className!, body));
   });
   router.on('DELETE', '/schemas/:className', async (req, { className }) => {
     requireMaster(req);
-    await dropClass(req.engine, className!);
+    await req.services.schemas.drop(className!);
     return ok({});
   });
 }

@@ -1,7 +1,6 @@
 import { checkGetParams } from '../../objects/findParams.js';
 import type { Auth } from '../../auth/context.js';
 import { ParseCode, ParseError } from '../../errors.js';
-import { createSession, sessionByToken } from '../../users/service.js';
 import { isPlainObject } from '../../values.js';
 import type { DataRouter } from '../router.js';
 import { ok, type DataRequest, type RouteHandler } from '../types.js';
@@ -24,8 +23,8 @@ const invalidKey = (message: string) => new ParseError(ParseCode.INVALID_KEY_NAM
 /** @throws ParseError 101 unless the session exists and, for a client, belongs to it. */
 async function checkOwnSession(req: DataRequest, objectId: string): Promise<void> {
   if (req.auth.master) return;
-  const session = await req.engine.row('_Session', objectId);
-  if (!session || !isPointerTo(session.data.user, req.auth.user?.objectId)) throw new ParseError(ParseCode.OBJECT_NOT_FOUND, 'Object not found.');
+  const user = await req.services.sessions.userOf(objectId);
+  if (user === undefined || !isPointerTo(user, req.auth.user?.objectId)) throw new ParseError(ParseCode.OBJECT_NOT_FOUND, 'Object not found.');
 }
 
 /** Whether a body's `user` is a pointer to this user. */
@@ -66,11 +65,11 @@ const createSessionRoute: RouteHandler = async (req) => {
     if (!isPlainObject(user) || user.__type !== 'Pointer' || user.className !== '_User' || typeof user.objectId !== 'string') {
       throw new ParseError(ParseCode.INCORRECT_TYPE, 'user must be a Pointer to a _User when the master key creates a session.');
     }
-    if (!(await req.engine.row('_User', user.objectId))) throw new ParseError(ParseCode.OBJECT_NOT_FOUND, 'user not found');
+    if (!(await req.services.users.exists(user.objectId))) throw new ParseError(ParseCode.OBJECT_NOT_FOUND, 'user not found');
     userId = user.objectId;
   }
   if (installationId != null && typeof installationId !== 'string') throw new ParseError(ParseCode.INCORRECT_TYPE, 'installationId must be a string.');
-  const session = await createSession(req.engine, userId!, { action: 'create' }, (installationId as string | null | undefined) ?? undefined, extra);
+  const session = await req.services.sessions.create(userId!, { action: 'create' }, (installationId as string | null | undefined) ?? undefined, extra);
   return ok(req.engine.toJson('_Session', session), 201, { location: location(req, session.objectId) });
 };
 
@@ -84,7 +83,7 @@ const location = (req: DataRequest, objectId: string) => `${req.mountUrl}/sessio
 export function sessionRoutes(router: DataRouter): void {
   router.on('GET', '/sessions/me', async (req) => {
     if (!req.auth.sessionToken) throw new ParseError(ParseCode.INVALID_SESSION_TOKEN, 'Session token required.');
-    const session = await sessionByToken(req.engine, req.auth.sessionToken);
+    const session = await req.services.sessions.byToken(req.auth.sessionToken);
     if (!session) throw new ParseError(ParseCode.INVALID_SESSION_TOKEN, 'Session token not found.');
     // Read as any get of the session, so that CLP and protectedFields apply (GHSA-g4v2-qx3q-4p64).
     return ok(await req.engine.get('_Session', session.objectId, req.auth));

@@ -1,8 +1,8 @@
 import { checkGetParams } from '../../objects/findParams.js';
-import { authenticate, deleteUser, logIn, logInAs, loginPayload, logInWithAuthData, logOut, me, signUp, updateUser, type UserUpdate } from '../../users/service.js';
+import { loginPayload, type UserUpdate } from '../../users/service.js';
 import { isPlainObject } from '../../values.js';
 import { hasProviderData, readAuthData } from '../../users/authData.js';
-import { requestPasswordReset, requestVerificationEmail, sendVerificationMail, type MailContext } from '../../users/emails.js';
+import type { MailContext } from '../../users/emails.js';
 import type { StoredRow } from '../../storage/adapter.js';
 import { refuseInTransaction, type DataRouter } from '../router.js';
 import { ok, type DataRequest, type DataResponse, type RouteHandler } from '../types.js';
@@ -31,10 +31,10 @@ const signUpRoute: RouteHandler = async (req) => {
   refuseInTransaction(req);
   const ctx = triggerContext(req);
   const verified = await withVerifiedAuthData(req);
-  const login = await logInWithAuthData(req.engine, verified, req.auth, (row) => guardTrigger(ctx, 'beforeLogin', '_User', req.engine.toJson('_User', row)));
+  const login = await req.services.users.logInWithAuthData(verified, req.auth, (row) => guardTrigger(ctx, 'beforeLogin', '_User', req.engine.toJson('_User', row)));
   if (login) return ok(login);
   const body = await beforeSave(ctx, '_User', verified);
-  const { user, sessionToken, username, authDataResponse, verificationMail } = await signUp(req.engine, body, req.auth);
+  const { user, sessionToken, username, authDataResponse, verificationMail } = await req.services.users.signUp(body, req.auth);
   if (verificationMail) mailLater(req, user);
   await afterTrigger(ctx, 'afterSave', '_User', req.engine.toJson('_User', user));
   const answer = { objectId: user.objectId, createdAt: user.createdAt, ...(username ? { username } : {}), sessionToken, ...(authDataResponse ? { authDataResponse } : {}) };
@@ -61,10 +61,10 @@ const putUser: RouteHandler = async (req, { objectId }) => {
   if (isPlainObject(req.body) && req.body.password !== undefined) refuseInTransaction(req);
   let body = req.body;
   if (isPlainObject(body) && body.authData !== undefined) {
-    const stored = (await req.engine.row('_User', objectId!))?.data.authData;
+    const stored = await req.services.users.storedAuthData(objectId!);
     body = await withVerifiedAuthData(req, stored);
   }
-  const updated = await updateUser(req.engine, objectId!, body, req.auth);
+  const updated = await req.services.users.updateUser(objectId!, body, req.auth);
   if (updated.verificationMail) mailLater(req, updated.row);
   return updateAnswer(updated);
 };
@@ -74,7 +74,7 @@ const mailContext = (req: DataRequest): MailContext => ({ apps: req.apps, keys: 
 
 /** Sends a user's verification mail after the answer (as Parse Server, a signup does not wait for SMTP); the outbox records what became of it. */
 function mailLater(req: DataRequest, user: StoredRow): void {
-  void sendVerificationMail(mailContext(req), req.engine, user).catch(() => undefined);
+  void req.services.mail.sendVerificationMail(mailContext(req), user).catch(() => undefined);
 }
 
 /**
@@ -95,7 +95,7 @@ async function withVerifiedAuthData(req: DataRequest, stored?: unknown): Promise
 }
 
 const deleteUserRoute: RouteHandler = async (req, { objectId }) => {
-  await deleteUser(req.engine, objectId!, req.auth);
+  await req.services.users.deleteUser(objectId!, req.auth);
   return ok({});
 };
 
@@ -115,11 +115,11 @@ export function userRoutes(router: DataRouter): void {
     router.on('PUT', `${base}/:objectId`, putUser);
     router.on('DELETE', `${base}/:objectId`, deleteUserRoute);
   }
-  router.on('GET', '/users/me', async (req) => ok(await me(req.engine, req.auth)));
+  router.on('GET', '/users/me', async (req) => ok(await req.services.users.me(req.auth)));
   router.on(['GET', 'POST'], '/login', async (req) => {
     refuseInTransaction(req);
     const ctx = triggerContext(req);
-    const user = await logIn(req.engine, loginPayload(req.body, req.query), req.auth, (row) =>
+    const user = await req.services.users.logIn(loginPayload(req.body, req.query), req.auth, (row) =>
       guardTrigger(ctx, 'beforeLogin', '_User', req.engine.toJson('_User', row)),
     );
     const { sessionToken: _token, ...object } = user;
@@ -128,22 +128,22 @@ export function userRoutes(router: DataRouter): void {
   });
   router.on('POST', '/requestPasswordReset', async (req) => {
     refuseInTransaction(req);
-    await requestPasswordReset(mailContext(req), req.engine, req.body);
+    await req.services.mail.requestPasswordReset(mailContext(req), req.body);
     return ok({});
   });
   router.on('POST', '/verificationEmailRequest', async (req) => {
     refuseInTransaction(req);
-    await requestVerificationEmail(mailContext(req), req.engine, req.body);
+    await req.services.mail.requestVerificationEmail(mailContext(req), req.body);
     return ok({});
   });
   router.on(['GET', 'POST'], '/verifyPassword', async (req) => {
     refuseInTransaction(req);
-    const user = await authenticate(req.engine, loginPayload(req.body, req.query), req.auth);
+    const user = await req.services.users.authenticate(loginPayload(req.body, req.query), req.auth);
     return ok(req.engine.toJson('_User', user));
   });
-  router.on('POST', '/loginAs', async (req) => ok(await logInAs(req.engine, param(req, 'userId'), req.auth)));
+  router.on('POST', '/loginAs', async (req) => ok(await req.services.users.logInAs(param(req, 'userId'), req.auth)));
   router.on('POST', '/logout', async (req) => {
-    await logOut(req.engine, req.auth);
+    await req.services.users.logOut(req.auth);
     return ok({});
   });
   sessionRoutes(router);

@@ -1,5 +1,6 @@
 import pg from 'pg';
 import { InsertBatches, singleInsert, type RowInsert } from './insertBatches.js';
+import type { Run } from './run.js';
 
 
 /** Rewrites the compiler's `?` placeholders as PostgreSQL's `$1, $2, ...` (no SQL text we write holds a literal `?`). */
@@ -8,8 +9,7 @@ export function numbered(sql: string): string {
   return sql.replace(/\?/g, () => `$${++n}`);
 }
 
-/** Something that runs SQL with `?` placeholders: the pool, or one client inside a transaction. */
-export type Run = (sql: string, params?: readonly unknown[]) => Promise<pg.QueryResult>;
+export type { Run } from './run.js';
 
 /** The payload subscribers get after the listening connection was lost and made again. */
 export const EVERYTHING = '*';

@@ -1,4 +1,4 @@
-import type { Run } from './database.js';
+import type { Run } from './run.js';
 
 /**
  * One row to insert into `table` (already quoted and qualified): a value per column, each of the

@@ -2,7 +2,7 @@ import { isDeepStrictEqual } from 'node:util';
 import { ParseCode, ParseError } from '../../errors.js';
 import type { ServerSettings } from '../../settings.js';
 import { isPlainObject } from '../../values.js';
-import type { AuthDataChanges } from '../authData.js';
+import type { AuthDataChanges } from '../authDataChanges.js';
 import { askProvider } from './http.js';
 import { verifyCode } from './codeFlow.js';
 import { verifyFacebook } from './facebook.js';
