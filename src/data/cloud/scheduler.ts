@@ -2,6 +2,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { Logger } from '../../log.js';
 import type { DataApps } from '../apps.js';
+import type { CloudRuntime } from './types.js';
 import { startJob } from './jobs.js';
 import { nextRun, scheduleOf, type JobSchedule } from './schedules.js';
 
@@ -27,6 +28,8 @@ export class JobScheduler {
 
   constructor(
     private readonly apps: DataApps,
+    /** Runs the jobs (with the apps' webhooks in front: `DataServices.cloud`). */
+    private readonly cloud: CloudRuntime,
     private readonly appsFolder: string,
     private readonly log: Logger,
   ) {}
@@ -143,6 +146,6 @@ export class JobScheduler {
     } catch {
       // checked when saved; an imported schedule with bad params runs with none
     }
-    await startJob(engine, this.apps.cloud, claimed.jobName, params, this.log, 'schedule');
+    await startJob(engine, this.cloud, claimed.jobName, params, this.log, 'schedule');
   }
 }

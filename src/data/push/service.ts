@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Logger } from '../../log.js';
-import type { DataApps } from '../apps.js';
+import type { OutboundClient } from '../../shared/outbound/client.js';
 import { MASTER } from '../auth/context.js';
 import type { DataEngine } from '../engine.js';
 import { ParseCode, ParseError } from '../errors.js';
@@ -91,7 +91,7 @@ function fcmMessage(data: Record<string, unknown>): Record<string, unknown> {
  * @returns the `_PushStatus` objectId (answered in `X-Parse-Push-Status-Id`).
  * @throws ParseError 115 when the app has no `push` setting, or as readPushRequest.
  */
-export async function sendPush(engine: DataEngine, apps: DataApps, body: unknown, log: Logger): Promise<string> {
+export async function sendPush(engine: DataEngine, outbound: OutboundClient, body: unknown, log: Logger): Promise<string> {
   const settings = engine.settings().push;
   if (!settings) throw push115('Missing push configuration: set the app\'s "push" setting ({"ios": ..., "android": ..., "web": ...}).');
   const request = readPushRequest(body);
@@ -115,14 +115,14 @@ export async function sendPush(engine: DataEngine, apps: DataApps, body: unknown
     },
     MASTER,
   );
-  void deliver(engine, apps, settings, request, row.objectId).catch(async (error: unknown) => {
+  void deliver(engine, outbound, settings, request, row.objectId).catch(async (error: unknown) => {
     log.warn({ err: error, app: engine.appId, push: row.objectId }, 'push delivery failed');
     await engine.update('_PushStatus', row.objectId, { status: 'failed', errorMessage: { message: (error as Error).message } }, MASTER).catch(() => undefined);
   });
   return row.objectId;
 }
 
-async function deliver(engine: DataEngine, apps: DataApps, settings: PushSettings, request: PushRequest, statusId: string): Promise<void> {
+async function deliver(engine: DataEngine, outbound: OutboundClient, settings: PushSettings, request: PushRequest, statusId: string): Promise<void> {
   await engine.update('_PushStatus', statusId, { status: 'running' }, MASTER);
   const where = { $and: [request.where, { deviceType: { $in: ['ios', 'osx', 'tvos', 'android', 'web'] } }] };
   const installations: StoredRow[] = [];
@@ -157,14 +157,14 @@ async function deliver(engine: DataEngine, apps: DataApps, settings: PushSetting
         if (!settings.ios) missing('ios');
         else {
           const badges = await badgesFor(engine, rows, request.data.badge);
-          record(type, await new ApnsSender(settings.ios, apps.outbound).send(rows.map((r, i) => ({ deviceToken: r.data.deviceToken as string, payload: applePayload(request.data, badges[i]) })), request.expiry));
+          record(type, await new ApnsSender(settings.ios, outbound).send(rows.map((r, i) => ({ deviceToken: r.data.deviceToken as string, payload: applePayload(request.data, badges[i]) })), request.expiry));
         }
       } else if (type === 'android') {
         if (!settings.android) missing('android');
-        else record(type, await new FcmSender(settings.android, apps.outbound.fetch).send(rows.map((r) => ({ deviceToken: r.data.deviceToken as string, message: fcmMessage(request.data) }))));
+        else record(type, await new FcmSender(settings.android, outbound.fetch).send(rows.map((r) => ({ deviceToken: r.data.deviceToken as string, message: fcmMessage(request.data) }))));
       } else if (type === 'web') {
         if (!settings.web) missing('web');
-        else record(type, await new WebPushSender(settings.web, apps.outbound.fetch).send(rows.map((r) => ({ deviceToken: r.data.deviceToken as string, payload: JSON.stringify(request.data) })), ttl));
+        else record(type, await new WebPushSender(settings.web, outbound.fetch).send(rows.map((r) => ({ deviceToken: r.data.deviceToken as string, payload: JSON.stringify(request.data) })), ttl));
       }
     } catch (error) {
       record(type, rows.map(() => ({ ok: false, error: (error as Error).message })));

@@ -2,6 +2,7 @@ import type { AppKeys, DataApps } from '../apps.js';
 import type { Auth } from '../auth/context.js';
 import type { DataEngine } from '../engine.js';
 import type { CloudRegistry } from '../cloud/types.js';
+import type { DataServices } from '../services.js';
 
 /** One data API call after credentials are resolved, whatever carried it (HTTP, batch, callBackendAPI). */
 export interface DataRequest {
@@ -17,6 +18,8 @@ export interface DataRequest {
   engine: DataEngine;
   keys: AppKeys;
   apps: DataApps;
+  /** Cloud code, webhooks, schedules, mail, sign-in providers and the outbound client (services.ts). */
+  services: DataServices;
   /** The data API's public root, for Location headers and URLs. */
   mountUrl: string;
   /**

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { sameBytes } from '../../shared/sameBytes.js';
 import type { AppKeys, DataApps } from '../apps.js';
+import type { Mailer } from '../mail/mailer.js';
 import type { DataEngine } from '../engine.js';
 import { ParseCode, ParseError } from '../errors.js';
 import type { StoredRow } from '../storage/adapter.js';
@@ -19,6 +20,7 @@ import { isPlainObject } from '../values.js';
 /** Where an app's mails and links come from. */
 export interface MailContext {
   apps: DataApps;
+  mailer: Mailer;
   keys: AppKeys;
   /** The data API's public root, e.g. `http://localhost:4000/data`. */
   mountUrl: string;
@@ -61,7 +63,7 @@ export async function sendVerificationMail(ctx: MailContext, engine: DataEngine,
   if (typeof email !== 'string' || typeof token !== 'string') return;
   const link = `${pagesUrl(ctx)}/verify_email?token=${encodeURIComponent(token)}`;
   const appName = appNameOf(ctx);
-  await ctx.apps.mailer.send(ctx.apps.mailFolder(ctx.keys.applicationId), engine.settings().emailAdapter, {
+  await ctx.mailer.send(ctx.apps.mailFolder(ctx.keys.applicationId), engine.settings().emailAdapter, {
     to: email,
     subject: `Please verify your e-mail for ${appName}`,
     text: `Hi,\n\nYou are being asked to confirm the e-mail address ${email} with ${appName}\n\nClick here to confirm it:\n${link}`,
@@ -143,7 +145,7 @@ async function sendResetMail(ctx: MailContext, engine: DataEngine, user: StoredR
   const link = `${pagesUrl(ctx)}/request_password_reset?token=${encodeURIComponent(user.data._perishable_token as string)}`;
   const appName = appNameOf(ctx);
   const username = typeof user.data.username === 'string' ? ` (your username is '${user.data.username}')` : '';
-  await ctx.apps.mailer.send(ctx.apps.mailFolder(ctx.keys.applicationId), engine.settings().emailAdapter, {
+  await ctx.mailer.send(ctx.apps.mailFolder(ctx.keys.applicationId), engine.settings().emailAdapter, {
     to: typeof user.data.email === 'string' ? user.data.email : email,
     subject: `Password Reset for ${appName}`,
     text: `Hi,\n\nYou requested to reset your password for ${appName}${username}.\n\nClick here to reset it:\n${link}`,

@@ -120,7 +120,7 @@ export function changedByTrigger(sent: unknown, body: unknown, saved: Record<str
   return changed;
 }
 
-export const triggerContext = (req: DataRequest): TriggerContext => ({ cloud: req.apps.cloud, registry: req.registry, engine: req.engine, auth: req.auth });
+export const triggerContext = (req: DataRequest): TriggerContext => ({ cloud: req.services.cloud, registry: req.registry, engine: req.engine, auth: req.auth });
 
 /** @throws ParseError 119 (with status 403) unless the request carries the master key. */
 export function requireMaster(req: DataRequest): void {

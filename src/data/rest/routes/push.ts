@@ -13,7 +13,7 @@ export function pushRoutes(router: DataRouter, log: Logger): void {
   router.on('POST', '/push', async (req) => {
     requireMaster(req);
     refuseInTransaction(req);
-    const statusId = await sendPush(req.engine, req.apps, req.body, log);
+    const statusId = await sendPush(req.engine, req.services.outbound, req.body, log);
     return ok({ result: true }, 200, { 'x-parse-push-status-id': statusId });
   });
 }
