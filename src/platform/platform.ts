@@ -33,6 +33,8 @@ import { dockerClient } from './devenvs/engine.js';
 import { AccountNetworks } from './devenvs/networks.js';
 import { DevEnvService, devEnvSettings } from './devenvs/service.js';
 import { RepoHostService } from './repohost/service.js';
+import { createOAuthService } from './oauth/index.js';
+import { DashboardSessions } from './dashboard/sessions.js';
 import { WebAppService, webAppSettings } from './webapps/service.js';
 
 /** The running domain: the platform store and the services over it, without any front end. */
@@ -175,6 +177,8 @@ export async function openPlatform(config: Config, log: Logger): Promise<Platfor
     devenvs: new DevEnvService(db, devEnvSettings(config), log, docker, networks),
     repoHost,
     webApps: new WebAppService({ db, settings: webAppSettings(config), repoHost, urls, log, docker, networks }),
+    oauth: createOAuthService(db, urls, config),
+    dashboardSessions: new DashboardSessions(db, accounts),
   };
   urls.describeEnvironmentsWith(() => services.devenvs.imageText());
   try {

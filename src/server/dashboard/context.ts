@@ -1,9 +1,9 @@
 import type { ServerResponse } from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Platform } from '../../platform/platform.js';
-import type { Services } from '../../platform/services.js';
+import type { DashboardSessionOperations, Services } from '../../platform/services.js';
 import type { BackendApp } from '../../platform/backendapps/service.js';
-import type { DashboardSession, DashboardSessions } from '../../platform/dashboard/sessions.js';
+import type { DashboardSession } from '../../platform/dashboard/sessions.js';
 import { html, query, type HtmlValue } from './html.js';
 import { layout, notice, type PageParts } from './layout.js';
 import type { Flash, FlashMessages } from './security.js';
@@ -12,7 +12,7 @@ import type { Flash, FlashMessages } from './security.js';
 export interface Dashboard {
   platform: Platform;
   services: Services;
-  sessions: DashboardSessions;
+  sessions: DashboardSessionOperations;
   flash: FlashMessages;
   /** Open server-sent event streams, ended when the server stops. */
   streams: Set<ServerResponse>;

@@ -1,5 +1,4 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { dashboardSessionsOf } from '../../platform/dashboard/sessions.js';
 import type { Platform } from '../../platform/platform.js';
 import { ASSETS } from './assets.js';
 import { bindSession, formOf, sendNotFound, sendPage, signInPath, type Dashboard } from './context.js';
@@ -61,7 +60,7 @@ export function dashboard(platform: Platform) {
   const d: Dashboard = {
     platform,
     services,
-    sessions: dashboardSessionsOf(platform),
+    sessions: services.dashboardSessions,
     flash: new FlashMessages(),
     streams: new Set(),
   };
