@@ -18,11 +18,20 @@ export interface Dashboard {
   streams: Set<ServerResponse>;
 }
 
-const sessionsOf = new WeakMap<FastifyRequest, DashboardSession>();
+declare module 'fastify' {
+  interface FastifyRequest {
+    /**
+     * The session the dashboard's guard found (index.ts), null on its public routes and outside the
+     * dashboard: a request decoration (https://fastify.dev/docs/latest/Reference/Decorators/), set
+     * by `bindSession` and read through `sessionOf`.
+     */
+    dashboardSession: DashboardSession | null;
+  }
+}
 
-/** Records the session the guard found for a request. */
+/** Records the session the guard found for a request (the dashboard plugin decorates its requests with `dashboardSession`). */
 export const bindSession = (request: FastifyRequest, session: DashboardSession): void => {
-  sessionsOf.set(request, session);
+  request.dashboardSession = session;
 };
 
 /**
@@ -30,7 +39,7 @@ export const bindSession = (request: FastifyRequest, session: DashboardSession):
  * @throws Error on a public route (a programming error: those have no session).
  */
 export function sessionOf(request: FastifyRequest): DashboardSession {
-  const session = sessionsOf.get(request);
+  const session = request.dashboardSession;
   if (!session) throw new Error('dashboard route without a session');
   return session;
 }

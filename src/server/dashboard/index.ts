@@ -65,6 +65,7 @@ export function dashboard(platform: Platform) {
     streams: new Set(),
   };
   return async (app: FastifyInstance) => {
+    app.decorateRequest('dashboardSession', null);
     app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_request, body, done) => {
       const fields: Record<string, string> = {};
       for (const [k, v] of new URLSearchParams(body as string)) if (!(k in fields)) fields[k] = v;
