@@ -150,7 +150,7 @@ program
       const running = await findRunningServer(config.home);
       await withPlatform(async (platform) => {
         const base = running?.url ?? config.publicUrl ?? `http://localhost:${config.port}`;
-        process.stdout.write(`${await signInLink(platform.db, platform.services.accounts, config.account, base)}\n`);
+        process.stdout.write(`${await signInLink(platform.services, config.account, base)}\n`);
         const minutes = SIGN_IN_LINK_TTL_MS / 60_000;
         process.stderr.write(
           running

@@ -153,3 +153,27 @@ describe('module layering', () => {
     expect(violations(/^src\/platform\//, /^src\/(server|mcp|api)\//)).toEqual([]);
   });
 });
+
+describe('services as interfaces', () => {
+  const read = (file: string) => fs.readFileSync(path.join(ROOT, file), 'utf8');
+  const platformFiles = graph.map((m) => m.file).filter((f) => f.startsWith('src/platform/'));
+  /** The classes that implement an area's interface of src/platform/services.ts (`class X implements YOperations`). */
+  const implementations = platformFiles.flatMap((f) => [...read(f).matchAll(/export class (\w+) implements (?:[\w, ]*\b)?\w+Operations\b/g)].map((m) => m[1]!));
+  const frontEnds = [
+    ...graph.map((m) => m.file).filter((f) => /^src\/(server|mcp|api)\//.test(f) || /^src\/(cli|cliSchedules|serve)\.ts$/.test(f)),
+    ...[...modules(path.join(ROOT, 'tools'))].map((f) => path.relative(ROOT, f).split(path.sep).join('/')),
+  ];
+
+  it('finds the implementations it checks', () => {
+    expect(implementations).toEqual(expect.arrayContaining(['AccountService', 'BackendAppService', 'DevEnvService', 'WebAppService', 'RepoHostService', 'OAuthService', 'DashboardSessions']));
+    expect(frontEnds).toEqual(expect.arrayContaining(['src/server/http.ts', 'src/mcp/http.ts', 'tools/operation.ts']));
+  });
+
+  it('tools and front ends name the services by their interfaces, never by their classes', () => {
+    const named = new RegExp(`\\b(${implementations.join('|')})\\b`);
+    const found = frontEnds.flatMap((f) =>
+      [...read(f).matchAll(/^\s*import\s[^;]*?from\s*['"][^'"]+['"]/gms)].filter((m) => named.test(m[0])).map((m) => `${f}: ${m[0].replace(/\s+/g, ' ')}`),
+    );
+    expect(found).toEqual([]);
+  });
+});

@@ -1,4 +1,5 @@
-import type { Account, AccountService, TokenLimits } from '../platform/accounts/service.js';
+import type { Account, TokenLimits } from '../platform/accounts/service.js';
+import type { AccountOperations } from '../platform/services.js';
 import type { CallerLimits } from '../../tools/limits.js';
 import { unauthorized } from '../errors.js';
 
@@ -15,7 +16,7 @@ export function tokenLimits(limits: TokenLimits): CallerLimits {
  * token's limits.
  * @throws ManagementError(unauthorized) naming what is missing or wrong.
  */
-export async function authenticateBearer(header: string | string[] | undefined, accounts: AccountService): Promise<{ account: Account; limits: CallerLimits }> {
+export async function authenticateBearer(header: string | string[] | undefined, accounts: Pick<AccountOperations, 'authenticateWithLimits'>): Promise<{ account: Account; limits: CallerLimits }> {
   if (typeof header !== 'string' || header.trim() === '') {
     throw unauthorized('Authentication required: send the header "Authorization: Bearer <account token>" (create a token with `backyard account create <login>`).');
   }

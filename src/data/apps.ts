@@ -4,16 +4,9 @@ import type { AppKeys } from './appKeys.js';
 import type { DataEngine } from './engine.js';
 import { AppServices } from './appServices.js';
 import { DataStore } from './store.js';
-import type { CloudRuntime } from './cloud/types.js';
 import type { StorageProvider } from './storage/provider.js';
 import { DEFAULT_SETTINGS, type ServerSettings } from './settings.js';
-import { SignInProviders } from './users/providers/catalog.js';
-import { OutboundClient } from '../shared/outbound/client.js';
-import { Mailer } from './mail/mailer.js';
-import { WebhookCloudRuntime, WebhookStore } from './cloud/webhooks.js';
 import { Outbox, type MailRecord } from './mail/outbox.js';
-import { createLogger, type Logger } from '../log.js';
-import { JobScheduler } from './cloud/scheduler.js';
 
 export type { AppKeys } from './appKeys.js';
 
@@ -34,7 +27,9 @@ export const SETTINGS_RECHECK_MS = 1000;
 
 /**
  * The open data engines of all Backend Apps, opened on first use and kept open, each on the storage
- * of `storage`: a SQLite file (`apps/<appId>/data.db`) or a schema of the PostgreSQL database.
+ * of `storage`: a SQLite file (`apps/<appId>/data.db`) or a schema of the PostgreSQL database; with
+ * the apps' keys, server options and folders. What else the data API reaches (cloud code, mail,
+ * sign-in providers, the outbound client) is its `DataServices` (services.ts).
  */
 export class DataApps {
   /** Each open app's master view and its services (whose `engine` is the app's checking face). */
@@ -45,49 +40,15 @@ export class DataApps {
     readonly directory: AppDirectory,
     /** The data API's public root, e.g. `http://localhost:4000/data`; read per call (known after listen). */
     private readonly dataApiUrl: () => string,
-    /** The apps' cloud code, which the data API calls for functions, jobs and triggers (with their webhooks in front: `cloud`). */
-    workers: CloudRuntime,
     private readonly storage: StorageProvider,
     /** Told of each app's store as it opens (LiveQuery follows its changes). */
     private readonly opened: (applicationId: string, store: DataStore) => void = () => undefined,
-    outside: {
-      /**
-       * How requests to addresses an app's configuration or its clients chose leave this server
-       * (sign-in providers, webhooks, push services): public addresses only, but for the operator's
-       * allowed `host:port` pairs (shared/outbound/client.ts).
-       */
-      outbound?: OutboundClient;
-      /** Sends the apps' mails (verification, password reset); without one they are only kept in each app's outbox. */
-      mailer?: Mailer;
-      /** How long a webhook may take to answer (BACKYARD_FUNCTION_TIMEOUT_MS); 30 s by default. */
-      webhookTimeoutMs?: number;
-      /** Where the scheduler says what went wrong. */
-      log?: Logger;
-    } = {},
-  ) {
-    const outbound = outside.outbound ?? new OutboundClient();
-    this.outbound = outbound;
-    this.signIn = new SignInProviders(outbound.fetch);
-    this.webhooks = new WebhookStore((appId) => homePaths(this.home).app(appId));
-    this.scheduler = new JobScheduler(this, homePaths(this.home).apps, outside.log ?? createLogger('silent'));
-    this.cloud = new WebhookCloudRuntime(workers, this.webhooks, {
-      fetch: outbound.fetch,
-      webhookKey: async (appId) => (await this.keys(appId))?.webhookKey,
-      timeoutMs: outside.webhookTimeoutMs ?? 30_000,
-    });
-    this.mailer = outside.mailer ?? new Mailer({ from: 'Backyard <no-reply@localhost>', allowHosts: [], log: createLogger('silent') });
-  }
-
-  /** Sends the apps' mails and keeps them in each app's outbox (mail/). */
-  readonly mailer: Mailer;
+  ) {}
 
   /** An app's folder (`apps/<appId>`). */
   appFolder(applicationId: string): string {
     return homePaths(this.home).app(applicationId);
   }
-
-  /** Runs the apps' scheduled jobs once started (the HTTP server starts it: cloud/scheduler.ts). */
-  readonly scheduler: JobScheduler;
 
   /** The folder of an app's outbox (mail/outbox.ts). */
   mailFolder(applicationId: string): string {
@@ -98,18 +59,6 @@ export class DataApps {
   mails(applicationId: string, limit = 50): Promise<MailRecord[]> {
     return new Outbox(this.mailFolder(applicationId)).list(limit);
   }
-
-  /** How requests to addresses an app's configuration or its clients chose leave the server (public addresses only, unless allowed). */
-  readonly outbound: OutboundClient;
-
-  /** The apps' cloud code, functions and triggers served by a webhook first (cloud/webhooks.ts). */
-  readonly cloud: CloudRuntime;
-
-  /** The apps' webhooks (`/hooks`). */
-  readonly webhooks: WebhookStore;
-
-  /** Checks `authData` with the providers the apps' `auth` settings name (users/providers). */
-  readonly signIn: SignInProviders;
 
   private readonly keyCache = new Map<string, AppKeys>();
   private closed = false;

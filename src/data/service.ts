@@ -1,6 +1,7 @@
 import type { Logger } from '../log.js';
 import { MASTER } from './auth/context.js';
 import type { DataApps } from './apps.js';
+import type { DataServices } from './services.js';
 import { pathBelowMount } from './rest/routes/batch.js';
 import type { DataRouter } from './rest/router.js';
 import { isPlainObject } from './values.js';
@@ -22,6 +23,8 @@ export class BadCallError extends Error {}
 export class DataApiService {
   constructor(
     readonly apps: DataApps,
+    /** Cloud code, webhooks, schedules, mail, sign-in providers and the outbound client (services.ts). */
+    private readonly services: DataServices,
     private readonly router: DataRouter,
     private readonly mountUrl: () => string,
     private readonly log: Logger,
@@ -50,7 +53,7 @@ export class DataApiService {
       const url = new URL(relative, 'http://call');
       return { call: c, path: pathBelowMount(decodeURI(url.pathname), new URL(this.mountUrl()).pathname).replace(/\/+$/, '') || '/', query: Object.fromEntries(url.searchParams) };
     });
-    const registry = await this.apps.cloud.registry(applicationId);
+    const registry = await this.services.cloud.registry(applicationId);
     const responses: Array<{ code: number; body: unknown }> = [];
     for (const { call, path, query } of prepared) {
       const isRead = call.method === 'GET';
@@ -65,6 +68,7 @@ export class DataApiService {
         services,
         keys,
         apps: this.apps,
+        context: this.services,
         mountUrl: this.mountUrl(),
       });
       responses.push({ code: res.status, body: res.body });

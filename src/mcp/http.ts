@@ -12,7 +12,6 @@ import { createMcpServer } from './server.js';
 import { profileFromQuery, type McpProfile } from './profile.js';
 import { readOnlyGrant } from './scopes.js';
 import { narrow, type CallerLimits } from '../../tools/limits.js';
-import { oauthOf } from '../platform/oauth/index.js';
 import { ACCESS_TOKEN_PREFIX } from '../platform/oauth/service.js';
 import { SCOPES } from '../platform/oauth/scopes.js';
 import { bearerChallenge } from './challenge.js';
@@ -63,7 +62,7 @@ interface Caller {
 async function callerOf(header: string | undefined, platform: Platform): Promise<Caller | { refused: string; tokenSent: boolean }> {
   const token = typeof header === 'string' ? /^Bearer\s+(\S+)\s*$/i.exec(header)?.[1] : undefined;
   if (token?.startsWith(ACCESS_TOKEN_PREFIX)) {
-    const access = await oauthOf(platform).verifyAccessToken(token);
+    const access = await platform.services.oauth.verifyAccessToken(token);
     if ('problem' in access) return { refused: access.problem, tokenSent: true };
     return { account: access.account, clientId: access.clientId, scopes: access.scopes, limits: { readOnly: readOnlyGrant(access.scopes) } };
   }

@@ -4,7 +4,7 @@ import { annotationsFor, type AnyOperation } from '../../tools/operation.js';
 import { offered } from '../../tools/limits.js';
 import { failureFor } from '../../tools/invoke.js';
 import type { Logger } from '../log.js';
-import type { GuideService } from '../platform/guides/service.js';
+import type { GuideOperations } from '../platform/services.js';
 import { packageVersion } from '../version.js';
 import type { Executor } from './executor.js';
 import type { McpProfile } from './profile.js';
@@ -97,7 +97,7 @@ function progressReporter(request: ProgressRequest, log: Logger): ((message: str
 export function createMcpServer(
   ops: readonly AnyOperation[],
   execute: Executor,
-  guides: GuideService,
+  guides: GuideOperations,
   log: Logger,
   /** Fills this server's addresses into descriptions and guides (urls.ts, `fillAddresses`). */
   fill: (text: string) => string = (text) => text,

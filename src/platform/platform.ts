@@ -23,12 +23,18 @@ import { LiveQueryServer } from '../data/livequery/server.js';
 import { WorkerCloudRuntime } from '../data/cloud/runtime.js';
 import { TEMPLATE_MAIN_JS, TEMPLATE_REGISTRY } from './backendapps/cloudCode/template.js';
 import { jobMessage } from '../data/cloud/jobs.js';
-import { EVERYTHING, postgresStorage, sqliteStorage } from '../data/storage/provider.js';
-import { Peers } from './peers.js';
+import { postgresStorage, sqliteStorage } from '../data/storage/provider.js';
+import { AppEvents } from '../data/events.js';
+import type { DataServices } from '../data/services.js';
+import { WebhookCloudRuntime, WebhookStore } from '../data/cloud/webhooks.js';
+import { JobScheduler } from '../data/cloud/scheduler.js';
+import { SignInProviders } from '../data/users/providers/catalog.js';
 import { dockerClient } from './devenvs/engine.js';
 import { AccountNetworks } from './devenvs/networks.js';
 import { DevEnvService, devEnvSettings } from './devenvs/service.js';
 import { RepoHostService } from './repohost/service.js';
+import { createOAuthService } from './oauth/index.js';
+import { DashboardSessions } from './dashboard/sessions.js';
 import { WebAppService, webAppSettings } from './webapps/service.js';
 
 /** The running domain: the platform store and the services over it, without any front end. */
@@ -40,8 +46,23 @@ export interface Platform {
   services: Services;
   /** Routes data API calls (Interface B) for the HTTP mount. */
   dataRouter: DataRouter;
+  /** What the data API's routes reach besides the apps' engines: cloud code, schedules, mail, sign-in providers, the outbound client. */
+  dataServices: DataServices;
   /** Parse's LiveQuery over WebSocket at the data API's address (issue 17). */
   liveQuery: LiveQueryServer;
+  /**
+   * Starts the background work of the process that serves the data API (the HTTP server calls it
+   * before it listens): hearing the other processes' app events and LiveQuery changes (PostgreSQL),
+   * LiveQuery's session checks, and the scheduled jobs. Opening the platform starts none of it, so
+   * that a short command (the CLI's) runs nothing in the background. Does nothing after `stop`.
+   */
+  start(): Promise<void>;
+  /**
+   * Stops what `start` started that could open an app's database or run a job (the scheduler;
+   * resolves once a check under way is over) and stops following the other processes. Safe to call
+   * more than once; `close` calls it.
+   */
+  stop(): Promise<void>;
   /** Stops the services' background work and closes the databases. Call once, after the front ends have stopped. */
   close(): Promise<void>;
   /**
@@ -64,8 +85,8 @@ export async function openPlatform(config: Config, log: Logger): Promise<Platfor
     : new SqliteSql(openDatabase(homePaths(config.home).platformDb, platformMigrations));
   const urls = new PublicUrls(config.publicUrl, config.hostingDomain);
   const storage = config.databaseUrl ? postgresStorage(config.databaseUrl, (err) => log.error({ err }, 'PostgreSQL connection failed')) : sqliteStorage;
-  // Several processes on one PostgreSQL (issue 16): what one changes outside the database, the others hear of.
-  const peers = new Peers(storage.broadcast, log);
+  // App deletions and cloud deploys, made here or (PostgreSQL) by the other processes serving the same apps (issue 16).
+  const events = new AppEvents(storage.broadcast, log);
   // A new app's folder gets its starting cloud code tree (issue 4, item 1).
   const backendApps = new BackendAppService(
     db,
@@ -73,24 +94,14 @@ export async function openPlatform(config: Config, log: Logger): Promise<Platfor
     urls,
     (appId, folder) => cloudCode.initialise(appId, folder),
     // A deleted app's workers stop and its data.db closes before its folder goes.
-    async (appId) => {
-      await cloud.forget(appId);
-      await dataApps.remove(appId);
-      await peers.announce('app_deleted', appId);
-    },
+    (appId) => events.announce('app_deleted', appId),
     (appId) => dataApps.reloadSettings(appId),
   );
   const cloudCode = new CloudCodeService({
     home: config.home,
     apps: backendApps,
     urls,
-    reload: async (appId) => {
-      try {
-        await cloud.reload(appId);
-      } finally {
-        await peers.announce('cloud_deployed', appId);
-      }
-    },
+    reload: (appId) => events.announce('cloud_deployed', appId),
   });
   const dataRouter = createDataRouter(log, () => new URL(urls.dataApi).pathname);
   const cloud = new WorkerCloudRuntime({
@@ -109,25 +120,43 @@ export async function openPlatform(config: Config, log: Logger): Promise<Platfor
     log,
     onJobMessage: (appId, jobId, message) => jobMessage(dataApps, appId, jobId, message, log),
   });
+  const dataApps = new DataApps(config.home, backendApps, () => urls.dataApi, storage, (appId, store) => liveQuery.watch(appId, store));
+  // What the data API's routes reach besides the apps' engines (src/data/services.ts).
   const outbound = new OutboundClient({ allowHosts: config.cloudAllowHosts });
-  const dataApps = new DataApps(config.home, backendApps, () => urls.dataApi, cloud, storage, (appId, store) => liveQuery.watch(appId, store), {
-    outbound,
+  const webhooks = new WebhookStore((appId) => dataApps.appFolder(appId));
+  const dataCloud = new WebhookCloudRuntime(cloud, webhooks, {
+    fetch: outbound.fetch,
+    webhookKey: async (appId) => (await dataApps.keys(appId))?.webhookKey,
+    timeoutMs: config.functionTimeoutMs,
+  });
+  const scheduler = new JobScheduler(dataApps, dataCloud, homePaths(config.home).apps, log);
+  const dataServices: DataServices = {
+    cloud: dataCloud,
+    webhooks,
+    scheduler,
     mailer: new Mailer({ smtpUrl: config.smtpUrl, from: config.mailFrom, allowHosts: config.cloudAllowHosts, log }),
-    webhookTimeoutMs: config.functionTimeoutMs,
-    log,
+    signIn: new SignInProviders(outbound.fetch),
+    outbound,
+  };
+  const liveQuery = new LiveQueryServer(dataApps, dataCloud, log, storage.broadcast);
+  events.on('cloud_deployed', async ({ appId, here }) => {
+    // Deployed here: the workers load it now. Deployed by another process: a live worker here loads it.
+    if (here && appId !== undefined) return cloud.reload(appId);
+    for (const app of appId === undefined ? cloud.appsWithWorkers() : [appId]) if (cloud.liveWorkers(app) > 0) await cloud.reload(app);
   });
-  const liveQuery = new LiveQueryServer(dataApps, log, storage.broadcast);
-  // Another process deployed cloud code: a live worker here loads it; deleted an app: forget it here.
-  peers.hear('cloud_deployed', async (appId) => {
-    for (const app of appId === EVERYTHING ? cloud.appsWithWorkers() : [appId]) if (cloud.liveWorkers(app) > 0) await cloud.reload(app);
-  });
-  peers.hear('app_deleted', async (appId) => {
+  events.on('app_deleted', async ({ appId, here }) => {
+    // Deleted here: its workers stop, then its storage closes and its data goes.
+    if (here && appId !== undefined) {
+      await cloud.forget(appId);
+      return dataApps.remove(appId);
+    }
+    // Deleted by another process (which dropped its data): forget what this one holds.
     const gone = async () => {
       const open = dataApps.openApps();
       const known = await Promise.all(open.map((id) => backendApps.keys(id)));
       return open.filter((_, i) => !known[i]);
     };
-    for (const app of appId === EVERYTHING ? await gone() : [appId]) {
+    for (const app of appId === undefined ? await gone() : [appId]) {
       await cloud.forget(app);
       dataApps.close(app);
     }
@@ -142,12 +171,14 @@ export async function openPlatform(config: Config, log: Logger): Promise<Platfor
     accounts,
     guides: bundledGuides(),
     backendApps,
-    dataApi: new DataApiService(dataApps, dataRouter, () => urls.dataApi, log),
+    dataApi: new DataApiService(dataApps, dataServices, dataRouter, () => urls.dataApi, log),
     cloud,
     cloudCode,
     devenvs: new DevEnvService(db, devEnvSettings(config), log, docker, networks),
     repoHost,
     webApps: new WebAppService({ db, settings: webAppSettings(config), repoHost, urls, log, docker, networks }),
+    oauth: createOAuthService(db, urls, config),
+    dashboardSessions: new DashboardSessions(db, accounts),
   };
   urls.describeEnvironmentsWith(() => services.devenvs.imageText());
   try {
@@ -157,6 +188,12 @@ export async function openPlatform(config: Config, log: Logger): Promise<Platfor
     await db.close().catch(() => undefined);
     throw error;
   }
+  let stopped = false;
+  const stop = async () => {
+    stopped = true;
+    events.close();
+    await scheduler.stop();
+  };
   log.debug({ home: path.resolve(config.home) }, 'platform opened');
   return {
     config,
@@ -164,9 +201,16 @@ export async function openPlatform(config: Config, log: Logger): Promise<Platfor
     db,
     services,
     dataRouter,
+    dataServices,
     liveQuery,
     checkStorage: () => storage.check(),
+    start: async () => {
+      if (stopped) return;
+      await Promise.all([events.start(), liveQuery.start(), scheduler.start()]);
+    },
+    stop,
     close: async () => {
+      await stop();
       liveQuery.close();
       await Promise.all([
         cloud.close(),

@@ -57,6 +57,7 @@ export async function startHttpServer(platform: Platform, options: HttpServerOpt
   const instanceId = randomUUID();
   const data = createDataHandler({
     apps: services.dataApi.apps,
+    services: platform.dataServices,
     router: platform.dataRouter,
     mountUrl: () => services.urls.dataApi,
     publicRoute: publicRoutes(services.dataApi.apps),
@@ -66,8 +67,8 @@ export async function startHttpServer(platform: Platform, options: HttpServerOpt
   services.cloud.attachDataApi(data);
   // Decided (and, when cloud code cannot be confined, said in the log) once, at start.
   services.cloud.confinement();
-  // Scheduled jobs run where the data API is served.
-  await services.dataApi.apps.scheduler.start();
+  // Scheduled jobs run where the data API is served, and it follows the other processes (platform.ts `start`).
+  await platform.start();
   const front = createFront({ hosted: hostedSites(platform), data, log });
   const app = Fastify({
     loggerInstance: log as unknown as import('fastify').FastifyBaseLogger,
@@ -132,7 +133,7 @@ export async function startHttpServer(platform: Platform, options: HttpServerOpt
     instanceId,
     close: async () => {
       front.closing = true;
-      await services.dataApi.apps.scheduler.stop();
+      await platform.stop();
       for (const server of forContainers) {
         server.close();
         server.closeAllConnections();

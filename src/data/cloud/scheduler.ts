@@ -7,11 +7,10 @@ import { startJob } from './jobs.js';
 import type { CloudRuntime } from './types.js';
 import { nextRun, scheduleOf, type JobSchedule } from './schedules.js';
 
-/** What the scheduler needs of the apps (DataApps has it): their master views, folders and cloud code. */
+/** What the scheduler needs of the apps (DataApps has it): their master views and folders. */
 export interface ScheduledApps {
   store(appId: string): Promise<DataStore | undefined>;
   appFolder(appId: string): string;
-  readonly cloud: CloudRuntime;
 }
 
 /** How often due schedules are looked for (the finest interval a schedule can have is a second). */
@@ -36,6 +35,8 @@ export class JobScheduler {
 
   constructor(
     private readonly apps: ScheduledApps,
+    /** Runs the jobs (with the apps' webhooks in front: `DataServices.cloud`). */
+    private readonly cloud: CloudRuntime,
     private readonly appsFolder: string,
     private readonly log: Logger,
   ) {}
@@ -152,6 +153,6 @@ export class JobScheduler {
     } catch {
       // checked when saved; an imported schedule with bad params runs with none
     }
-    await startJob(checkingFace(store), this.apps.cloud, claimed.jobName, params, this.log, 'schedule');
+    await startJob(checkingFace(store), this.cloud, claimed.jobName, params, this.log, 'schedule');
   }
 }

@@ -12,7 +12,7 @@ import type { StoredRow } from '../storage/adapter.js';
 import type { ObjectChange } from './changes.js';
 import { checkLiveWhere, matchesWhere } from './matcher.js';
 import { afterLiveQueryEvent, beforeSubscribe, hasTrigger, onLiveQueryEvent } from '../cloud/hooks.js';
-import type { CloudRegistry } from '../cloud/types.js';
+import type { CloudRegistry, CloudRuntime } from '../cloud/types.js';
 import { randomUUID } from 'node:crypto';
 import type { Broadcast } from '../storage/provider.js';
 import { EVERYTHING } from '../storage/provider.js';
@@ -88,21 +88,33 @@ export class LiveQueryServer {
   private readonly watched = new WeakSet<DataStore>();
   private readonly sessions = new SessionChecks();
   /** The periodic check of every session token held (sessions ended by another process, or expired). */
-  private readonly recheckTimer = setInterval(() => void this.recheck(), SESSION_RECHECK_MS);
+  private recheckTimer: NodeJS.Timeout | undefined;
   private rechecking = false;
+  private started = false;
 
   constructor(
     private readonly apps: DataApps,
+    /** The apps' cloud code (with webhooks in front: `DataServices.cloud`), for the LiveQuery triggers. */
+    private readonly cloud: CloudRuntime,
     private readonly log: Logger,
     /** The other processes serving the same database (PostgreSQL), if any. */
     private readonly broadcast?: Broadcast,
-  ) {
-    this.broadcast
+  ) {}
+
+  /**
+   * Starts the background work: the periodic check of the session tokens held, and hearing the
+   * changes other processes announce. Resolves once listening; a failure to listen is logged.
+   */
+  async start(): Promise<void> {
+    if (this.started) return;
+    this.started = true;
+    this.recheckTimer = setInterval(() => void this.recheck(), SESSION_RECHECK_MS);
+    this.recheckTimer.unref();
+    await this.broadcast
       ?.subscribe(TOPIC, (payload) => {
         if (payload !== EVERYTHING) void this.fromPeer(payload);
       })
       .catch((err: unknown) => this.log.error({ err }, 'LiveQuery could not listen to the other processes'));
-    this.recheckTimer.unref();
   }
 
   /**
@@ -196,7 +208,7 @@ export class LiveQueryServer {
 
   /** Closes every connection. */
   close(): void {
-    clearInterval(this.recheckTimer);
+    if (this.recheckTimer) clearInterval(this.recheckTimer);
     for (const set of this.clients.values()) for (const client of set) client.socket.close(1001, 'server closing');
     this.wss.close();
   }
@@ -305,8 +317,8 @@ export class LiveQueryServer {
     const auth = token ? await this.sessions.auth(client.store, token, client.auth.installationId) : client.auth;
     if (!client.engine.allows(className, 'find', auth)) throw new ParseError(ParseCode.OPERATION_FORBIDDEN, `Permission denied for action find on class ${className}.`);
     // Cloud code's beforeSubscribe may refuse or change the query; what it returns is checked like the client's.
-    const registry = this.apps.cloud.registryNow(client.appId) ?? (await this.apps.cloud.registry(client.appId));
-    const decided = await beforeSubscribe({ cloud: this.apps.cloud, registry, engine: client.engine, auth }, className, { where: asked, keys: list('keys') ?? list('fields') });
+    const registry = this.cloud.registryNow(client.appId) ?? (await this.cloud.registry(client.appId));
+    const decided = await beforeSubscribe({ cloud: this.cloud, registry, engine: client.engine, auth }, className, { where: asked, keys: list('keys') ?? list('fields') });
     const where = decided.where as Json;
     if (where !== asked) checkLiveWhere(where, 'the query beforeSubscribe returned');
     const named = fieldsOf(where);
@@ -338,7 +350,7 @@ export class LiveQueryServer {
 
   /** Cloud code's `onLiveQueryEvent`, when registered (not waited for). */
   private tellCloud(client: Client, event: string, extra: Record<string, unknown> = {}): void {
-    onLiveQueryEvent(this.apps.cloud, this.apps.cloud.registryNow(client.appId), client.appId, {
+    onLiveQueryEvent(this.cloud, this.cloud.registryNow(client.appId), client.appId, {
       event,
       ...this.counts(client.appId),
       master: client.auth.master,
@@ -358,7 +370,7 @@ export class LiveQueryServer {
     const engine = checkingFace(store);
     const { className } = change;
     const objectRow = change.kind === 'save' ? change.object : undefined;
-    const registry = this.apps.cloud.registryNow(appId);
+    const registry = this.cloud.registryNow(appId);
     const context: Published = {
       appId,
       engine,
@@ -416,7 +428,7 @@ export class LiveQueryServer {
     const withOriginal = op === 'update' || op === 'enter' || op === 'leave';
     const event = (sent: Json): Json => ({ op, clientId: client.id, requestId, object: shown(sent), ...(withOriginal ? { original: shown(original!) } : {}) });
     if (!context.registry) return event(whole);
-    return afterLiveQueryEvent({ cloud: this.apps.cloud, registry: context.registry, engine, auth }, className, {
+    return afterLiveQueryEvent({ cloud: this.cloud, registry: context.registry, engine, auth }, className, {
       event: op,
       object: whole,
       ...(withOriginal ? { original } : {}),

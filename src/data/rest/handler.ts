@@ -3,6 +3,7 @@ import { parse as parseQuery } from 'fast-querystring';
 import getRawBody from 'raw-body';
 import type { Logger } from '../../log.js';
 import type { DataApps } from '../apps.js';
+import type { DataServices } from '../services.js';
 import { asParseError, ParseCode, ParseError } from '../errors.js';
 import type { CloudRegistry } from '../cloud/types.js';
 import type { Auth } from '../auth/context.js';
@@ -118,6 +119,8 @@ export type PublicRoute = (
 
 export interface DataHandlerOptions {
   apps: DataApps;
+  /** Cloud code, webhooks, schedules, mail, sign-in providers and the outbound client (services.ts). */
+  services: DataServices;
   router: DataRouter;
   /** The data API's public root (`http://localhost:4000/data`), for Location headers and file URLs. */
   mountUrl: () => string;
@@ -153,7 +156,7 @@ async function readBody(req: IncomingMessage, isFile: boolean): Promise<Buffer> 
  * headers. A failure of Backyard's own is a 500 Parse body and a log line, never a stack trace.
  */
 export function createDataHandler(options: DataHandlerOptions): DataHandler {
-  const { apps, router, mountUrl, log } = options;
+  const { apps, services: context, router, mountUrl, log } = options;
   const publicRoute = options.publicRoute ?? (() => undefined);
   const traffic = new RequestTraffic();
 
@@ -248,6 +251,7 @@ export function createDataHandler(options: DataHandlerOptions): DataHandler {
         services,
         keys,
         apps,
+        context,
         mountUrl: mountUrl(),
       });
       if (isRead) return result;
@@ -256,8 +260,8 @@ export function createDataHandler(options: DataHandlerOptions): DataHandler {
     };
     const withAuth = (registry: CloudRegistry): Answer =>
       authenticated instanceof Promise ? authenticated.then((auth) => route(registry, auth)) : route(registry, authenticated);
-    const registry = apps.cloud.registryNow(keys.applicationId);
-    return registry ? withAuth(registry) : apps.cloud.registry(keys.applicationId).then(withAuth);
+    const registry = context.cloud.registryNow(keys.applicationId);
+    return registry ? withAuth(registry) : context.cloud.registry(keys.applicationId).then(withAuth);
   };
 
   const fail = (req: IncomingMessage, res: ServerResponse, error: unknown): void => {

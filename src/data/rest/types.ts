@@ -4,6 +4,7 @@ import type { Auth } from '../auth/context.js';
 import type { AppServices } from '../appServices.js';
 import type { DataEngine } from '../engine.js';
 import type { CloudRegistry } from '../cloud/types.js';
+import type { DataServices } from '../services.js';
 
 /**
  * What routes get of DataApps: everything but the master view of an app (`DataApps.store`), which
@@ -28,6 +29,8 @@ export interface DataRequest {
   services: AppServices;
   keys: AppKeys;
   apps: RouteApps;
+  /** Cloud code, webhooks, schedules, mail, sign-in providers and the outbound client (services.ts). */
+  context: DataServices;
   /** The data API's public root, for Location headers and URLs. */
   mountUrl: string;
   /**

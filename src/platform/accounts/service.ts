@@ -12,6 +12,7 @@ export interface Account {
 }
 
 import { LOGIN_PATTERN } from '../../shared/login.js';
+import type { AccountOperations } from '../services.js';
 
 export { LOGIN_PATTERN };
 
@@ -37,7 +38,7 @@ export interface TokenLimits {
  * Accounts and their bearer tokens in `platform.db` (design.md, decision 2).
  * Tokens are shown once at creation; only their SHA-256 is kept and compared in constant time.
  */
-export class AccountService {
+export class AccountService implements AccountOperations {
   constructor(private readonly db: Sql) {}
 
   /**

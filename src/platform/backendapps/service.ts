@@ -7,6 +7,7 @@ import { randomAlphanumeric, randomSecret } from '../../shared/ids.js';
 import type { PublicUrls } from '../urls.js';
 import type { AppKeys } from '../../data/apps.js';
 import { changeSettings, resolveSettings, SettingsError, type ServerSettings, type SettingOverrides } from '../../data/settings.js';
+import type { BackendAppOperations } from '../services.js';
 
 /** Every key of a Backend App (spec, Interface B, "Authentication": the eight key kinds). */
 export type BackendAppKeys = AppKeys;
@@ -95,7 +96,7 @@ function changed(current: SettingOverrides, changes: Record<string, unknown>): A
  * Backend App records: creation with fresh keys and a data folder, listing and lookup, always within
  * one account (another account's apps behave as unknown).
  */
-export class BackendAppService {
+export class BackendAppService implements BackendAppOperations {
   constructor(
     private readonly db: Sql,
     private readonly home: string,

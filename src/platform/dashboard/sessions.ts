@@ -1,8 +1,8 @@
 import { createHmac } from 'node:crypto';
-import type { Account, AccountService } from '../accounts/service.js';
+import type { Account } from '../accounts/service.js';
 import { hashToken, sameHash } from '../accounts/tokens.js';
 import { randomSecret } from '../../shared/ids.js';
-import type { Platform } from '../platform.js';
+import type { AccountOperations, DashboardSessionOperations, Services } from '../services.js';
 import type { Sql } from '../../shared/sql.js';
 
 /*
@@ -33,10 +33,10 @@ export const csrfTokenOf = (sessionToken: string): string => createHmac('sha256'
  * Dashboard sessions and one-time sign-in links in `platform.db` (migration 6). Like account tokens,
  * both are random 256-bit secrets of which only the SHA-256 is stored.
  */
-export class DashboardSessions {
+export class DashboardSessions implements DashboardSessionOperations {
   constructor(
     private readonly db: Sql,
-    private readonly accounts: AccountService,
+    private readonly accounts: Pick<AccountOperations, 'authenticate'>,
     private readonly now: () => number = Date.now,
   ) {}
 
@@ -124,17 +124,13 @@ export class DashboardSessions {
   }
 }
 
-/** The dashboard sessions of a platform: over its `platform.db` and its accounts. */
-export const dashboardSessionsOf = (platform: Pick<Platform, 'db' | 'services'>): DashboardSessions =>
-  new DashboardSessions(platform.db, platform.services.accounts);
-
 /**
  * A one-time link that signs `login` in to the dashboard served at `base` (`backyard dashboard`).
  * The account is created when it does not exist yet, as `backyard mcp` would.
  */
-export async function signInLink(db: Sql, accounts: AccountService, login: string, base: string): Promise<string> {
-  const account = await accounts.ensure(login);
-  const code = await new DashboardSessions(db, accounts).createLinkCode(account.id);
+export async function signInLink(services: Pick<Services, 'accounts' | 'dashboardSessions'>, login: string, base: string): Promise<string> {
+  const account = await services.accounts.ensure(login);
+  const code = await services.dashboardSessions.createLinkCode(account.id);
   // The dashboard's sign-in link route (src/server/dashboard/signin.ts), as `dashboardURL`s are built here too.
   return `${base.replace(/\/+$/, '')}/dashboard/sign-in/link?code=${encodeURIComponent(code)}`;
 }

@@ -28,6 +28,7 @@ import {
   type ExecutionRow,
   type ExecutionSummary,
 } from './store.js';
+import type { DevEnvOperations } from '../services.js';
 
 export type { CommandExecution, DevelopmentEnvironment, EnvironmentActivity, ExecutionSummary } from './store.js';
 
@@ -95,7 +96,7 @@ const INTERRUPTED_NOTE =
  * Every method takes the caller's account id: another account's environments and executions behave
  * as unknown ids (design.md, decision 2).
  */
-export class DevEnvService {
+export class DevEnvService implements DevEnvOperations {
   private readonly store: DevEnvStore;
   private readonly containers: EnvironmentContainers;
   private readonly images: ImageProvider;

@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import type { GuideOperations } from '../services.js';
 
 /** A guide: a markdown file under `guides/`, its title being the file name without `.md`. */
 export interface Guide {
@@ -20,7 +21,7 @@ export const toolsCalledIn = (content: string): string[] => [
  * Reads the guides once, at start (issue 2, item 7): the tool input schema of getGuide enumerates
  * the titles found then.
  */
-export class GuideService {
+export class GuideService implements GuideOperations {
   private readonly guides: ReadonlyMap<string, Guide>;
 
   constructor(folder: string) {

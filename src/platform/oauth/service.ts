@@ -7,6 +7,7 @@ import type { OAuthClient } from './clientMetadata.js';
 import type { OAuthClients } from './clients.js';
 import { isS256Challenge, verifierMatches } from './pkce.js';
 import { grantable, parseScope, scopeText, type Scope } from './scopes.js';
+import type { OAuthOperations } from '../services.js';
 
 /** Access tokens (`bya_`) and refresh tokens (`byr_`): 256 random bits each; only their SHA-256 is stored. */
 export const ACCESS_TOKEN_PREFIX = 'bya_';
@@ -80,7 +81,7 @@ const scopesOf = (text: string): Scope[] => parseScope(text).scopes;
  * Codes, access and refresh tokens are random 256-bit secrets stored as SHA-256 and compared in
  * constant time.
  */
-export class OAuthService {
+export class OAuthService implements OAuthOperations {
   constructor(
     private readonly db: Sql,
     readonly clients: OAuthClients,

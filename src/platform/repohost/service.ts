@@ -7,6 +7,7 @@ import type { PublicUrls } from '../urls.js';
 import { AccessTokens, ACCESS_TOKEN_TTL_MS } from './accessTokens.js';
 import { BuiltinGitHost, type PushListener } from './builtin.js';
 import { GitHubAppHost, GitHubLinks } from './github.js';
+import type { RepoHostOperations } from '../services.js';
 
 export type { PushEvent, PushListener, RefUpdate } from './builtin.js';
 
@@ -48,7 +49,7 @@ export interface RepoHostOptions {
  * account (`backyard account link <login> --github <githubLogin>`); otherwise the built-in host,
  * where the only login linked to an account is its own.
  */
-export class RepoHostService {
+export class RepoHostService implements RepoHostOperations {
   readonly builtin: BuiltinGitHost;
   readonly accessTokens: AccessTokens;
   readonly githubLinks: GitHubLinks;

@@ -35,6 +35,7 @@ import { ContainerRunner, type HomeContainer, type RunnerSettings } from './runn
 import { RepositorySources } from './source.js';
 import type { CreateWebAppInput, Deployment, LogOptions, UpdateWebAppInput, WebApp } from './types.js';
 import { UNFINISHED, WebAppStore, variablesOf, type DeploymentRow, type DeploymentTrigger, type LogRow, type SettingsUpdate, type WebAppRow } from './store.js';
+import type { WebAppOperations } from '../services.js';
 
 export type { CreateWebAppInput, Deployment, LogOptions, UpdateWebAppInput, WebApp } from './types.js';
 
@@ -95,7 +96,7 @@ const deploymentOf = (row: DeploymentRow): Deployment => ({
  * Every method takes the caller's account: another account's Web Apps behave as unknown ids
  * (design.md, decision 2).
  */
-export class WebAppService {
+export class WebAppService implements WebAppOperations {
   readonly proxy: WebAppProxy;
   private readonly store: WebAppStore;
   private readonly sources: RepositorySources;

@@ -1,9 +1,9 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { OAuthError } from '@modelcontextprotocol/server';
 import type { DashboardSession } from '../../platform/dashboard/sessions.js';
-import { oauthOf } from '../../platform/oauth/index.js';
 import { READ_SCOPE, WRITE_SCOPE, scopesFor } from '../../platform/oauth/scopes.js';
-import type { AuthorizationParams, AuthorizationRequest, OAuthService } from '../../platform/oauth/service.js';
+import type { AuthorizationParams, AuthorizationRequest } from '../../platform/oauth/service.js';
+import type { OAuthOperations } from '../../platform/services.js';
 import { redirectTarget } from '../../platform/oauth/uris.js';
 import { OAUTH_PATHS } from '../oauth/metadata.js';
 import { formOf, sendPage, sessionOf, signInPath, type Dashboard } from './context.js';
@@ -30,14 +30,14 @@ function paramsOf(source: Record<string, unknown>): { params: AuthorizationParam
 }
 
 /** Sends the browser back to the client (OAuth 2.1 §4.1.2; RFC 9207: always with `iss`). */
-function backToClient(reply: FastifyReply, oauth: OAuthService, redirectUri: string, values: Record<string, string | undefined>): FastifyReply {
+function backToClient(reply: FastifyReply, oauth: OAuthOperations, redirectUri: string, values: Record<string, string | undefined>): FastifyReply {
   const url = new URL(redirectUri);
   for (const [key, value] of Object.entries(values)) if (value !== undefined) url.searchParams.set(key, value);
   url.searchParams.set('iss', oauth.issuer());
   return reply.code(303).header('location', url.href).send();
 }
 
-const errorBack = (reply: FastifyReply, oauth: OAuthService, redirectUri: string, state: string | undefined, error: OAuthError) =>
+const errorBack = (reply: FastifyReply, oauth: OAuthOperations, redirectUri: string, state: string | undefined, error: OAuthError) =>
   backToClient(reply, oauth, redirectUri, { error: error.code, error_description: error.message, state });
 
 /** A request that cannot go back to its client: said to the person, never redirected (OAuth 2.1 §4.1.2.1). */
@@ -122,7 +122,7 @@ function continuePage(reply: FastifyReply, url: string): FastifyReply {
  * the OAuth error of a grant that cannot be made.
  */
 export function authorizeRoutes(app: FastifyInstance, d: Dashboard): void {
-  const oauth = oauthOf(d.platform);
+  const oauth = d.services.oauth;
 
   app.get(ROUTE, PUBLIC, async (request: FastifyRequest, reply) => {
     const session = await d.sessions.find(readCookie(request, SESSION_COOKIE));

@@ -1,5 +1,4 @@
 import type { FastifyInstance } from 'fastify';
-import { oauthOf } from '../../platform/oauth/index.js';
 import { WRITE_SCOPE } from '../../platform/oauth/scopes.js';
 import { redirectTarget } from '../../platform/oauth/uris.js';
 import { flashOf, redirectWith, sendNotFound, sendPage, sessionOf, type Dashboard } from './context.js';
@@ -15,7 +14,7 @@ export const CONNECTIONS_PATH = '/dashboard/connections';
  * revokes its access and refresh tokens at once. Another account's connections answer 404.
  */
 export function connectionRoutes(app: FastifyInstance, d: Dashboard): void {
-  const oauth = oauthOf(d.platform);
+  const oauth = d.services.oauth;
 
   app.get('/connections', async (request, reply) => {
     const session = sessionOf(request);

@@ -1,9 +1,9 @@
 import type { ServerResponse } from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Platform } from '../../platform/platform.js';
-import type { Services } from '../../platform/services.js';
+import type { DashboardSessionOperations, Services } from '../../platform/services.js';
 import type { BackendApp } from '../../platform/backendapps/service.js';
-import type { DashboardSession, DashboardSessions } from '../../platform/dashboard/sessions.js';
+import type { DashboardSession } from '../../platform/dashboard/sessions.js';
 import { html, query, type HtmlValue } from './html.js';
 import { layout, notice, type PageParts } from './layout.js';
 import type { Flash, FlashMessages } from './security.js';
@@ -12,17 +12,26 @@ import type { Flash, FlashMessages } from './security.js';
 export interface Dashboard {
   platform: Platform;
   services: Services;
-  sessions: DashboardSessions;
+  sessions: DashboardSessionOperations;
   flash: FlashMessages;
   /** Open server-sent event streams, ended when the server stops. */
   streams: Set<ServerResponse>;
 }
 
-const sessionsOf = new WeakMap<FastifyRequest, DashboardSession>();
+declare module 'fastify' {
+  interface FastifyRequest {
+    /**
+     * The session the dashboard's guard found (index.ts), null on its public routes and outside the
+     * dashboard: a request decoration (https://fastify.dev/docs/latest/Reference/Decorators/), set
+     * by `bindSession` and read through `sessionOf`.
+     */
+    dashboardSession: DashboardSession | null;
+  }
+}
 
-/** Records the session the guard found for a request. */
+/** Records the session the guard found for a request (the dashboard plugin decorates its requests with `dashboardSession`). */
 export const bindSession = (request: FastifyRequest, session: DashboardSession): void => {
-  sessionsOf.set(request, session);
+  request.dashboardSession = session;
 };
 
 /**
@@ -30,7 +39,7 @@ export const bindSession = (request: FastifyRequest, session: DashboardSession):
  * @throws Error on a public route (a programming error: those have no session).
  */
 export function sessionOf(request: FastifyRequest): DashboardSession {
-  const session = sessionsOf.get(request);
+  const session = request.dashboardSession;
   if (!session) throw new Error('dashboard route without a session');
   return session;
 }

@@ -1,5 +1,4 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { dashboardSessionsOf } from '../../platform/dashboard/sessions.js';
 import type { Platform } from '../../platform/platform.js';
 import { ASSETS } from './assets.js';
 import { bindSession, formOf, sendNotFound, sendPage, signInPath, type Dashboard } from './context.js';
@@ -61,11 +60,12 @@ export function dashboard(platform: Platform) {
   const d: Dashboard = {
     platform,
     services,
-    sessions: dashboardSessionsOf(platform),
+    sessions: services.dashboardSessions,
     flash: new FlashMessages(),
     streams: new Set(),
   };
   return async (app: FastifyInstance) => {
+    app.decorateRequest('dashboardSession', null);
     app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_request, body, done) => {
       const fields: Record<string, string> = {};
       for (const [k, v] of new URLSearchParams(body as string)) if (!(k in fields)) fields[k] = v;

@@ -1,6 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { OAuthError, OAuthErrorCode } from '@modelcontextprotocol/server';
-import { oauthOf } from '../../platform/oauth/index.js';
 import type { Platform } from '../../platform/platform.js';
 import { sendOAuthError, singleValues } from './errors.js';
 import { OAUTH_PATHS, authorizationServerMetadata, protectedResourceMetadata } from './metadata.js';
@@ -50,7 +49,7 @@ function allowAnyOrigin(request: FastifyRequest, reply: FastifyReply): FastifyRe
  * Backyard issues no ID tokens.
  */
 export function oauthEndpoints(platform: Platform) {
-  const oauth = oauthOf(platform);
+  const oauth = platform.services.oauth;
   const { urls } = platform.services;
   const { log } = platform;
   return async (app: FastifyInstance) => {

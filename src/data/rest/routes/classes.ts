@@ -120,7 +120,7 @@ export function changedByTrigger(sent: unknown, body: unknown, saved: Record<str
   return changed;
 }
 
-export const triggerContext = (req: DataRequest): SaveTriggerContext => ({ cloud: req.apps.cloud, registry: req.registry, engine: req.engine, auth: req.auth, original: req.services.triggers.original });
+export const triggerContext = (req: DataRequest): SaveTriggerContext => ({ cloud: req.context.cloud, registry: req.registry, engine: req.engine, auth: req.auth, original: req.services.triggers.original });
 
 /** @throws ParseError 119 (with status 403) unless the request carries the master key. */
 export function requireMaster(req: DataRequest): void {

@@ -17,14 +17,14 @@ export function functionRoutes(router: DataRouter, log: Logger): void {
     refuseInTransaction(req);
     // Unknown names are answered by the worker too, so that a load error shows instead of "Invalid function".
     const params = req.method === 'GET' ? req.query : isPlainObject(req.body) ? req.body : {};
-    const result = await req.apps.cloud.run(req.engine.appId, 'function', name!, { params, ...callerOf(req.engine, req.auth) });
+    const result = await req.context.cloud.run(req.engine.appId, 'function', name!, { params, ...callerOf(req.engine, req.auth) });
     return ok({ result });
   });
   router.on('POST', '/jobs/:name', async (req, { name }) => {
     requireMaster(req);
     if (!req.registry.jobs.includes(name!)) throw new ParseError(ParseCode.SCRIPT_FAILED, `Invalid job: "${name}"`);
     refuseInTransaction(req);
-    const jobId = await startJob(req.engine, req.apps.cloud, name!, isPlainObject(req.body) ? req.body : {}, log);
+    const jobId = await startJob(req.engine, req.context.cloud, name!, isPlainObject(req.body) ? req.body : {}, log);
     return ok({}, 200, { 'x-parse-job-status-id': jobId, 'x-backend-job-status-id': jobId });
   });
 }

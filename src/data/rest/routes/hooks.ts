@@ -49,7 +49,7 @@ const deleting = (req: DataRequest) => body(req).__op === 'Delete';
 export function hookRoutes(router: DataRouter): void {
   const store = (req: DataRequest) => {
     requireMaster(req);
-    return req.apps.webhooks;
+    return req.context.webhooks;
   };
   const appId = (req: DataRequest) => req.engine.appId;
 

@@ -32,7 +32,7 @@ export function jobScheduleRoutes(router: DataRouter): void {
     refuseInTransaction(req);
     const fields = readJobSchedule(scheduleOf(req), req.registry.jobs, true);
     const { row } = await req.engine.create('_JobSchedule', fields, MASTER);
-    await req.apps.scheduler.changed(req.engine.appId);
+    await req.context.scheduler.changed(req.engine.appId);
     return ok({ objectId: row.objectId, createdAt: row.createdAt }, 201, { location: location(req, row.objectId) });
   });
   router.on('PUT', '/cloud_code/jobs/:objectId', async (req, { objectId }) => {
@@ -41,7 +41,7 @@ export function jobScheduleRoutes(router: DataRouter): void {
     const fields = readJobSchedule(scheduleOf(req), req.registry.jobs, false);
     // A changed schedule starts afresh: its next run counts from its new fields, not from the last run.
     const result = await req.engine.update('_JobSchedule', objectId!, { ...fields, lastRun: { __op: 'Delete' } }, MASTER);
-    await req.apps.scheduler.changed(req.engine.appId);
+    await req.context.scheduler.changed(req.engine.appId);
     return ok({ updatedAt: result.row.updatedAt });
   });
   router.on('DELETE', '/cloud_code/jobs/:objectId', async (req, { objectId }) => {
@@ -49,7 +49,7 @@ export function jobScheduleRoutes(router: DataRouter): void {
     refuseInTransaction(req);
     if (!(await req.services.jobs.scheduleExists(objectId!))) throw new ParseError(ParseCode.OBJECT_NOT_FOUND, 'Object not found.');
     await req.engine.delete('_JobSchedule', objectId!, MASTER);
-    await req.apps.scheduler.changed(req.engine.appId);
+    await req.context.scheduler.changed(req.engine.appId);
     return ok({});
   });
 }

@@ -12,7 +12,7 @@ export function pushRoutes(router: DataRouter, log: Logger): void {
   router.on('POST', '/push', async (req) => {
     requireMaster(req);
     refuseInTransaction(req);
-    const statusId = await req.services.push.send(req.apps, req.body, log);
+    const statusId = await req.services.push.send({ outbound: req.context.outbound }, req.body, log);
     return ok({ result: true }, 200, { 'x-parse-push-status-id': statusId });
   });
 }

@@ -70,7 +70,11 @@ const putUser: RouteHandler = async (req, { objectId }) => {
 };
 
 /** Where a request's mails and links come from (users/emails.ts). */
-const mailContext = (req: DataRequest): MailContext => ({ apps: req.apps, keys: req.keys, mountUrl: req.mountUrl });
+const mailContext = (req: DataRequest): MailContext => ({
+  apps: { mailer: req.context.mailer, mailFolder: (applicationId) => req.apps.mailFolder(applicationId) },
+  keys: req.keys,
+  mountUrl: req.mountUrl,
+});
 
 /** Sends a user's verification mail after the answer (as Parse Server, a signup does not wait for SMTP); the outbox records what became of it. */
 function mailLater(req: DataRequest, user: StoredRow): void {
@@ -91,7 +95,7 @@ async function withVerifiedAuthData(req: DataRequest, stored?: unknown): Promise
   const settings = req.engine.settings();
   const changes = readAuthData(req.body.authData, settings);
   if (Object.entries(changes).some(([provider, data]) => data !== null && provider !== 'anonymous')) refuseInTransaction(req);
-  return { ...req.body, authData: await req.apps.signIn.verify(changes, settings, stored) };
+  return { ...req.body, authData: await req.context.signIn.verify(changes, settings, stored) };
 }
 
 const deleteUserRoute: RouteHandler = async (req, { objectId }) => {

@@ -12,6 +12,7 @@ import { readTree, textOf } from './read.js';
 import { templateFiles, type PublicAppFacts } from './template.js';
 import { scanTree } from './tree.js';
 import { deployWarnings } from './warnings.js';
+import type { CloudCodeOperations } from '../../services.js';
 
 /** What the cloud code service needs from the rest of the platform. */
 export interface CloudCodeDeps {
@@ -40,7 +41,7 @@ export interface DeployResult {
  * changes or none, then a reload of the app's cloud code) and reads. Another account's app behaves
  * as unknown (design.md, decision 2).
  */
-export class CloudCodeService {
+export class CloudCodeService implements CloudCodeOperations {
   /** Deploys of one app run one after another. */
   private readonly queues = new Map<string, Promise<unknown>>();
   /** Tests only: called before each step of a deploy's commit; throwing there simulates a failed step. */
