@@ -1,10 +1,12 @@
 import type Database from 'better-sqlite3';
 import { openDatabase } from '../../../shared/sqlite.js';
 import { fieldPath } from '../../fieldPath.js';
+import { compileGet } from '../../query/statement.js';
 import type { FieldType, SchemaLookup } from '../../types.js';
 import type { StoredClass } from '../adapter.js';
 import { SchemaCache } from '../schemaCache.js';
 import { upgradeClassTables } from './classTables.js';
+import { sqliteDialect } from './dialect.js';
 import { WalSync } from './durability.js';
 import { registerQueryFunctions } from './functions.js';
 import { classTable, indexExpr, quoteIdent, runStatement } from './layout.js';
@@ -30,8 +32,8 @@ export class SqliteDatabase implements SchemaLookup {
   private readonly statements = new Map<string, Database.Statement>();
   /** Statements that read class rows, in raw mode: arrays, so no column name is looked up per row. */
   private readonly rowStatements = new Map<string, Database.Statement>();
-  /** Raw-mode statements by a key of their own (`keyedStmt`). */
-  private readonly keyedStatements = new Map<string, Database.Statement>();
+  /** The get-by-objectId statement of each class (`getStmt`). */
+  private readonly getStatements = new Map<string, Database.Statement>();
   private readonly wal: WalSync;
   private readonly txn: { begin: Database.Statement; commit: Database.Statement; rollback: Database.Statement };
 
@@ -85,15 +87,12 @@ export class SqliteDatabase implements SchemaLookup {
     return s;
   }
 
-  /**
-   * The raw-mode statement stored under `key` (a class's get by objectId...), prepared from `build()`
-   * the first time, so that a hit builds no SQL text.
-   */
-  keyedStmt(key: string, build: () => string): Database.Statement {
-    let s = this.keyedStatements.get(key);
+  /** The raw-mode SELECT of one row of `className` by objectId (query/statement.ts), prepared once per class so that a get builds no SQL text. */
+  getStmt(className: string): Database.Statement {
+    let s = this.getStatements.get(className);
     if (!s) {
-      s = this.rowStmt(build());
-      this.keyedStatements.set(key, s);
+      s = this.rowStmt(compileGet(className, sqliteDialect));
+      this.getStatements.set(className, s);
     }
     return s;
   }
@@ -124,7 +123,7 @@ export class SqliteDatabase implements SchemaLookup {
     this.classes.replace(this.readSchema());
     this.statements.clear();
     this.rowStatements.clear();
-    this.keyedStatements.clear();
+    this.getStatements.clear();
     this.schemaChanged = false;
   }
 

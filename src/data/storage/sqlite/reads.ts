@@ -1,5 +1,5 @@
 import type { GroupPlan } from '../../aggregate/groupPlan.js';
-import { compileCount, compileGet, compileGroup, compileSelect, filterTree, selectTree, type StatementTarget } from '../../query/statement.js';
+import { compileCount, compileGroup, compileSelect, filterTree, selectTree, type StatementTarget } from '../../query/statement.js';
 import type { ConfigEntry, FindOptions, StorageReads, StoredRow } from '../adapter.js';
 import { readConfig } from './config.js';
 import type { SqliteDatabase } from './database.js';
@@ -41,7 +41,7 @@ export class SqliteReads implements StorageReads {
   async get(className: string, objectId: string): Promise<StoredRow | undefined> {
     const database = this.open();
     if (!database.classes.has(className)) return undefined;
-    const r = database.keyedStmt(`get:${className}`, () => compileGet(className, sqliteDialect)).get(objectId) as RowRecord | undefined;
+    const r = database.getStmt(className).get(objectId) as RowRecord | undefined;
     return r && toRow(r);
   }
 
