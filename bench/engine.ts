@@ -35,7 +35,7 @@ export async function engineBench(): Promise<void> {
   const store = new DataStore('bench', adapter, () => '');
   const engine = new DataEngine(store);
   const bare = new Database(path.join(dir, 'bare.db'));
-  // The pragmas the adapter's store sets (storage/sqlite/store.ts), so that only the engine differs.
+  // The pragmas the adapter's store sets (storage/sqlite/database.ts), so that only the engine differs.
   bare.pragma('locking_mode = EXCLUSIVE');
   bare.pragma('journal_mode = WAL');
   bare.pragma('synchronous = NORMAL');

@@ -14,7 +14,7 @@ import { SqliteAdapter } from '../src/data/storage/sqlite/adapter.js';
 
 const CLASS = { className: 'Item', fields: { title: { type: 'String' as const } }, classLevelPermissions: {}, indexes: {} };
 /** The synchronous store under the adapter, for what only it shows (pragmas, the WAL's counters). */
-const storeOf = (adapter: SqliteAdapter) => (adapter as unknown as { store: Record<string, any> }).store;
+const storeOf = (adapter: SqliteAdapter) => (adapter as unknown as { database: Record<string, any> }).database;
 
 const row = (i: number) => {
   const now = new Date().toISOString();

@@ -13,7 +13,7 @@ import type { StoredRow } from '../src/data/storage/adapter.js';
 import { dataMigrations } from '../src/data/storage/sqlite/migrations.js';
 import { openDatabase } from '../src/shared/sqlite.js';
 
-const storeDb = (adapter: SqliteAdapter) => (adapter as unknown as { store: { db: Database.Database } }).store.db;
+const storeDb = (adapter: SqliteAdapter) => (adapter as unknown as { database: { db: Database.Database } }).database.db;
 const ITEM = { className: 'Item', fields: { category: { type: 'String' as const }, n: { type: 'Number' as const } }, classLevelPermissions: {}, indexes: {} };
 
 /** Objects of every kind of ACL: none, public read, public read off, a user's, a role's. */

@@ -116,6 +116,23 @@ export interface Dialect {
   orderTerm(expr: string, descending: boolean): string;
   /** The expression `orderTerm` sorts a target by: strings as text, anything else in native order. */
   sortKey(t: Target, sub: readonly string[], textual: boolean): string;
+
+  // What statements (statement.ts) need beyond a WHERE: the rest of SELECT, ORDER BY and LIMIT is
+  // written once there.
+
+  /**
+   * SQL true for a row `alias` that one of `principals` (`*`, a user's objectId, `role:<name>`) may
+   * read: no ACL, or an ACL granting one of them `read` (Parse docs, "Security", "ACLs").
+   */
+  readableBy(alias: string, principals: readonly string[]): SqlFragment;
+  /** The `count(*)` column, as the driver answers it with a JS number. */
+  readonly countAll: string;
+  /** A JSON number at `path` of `data` of the row `alias` as an SQL number (exact where the database can), NULL for anything else. */
+  numberIn(alias: string, path: FieldPath): string;
+  /** A `$group` key (statement.ts, `compileGroup`): the String at `path` of `data`, or one group for every row when undefined. */
+  groupKey(alias: string, path: FieldPath | undefined): string;
+  /** An aggregate's SQL as the driver answers it with a JS number (or null). */
+  groupNumber(expr: string): string;
 }
 
 /** Fields every adapter keeps in columns of their own rather than inside `data`. */

@@ -11,7 +11,7 @@ import { foldText, parseTextSearch } from '../../query/pattern.js';
 import { FALSE, and, frag } from '../../query/sql.js';
 import { columnOperand, type GeoPoint, type Literal } from '../../query/values.js';
 import { extendPath, fieldPath, type FieldPath } from '../../fieldPath.js';
-import { bytewise, pathLiteral, quoteIdent } from './layout.js';
+import { bytewise, jsonAt, pathLiteral, quoteIdent, textAt } from './layout.js';
 import { postgresRegex } from './regex.js';
 
 /** A target over a jsonb expression (`base`), reading sub-paths with `#>`/`#>>`. */
@@ -185,6 +185,21 @@ export function postgresDialect(schema: string): Dialect {
     orderTerm: (expr, descending) => `${expr} ${descending ? 'DESC NULLS LAST' : 'ASC NULLS FIRST'}`,
 
     sortKey: (t, sub, textual) => (t.kind === 'column' ? t.at() : textual ? bytewise(t.textAt(sub)) : t.at(sub)),
+
+    readableBy: (alias, principals) => {
+      if (principals.length === 0) return frag(`${alias}.acl IS NULL`);
+      const grants = principals.map(() => `jsonb_extract_path_text(${alias}.acl, ?::text, 'read') = 'true'`);
+      return frag(`(${alias}.acl IS NULL OR ${grants.join(' OR ')})`, ...principals);
+    },
+
+    countAll: 'count(*)::int',
+
+    // numeric rather than float8: sums of integers stay exact.
+    numberIn: (alias, path) => `(CASE WHEN jsonb_typeof(${jsonAt(alias, path)}) = 'number' THEN (${jsonAt(alias, path)})::numeric END)`,
+
+    groupKey: (alias, path) => (path === undefined ? 'NULL::text' : textAt(alias, path)),
+
+    groupNumber: (expr) => `(${expr})::float8`,
   };
 }
 

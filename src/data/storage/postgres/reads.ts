@@ -1,12 +1,10 @@
 import type { GroupPlan } from '../../aggregate/groupPlan.js';
 import { ParseCode, ParseError } from '../../errors.js';
-import { compileOrder, compileWhere, nearSphereOrder, type CompileOptions } from '../../query/compile.js';
-import type { Dialect, SqlFragment } from '../../query/dialect.js';
+import type { Dialect } from '../../query/dialect.js';
+import { compileCount, compileGet, compileGroup, compileSelect, filterTree, selectTree, type StatementTarget } from '../../query/statement.js';
 import type { SchemaLookup } from '../../types.js';
 import type { ConfigEntry, FindOptions, StorageReads, StoredClass, StoredRow } from '../adapter.js';
 import type { Run } from './database.js';
-import { jsonAt, textAt } from './layout.js';
-import type { FieldPath } from '../../fieldPath.js';
 import { uniqueFault } from './uniqueUsers.js';
 
 /** What the reads of one app need of its adapter (adapter.ts): its tables, dialect and schema cache. */
@@ -20,8 +18,6 @@ export interface AppSchema extends SchemaLookup {
   /** Reloads the schema cache when another process changed it since (one small query). */
   catchUp(run: Run): Promise<void>;
 }
-
-const ROW_COLUMNS = 't."objectId", t."createdAt", t."updatedAt", t.data, t.acl';
 
 /** SQLite's own limit guides ours: keep IN lists bounded. */
 const MAX_IN = 10_000;
@@ -96,52 +92,32 @@ export class PostgresReads implements StorageReads {
     return this.dialect.classTable(className);
   }
 
-  /** The rows of a class the principals may read: public rows and rows whose ACL grants one of them read. */
-  private readable(alias: string, principals: readonly string[] | undefined): SqlFragment | undefined {
-    if (principals === undefined) return undefined;
-    const grants = principals.map(() => `jsonb_extract_path_text(${alias}.acl, ?::text, 'read') = 'true'`);
-    return { sql: `(${alias}.acl IS NULL OR ${grants.join(' OR ')})`, params: [...principals] };
-  }
-
-  private compileOptions({ principals, access }: Pick<FindOptions, 'principals' | 'access'>): CompileOptions {
-    return { dialect: this.dialect, schema: this.owner, readable: (_cls, alias) => this.readable(alias, principals), access };
-  }
-
-  private whereClause(className: string, options: Pick<FindOptions, 'where' | 'principals' | 'access'>): SqlFragment {
-    const compiled = compileWhere(className, 't', options.where ?? {}, this.compileOptions(options));
-    const acl = this.readable('t', options.principals);
-    return acl ? { sql: `(${compiled.sql}) AND ${acl.sql}`, params: [...compiled.params, ...acl.params] } : compiled;
+  /** What queries of this app compile against: its dialect and schema cache. */
+  private get target(): StatementTarget {
+    return { dialect: this.dialect, schema: this.owner };
   }
 
   async get(className: string, objectId: string): Promise<StoredRow | undefined> {
     if (await this.missing(className)) return undefined;
-    const result = await this.run(`SELECT ${ROW_COLUMNS} FROM ${this.table(className)} AS t WHERE t."objectId" = ?`, [objectId]);
+    const result = await this.run(compileGet(className, this.dialect), [objectId]);
     const row = result.rows[0] as RowRecord | undefined;
     return row && toRow(row);
   }
 
+  /** The query is checked (and refused with Parse's codes) before a missing class answers no rows. */
   async find(className: string, options: FindOptions): Promise<StoredRow[]> {
-    const where = this.whereClause(className, options);
-    const compileOptions = this.compileOptions(options);
-    let orderSql = options.order ? compileOrder(className, 't', options.order, compileOptions) : '';
+    const tree = selectTree(className, options, this.target);
     if (await this.missing(className)) return [];
-    const params = [...where.params];
-    if (!orderSql) {
-      const near = nearSphereOrder(className, 't', options.where ?? {}, compileOptions);
-      if (near) {
-        orderSql = `${near.sql} ASC`;
-        params.push(...near.params);
-      }
-    }
-    const sql = `SELECT ${ROW_COLUMNS} FROM ${this.table(className)} AS t WHERE ${where.sql}${orderSql ? ` ORDER BY ${orderSql}` : ''} LIMIT ? OFFSET ?`;
-    const result = await this.run(sql, [...params, options.limit ?? 100, options.skip ?? 0]);
+    const { sql, params } = compileSelect(tree, this.dialect);
+    const result = await this.run(sql, params);
     return (result.rows as RowRecord[]).map(toRow);
   }
 
   async count(className: string, options: Pick<FindOptions, 'where' | 'principals' | 'access'>): Promise<number> {
-    const where = this.whereClause(className, options);
+    const tree = filterTree(className, options, this.target);
     if (await this.missing(className)) return 0;
-    const result = await this.run(`SELECT count(*)::int AS n FROM ${this.table(className)} AS t WHERE ${where.sql}`, where.params);
+    const { sql, params } = compileCount(tree, this.dialect);
+    const result = await this.run(sql, params);
     return (result.rows[0] as { n: number }).n;
   }
 
@@ -164,24 +140,12 @@ export class PostgresReads implements StorageReads {
     return (result.rows as Array<{ key: string; value: unknown; masterKeyOnly: boolean }>).map((r) => ({ key: r.key, value: r.value, masterKeyOnly: r.masterKeyOnly }));
   }
 
-  /** StorageReads.group in SQL: GROUP BY the key's text, aggregates over numeric values only (exact sums). */
+  /** StorageReads.group in SQL (query/statement.ts, compileGroup): keys as text, exact sums. */
   async group(className: string, where: unknown, plan: GroupPlan): Promise<Array<Record<string, unknown>>> {
-    const compiled = this.whereClause(className, { where });
+    const tree = filterTree(className, { where }, this.target);
     if (await this.missing(className)) return [];
-    const numeric = (field: FieldPath) => `(CASE WHEN jsonb_typeof(${jsonAt('t', field)}) = 'number' THEN (${jsonAt('t', field)})::numeric END)`;
-    const columns = plan.outputs.map((o) => {
-      switch (o.op) {
-        case 'count':
-          return `(count(*) * ${o.times})::float8`;
-        case 'sum':
-          return `coalesce(sum(${numeric(o.field)}), 0)::float8`;
-        default:
-          return `${o.op}(${numeric(o.field)})::float8`;
-      }
-    });
-    const key = plan.key === undefined ? 'NULL::text' : textAt('t', plan.key);
-    const sql = `SELECT ${[key, ...columns].map((c, i) => `${c} AS c${i}`).join(', ')} FROM ${this.table(className)} AS t WHERE ${compiled.sql} GROUP BY 1 ORDER BY min(t."createdAt" || t."objectId")`;
-    const result = await this.run(sql, compiled.params);
+    const { sql, params } = compileGroup(tree, plan, this.dialect);
+    const result = await this.run(sql, params);
     return (result.rows as Array<Record<string, unknown>>).map((row) => {
       const doc: Record<string, unknown> = { objectId: row.c0 === '' ? null : (row.c0 ?? null) };
       plan.outputs.forEach((o, i) => (doc[o.name] = row[`c${i + 1}`] ?? null));

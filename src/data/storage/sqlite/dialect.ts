@@ -145,6 +145,24 @@ export const sqliteDialect: Dialect = {
   orderTerm: (expr, descending) => `${expr} ${descending ? 'DESC' : 'ASC'}`,
 
   sortKey: (t, sub) => (t.kind === 'column' ? t.at() : t.at(sub)),
+
+  readableBy: (alias, principals) => {
+    // publicRead first: it is in every index on fields, so a public row found through one is never read for its ACL (classTables.ts).
+    const others = principals.filter((p) => p !== '*');
+    if (others.length === 0) return frag(`${alias}.publicRead = 1`);
+    return frag(
+      `(${alias}.publicRead = 1 OR EXISTS (SELECT 1 FROM json_each(${alias}.acl) AS p WHERE p.key IN (${others.map(() => '?').join(', ')}) AND json_extract(p.value, '$.read') = 1))`,
+      ...others,
+    );
+  },
+
+  countAll: 'count(*)',
+
+  numberIn: (alias, path) => `CASE WHEN ${fieldTypeExpr(alias, path)} IN ('integer', 'real') THEN ${fieldExpr(alias, path)} END`,
+
+  groupKey: (alias, path) => (path === undefined ? 'NULL' : fieldExpr(alias, path)),
+
+  groupNumber: (expr) => expr,
 };
 
 /** `test` on a string at `t` (a column always holds text). */
