@@ -9,7 +9,7 @@
  * only through the dialect's table names and field paths (fieldPath.ts).
  */
 import type { GroupPlan } from '../aggregate/groupPlan.js';
-import type { QueryAccess } from '../auth/context.js';
+import type { QueryAccess } from '../auth/queryAccess.js';
 import type { SchemaLookup } from '../types.js';
 import { compileOrder, compileWhere, nearSphereOrder, type CompileOptions } from './compile.js';
 import type { Dialect, SqlFragment } from './dialect.js';
