@@ -8,7 +8,7 @@ import { openPlatform, type Platform } from '../src/platform/platform.js';
 import { startBackyard } from '../src/serve.js';
 
 /**
- * Cloud code workers (issue 18): the first call of an app (a worker's cold start), a function round
+ * Cloud code workers: the first call of an app (a worker's cold start), a function round
  * trip, a data API call made from cloud code, and the memory of many apps called once and left idle,
  * for the sandbox and for Node's permission model alone, each against baselines measured in the same
  * run: a bare `node -e 0` start (what any worker costs at least) and the server with no worker.

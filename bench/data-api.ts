@@ -11,9 +11,9 @@ import { postgresBin, startParseServer, type ParseServerPeer } from './parseServ
 import { startPostgres, type Postgres } from './postgres.js';
 
 /**
- * The data API under load (issue 3): Backyard (`backyard serve`, a child process) and, in the same
+ * The data API under load: Backyard (`backyard serve`, a child process) and, in the same
  * run, a bare `node:http` server answering a fixed JSON body and the peer, Parse Server 9 on
- * PostgreSQL with fsync on (issue 16; skipped with a message when PostgreSQL is not installed, or
+ * PostgreSQL with fsync on (skipped with a message when PostgreSQL is not installed, or
  * with BENCH_PEER=none), each seeded with the same objects and indexes and loaded by autocannon from
  * this process; with the app on PostgreSQL, creates also beside a bare server committing one INSERT
  * per request on the same cluster. For each workload: requests per second, p50 and p99 latency, and the ratio of its

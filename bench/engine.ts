@@ -9,7 +9,7 @@ import { classTableDdl } from '../src/data/storage/sqlite/classTables.js';
 import { SqliteAdapter } from '../src/data/storage/sqlite/adapter.js';
 
 /**
- * The data engine in process (issue 16: what the asynchronous storage seam costs): creates, gets by
+ * The data engine in process (what the asynchronous storage seam costs): creates, gets by
  * objectId, finds, counts and updates through `DataEngine` over the SQLite adapter, each against the
  * bare limit, the same statement run directly on a better-sqlite3 handle of a file laid out and set
  * up alike (WAL, exclusive locking, one row per object, the data as JSON). Prints microseconds per operation (medians of

@@ -8,7 +8,7 @@ import { postgresBin, startParseServer, type ParseServerPeer } from './parseServ
 import { freePort, waitFor } from './data-api.js';
 
 /**
- * LiveQuery (issue 17): `SUBSCRIBERS` WebSocket clients subscribed to one class; a REST create is
+ * LiveQuery: `SUBSCRIBERS` WebSocket clients subscribed to one class; a REST create is
  * timed from its send to each subscriber's receipt of the `create` event (p50, p99 over every
  * receipt), then a burst of creates from 8 writers measures the events one process delivers per
  * second. The same against the bare limit (a bare node:http + ws server that broadcasts each POST to

@@ -9,7 +9,7 @@ export { postgresBin } from './postgres.js';
 
 /**
  * Parse Server 9 (the devDependency) on a throwaway PostgreSQL cluster: the oracle of the
- * differential test (issue 13) and the peer of the data API bench (issue 16). PostgreSQL comes from
+ * differential test and the peer of the data API bench. PostgreSQL comes from
  * Debian's `postgresql` and `postgresql-postgis` packages (.ci/run installs them;
  * shared/notes/parse-protocol.md, "Running Parse Server 9.10 itself here").
  */

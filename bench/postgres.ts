@@ -7,7 +7,7 @@ import path from 'node:path';
 /**
  * A throwaway PostgreSQL cluster on a port of its own, from Debian's `postgresql` packages (.ci/run
  * installs them): the database of Parse Server as oracle and bench peer (parseServer.ts), and of
- * Backyard's PostgreSQL adapter in tests and benches (issue 16).
+ * Backyard's PostgreSQL adapter in tests and benches.
  */
 export interface Postgres {
   /** `postgres://postgres@127.0.0.1:<port>/<database>` */

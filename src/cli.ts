@@ -87,8 +87,8 @@ program
   .action(
     run(async (opts: { port?: string; host?: string }) => {
       const config = settings({ port: opts.port, host: opts.host });
-      // One server per home (issue 14): a second one would fight over the apps' databases. With the
-      // apps on PostgreSQL, several serve the same home and database (issue 16).
+      // One server per home: a second one would fight over the apps' databases. With the
+      // apps on PostgreSQL, several serve the same home and database.
       const running = config.databaseUrl ? undefined : await findRunningServer(config.home);
       if (running) {
         throw new Error(

@@ -41,7 +41,7 @@ async function masterCall(helpers: CliHelpers, appId: string, method: BackendApi
 }
 
 /**
- * `backyard app schedule`, `app schedules` and `app unschedule` (issue 17, "Scheduled jobs"): a
+ * `backyard app schedule`, `app schedules` and `app unschedule`: a
  * Backend App's `_JobSchedule` objects through its data API (`/cloud_code/jobs`).
  */
 export function scheduleCommands(app: Command, helpers: CliHelpers): void {

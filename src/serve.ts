@@ -6,7 +6,7 @@ import { startHttpServer, type HttpServer } from './server/http.js';
 /**
  * Starts Backyard's HTTP server with every interface (design.md, "One process, one port"): the
  * server's own (src/server) and the MCP endpoint (src/mcp), which meet here and in the CLI only, so
- * that neither front end imports the other (issue 16, "Structure").
+ * that neither front end imports the other.
  * @throws Error with code EADDRINUSE when the port is taken.
  */
 export const startBackyard = (platform: Platform, options: { port: number; host: string }): Promise<HttpServer> =>

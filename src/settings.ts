@@ -10,7 +10,7 @@ import { LOGIN_PATTERN } from './shared/login.js';
 export const PER_ACCOUNT = 'per-account';
 
 /**
- * One setting of Backyard, declared once (issue 16, "Structure"): the loader (config.ts), the
+ * One setting of Backyard, declared once: the loader (config.ts), the
  * `Config` type, the error texts and the README's configuration table all come from this.
  */
 export interface Setting<S extends z.ZodType = z.ZodType> {

@@ -3,7 +3,7 @@ import { invalid } from '../src/errors.js';
 import { BadCallError } from '../src/data/service.js';
 import { defineOperation } from './operation.js';
 
-/** Calls per callBackendAPI (issue 3). */
+/** Calls per callBackendAPI. */
 const MAX_CALLS = 50;
 import { backendApiCall, backendApiResult, idParam } from './schemas.js';
 

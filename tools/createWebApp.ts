@@ -28,7 +28,7 @@ export const createWebApp = defineOperation({
   output: webApp,
   successStatus: 201,
   errors: [400, 401, 500],
-  // A caller that follows progress hears the first deployment through to its end (issue 15).
+  // A caller that follows progress hears the first deployment through to its end.
   handler: async (input, { account, services, progress, signal }) => {
     const created = await services.webApps.create(account, input);
     if (!progress || !created.lastDeployment) return created;

@@ -68,7 +68,7 @@ export const allOperations: readonly AnyOperation[] = [...specOperations, ...lif
 
 /**
  * The operations whose domain service exists: the only ones routed, listed as tools and documented
- * (issue 2: nothing is advertised that does not work).
+ * (nothing is advertised that does not work).
  */
 export const operations: readonly AnyOperation[] = allOperations.filter((op) => op.handler !== null);
 

@@ -129,7 +129,7 @@ export interface Operation<I extends z.ZodObject = z.ZodObject, O extends z.ZodO
   feature: Feature;
   /**
    * MCP answers this output field as plain text content, without `structuredContent`: a guide or a
-   * file listing is text, and JSON-escaping it would double its size (issue 15, "A lean context").
+   * file listing is text, and JSON-escaping it would double its size.
    */
   textResult?: keyof z.output<O> & string;
   /** True when the operation reaches things outside Backyard (the internet, a repository host). */

@@ -22,7 +22,7 @@ export const developmentEnvironment = z.object({
     .describe('Backyard\'s address from inside the environment: clone with <backyardURL>/git/<owner>/<repo>.git, call the data API at <backyardURL>/data'),
 });
 
-/** createDevelopmentEnvironment's answer: the environment and what runs it (issue 14, "A useful offline image"). */
+/** createDevelopmentEnvironment's answer: the environment and what runs it. */
 export const createdDevelopmentEnvironment = developmentEnvironment.extend({
   image: z
     .string()
@@ -74,7 +74,7 @@ export const cloudCodeChange = z.strictObject({
 });
 
 export const backendApiCall = z.strictObject({
-  // Any letter case is taken (assistants write `get`); the data API gets it in capitals (issue 14).
+  // Any letter case is taken (assistants write `get`); the data API gets it in capitals.
   method: z
     .preprocess((m) => (typeof m === 'string' ? m.toUpperCase() : m), z.enum(['GET', 'POST', 'PUT', 'DELETE']))
     .describe('HTTP method, any letter case'),

@@ -17,7 +17,7 @@ export const startDeployment = defineOperation({
   output: deployment,
   successStatus: 201,
   errors: [400, 401, 404, 500],
-  // A caller that follows progress hears the deployment through to its end (issue 15).
+  // A caller that follows progress hears the deployment through to its end.
   handler: async ({ appId }, { account, services, progress, signal }) => {
     const started = await services.webApps.deploy(account, appId);
     return progress ? services.webApps.follow(account.id, appId, started.id, progress, signal) : started;

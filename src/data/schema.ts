@@ -195,7 +195,7 @@ export class Schema {
   }
 
   /**
-   * Makes sure the class exists and knows `types`, adding what is new (issue 3: the first write of a
+   * Makes sure the class exists and knows `types`, adding what is new (the first write of a
    * key teaches the schema), in the write's transaction `tx`. Resolves once saved; undefined when
    * there was nothing to save.
    * @param mayAddField false when CLP forbids adding fields for this caller.

@@ -7,8 +7,7 @@ import { authSettings } from './users/providers/options.js';
 import { pushSettings } from './push/options.js';
 
 /**
- * The server options a Parse app is deployed with, settable per Backend App (issue 13, "Requests,
- * users and files"), under Parse Server 9's names (`lib/Options/Definitions.js`) and with its
+ * The server options a Parse app is deployed with, settable per Backend App, under Parse Server 9's names (`lib/Options/Definitions.js`) and with its
  * defaults, except `allowClientClassCreation` (see below). The platform stores only the options an
  * owner set; everything else follows these defaults, so a later Backyard may change a default for
  * apps that never chose.

@@ -138,7 +138,7 @@ export function encodeNested(path: string, value: unknown): Json {
 /**
  * Checks an ACL's form: `{ "<principal>": { "read"?: boolean, "write"?: boolean } }` where a
  * principal is `*`, a user's objectId or `role:<name>`.
- * @throws ParseError 111 for any other shape (issue 3: malformed values are 111 errors).
+ * @throws ParseError 111 for any other shape (malformed values are 111 errors).
  */
 export function checkAcl(acl: unknown): Record<string, { read?: boolean; write?: boolean }> {
   if (!isPlainObject(acl)) throw new ParseError(ParseCode.INCORRECT_TYPE, 'ACL must be an object of principals, e.g. {"*":{"read":true}}.');

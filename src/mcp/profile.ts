@@ -2,7 +2,7 @@ import { FEATURES, type Feature } from '../../tools/operation.js';
 import type { CallerLimits } from '../../tools/limits.js';
 
 /**
- * What one MCP connection offers (issue 15, "Scopes and features"): the caller's limits, from its
+ * What one MCP connection offers: the caller's limits, from its
  * credentials and from what the client asked for, and whether tools refused as read-only are left
  * out of `tools/list` (when the client asked for read-only itself, it gets the lean list).
  */

@@ -5,7 +5,7 @@ const ANY_JSON = ['object', 'array', 'string', 'number', 'boolean', 'null'];
 const TYPED_BY = ['type', 'anyOf', 'oneOf', 'allOf', 'enum', 'const', '$ref', 'not'];
 
 /**
- * A JSON Schema as tools/list advertises it (issue 15, "A lean context"): the same constraints in
+ * A JSON Schema as tools/list advertises it: the same constraints in
  * fewer characters, and portable. Drops `$schema` (MCP defaults to 2020-12), `propertyNames` that
  * only say keys are strings, the safe-integer bounds zod adds to every integer, and
  * `additionalProperties: false` (an unknown field is still refused, by name, when the call is

@@ -86,12 +86,12 @@ function progressReporter(request: ProgressRequest, log: Logger): ((message: str
 }
 
 /**
- * Builds an MCP server from the operation table (issue 2, item 6; issue 15): one tool per operation
+ * Builds an MCP server from the operation table: one tool per operation
  * the connection's profile offers (McpProfile, tools/limits.ts), with title, description, a compact
  * input schema and annotations. Results are `structuredContent` plus the same JSON as text, except
  * operations with `textResult` (a guide, cloud code), which answer that text alone. No output
  * schemas are advertised: they were half of `tools/list`, and the REST API's OpenAPI document keeps
- * them (issue 15, "A lean context"). Failures are `isError` with the REST error text. Guides are also
+ * them. Failures are `isError` with the REST error text. Guides are also
  * resources (`guide://<title>`) and prompts, unless the connection leaves the guides out.
  */
 export function createMcpServer(

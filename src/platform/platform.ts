@@ -48,7 +48,7 @@ export interface Platform {
   dataRouter: DataRouter;
   /** What the data API's routes reach besides the apps' engines: cloud code, schedules, mail, sign-in providers, the outbound client. */
   dataServices: DataServices;
-  /** Parse's LiveQuery over WebSocket at the data API's address (issue 17). */
+  /** Parse's LiveQuery over WebSocket at the data API's address. */
   liveQuery: LiveQueryServer;
   /**
    * Starts the background work of the process that serves the data API (the HTTP server calls it
@@ -74,7 +74,7 @@ export interface Platform {
 
 /**
  * Opens the platform's store (migrating it): `platform.db` under the configured home, or with
- * `BACKYARD_DATABASE_URL` the `backyard` schema of that PostgreSQL database (issue 16); builds the
+ * `BACKYARD_DATABASE_URL` the `backyard` schema of that PostgreSQL database; builds the
  * domain services and marks failed what a stopped process left unfinished.
  * @throws Error when the home cannot be written, the database cannot be reached, or its schema is
  *   from a newer Backyard.
@@ -85,9 +85,9 @@ export async function openPlatform(config: Config, log: Logger): Promise<Platfor
     : new SqliteSql(openDatabase(homePaths(config.home).platformDb, platformMigrations));
   const urls = new PublicUrls(config.publicUrl, config.hostingDomain);
   const storage = config.databaseUrl ? postgresStorage(config.databaseUrl, (err) => log.error({ err }, 'PostgreSQL connection failed')) : sqliteStorage;
-  // App deletions and cloud deploys, made here or (PostgreSQL) by the other processes serving the same apps (issue 16).
+  // App deletions and cloud deploys, made here or (PostgreSQL) by the other processes serving the same apps.
   const events = new AppEvents(storage.broadcast, log);
-  // A new app's folder gets its starting cloud code tree (issue 4, item 1).
+  // A new app's folder gets its starting cloud code tree.
   const backendApps = new BackendAppService(
     db,
     config.home,
@@ -163,7 +163,7 @@ export async function openPlatform(config: Config, log: Logger): Promise<Platfor
   });
   const accounts = new AccountService(db);
   const repoHost = new RepoHostService({ db, root: homePaths(config.home).git, accounts, urls, log, github: config.github });
-  // One engine client, and one keeper of the accounts' networks for both kinds of containers (issue 18).
+  // One engine client, and one keeper of the accounts' networks for both kinds of containers.
   const docker = dockerClient(config.dockerHost);
   const networks = new AccountNetworks(docker, path.resolve(config.home), log);
   const services: Services = {

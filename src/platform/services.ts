@@ -203,18 +203,18 @@ export interface Services {
   backendApps: BackendAppOperations;
   /** The data API of every Backend App (Interface B) and `callBackendAPI`. */
   dataApi: DataApiOperations;
-  /** Each Backend App's cloud code worker (issue 4). */
+  /** Each Backend App's cloud code worker. */
   cloud: CloudRuntime;
-  /** Each Backend App's cloud code files: deployCloudCode and getCloudCode (issue 4). */
+  /** Each Backend App's cloud code files: deployCloudCode and getCloudCode. */
   cloudCode: CloudCodeOperations;
-  /** Development environments and command executions on Docker (issue 5). */
+  /** Development environments and command executions on Docker. */
   devenvs: DevEnvOperations;
-  /** The built-in git host, repository access tokens and the GitHub App (issue 6). */
+  /** The built-in git host, repository access tokens and the GitHub App. */
   repoHost: RepoHostOperations;
-  /** Web Apps: deployments on Docker and the reverse proxy behind their appURL (issue 6). */
+  /** Web Apps: deployments on Docker and the reverse proxy behind their appURL. */
   webApps: WebAppOperations;
-  /** MCP's authorization server (issue 15): the OAuth endpoints, `/mcp`'s bearer check, the dashboard's consent and connections pages. */
+  /** MCP's authorization server: the OAuth endpoints, `/mcp`'s bearer check, the dashboard's consent and connections pages. */
   oauth: OAuthOperations;
-  /** Dashboard sessions and one-time sign-in links (issue 7). */
+  /** Dashboard sessions and one-time sign-in links. */
   dashboardSessions: DashboardSessionOperations;
 }

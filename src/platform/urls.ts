@@ -33,7 +33,7 @@ export class PublicUrls {
     this.listenPort = port;
   }
 
-  /** Backyard's address from inside development environments (issue 14): `http://backyard.internal:<port>`. */
+  /** Backyard's address from inside development environments: `http://backyard.internal:<port>`. */
   get inEnvironments(): string {
     const base = new URL(this.base);
     const port = this.listenPort ?? (Number(base.port) || (base.protocol === 'https:' ? 443 : 80));
@@ -100,8 +100,7 @@ export class PublicUrls {
  * issue 14, "Real addresses everywhere"): `{backyard_url}`, `{base_url}`, `{data_api_url}`,
  * `{sdk_script_url}`, `{repo_host}` (the built-in git host, e.g. `localhost:4000/git`: the spec's
  * name), `{backyard_url_in_environments}`, `{environment_git_host}` (`backyard.internal:4000/git`) and
- * `{hosting:<subdomain>}`; and what runs development environments (issue 14, "A useful offline
- * image"; `PublicUrls.environments`): `{devenv_image}`, `{devenv_install_command}` (with `<package>`
+ * `{hosting:<subdomain>}`; and what runs development environments (`PublicUrls.environments`): `{devenv_image}`, `{devenv_install_command}` (with `<package>`
  * for the names, or a sentence saying there is no package manager), `{devenv_install:<packages>}` (a
  * command that installs those packages, or says on stderr that it cannot and fails) and
  * `{node_base_image}` (a base image for Node web apps that builds here). Other braces are left as

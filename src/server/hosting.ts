@@ -121,7 +121,7 @@ async function serveFolder(req: IncomingMessage, res: ServerResponse, root: stri
 /**
  * Serves hosted sites and Web Apps by `Host` header (design.md, URL table: `http://<sub>.localhost:4000/`),
  * on Node's own request objects before any framework routing. A request for `<sub>.<hosting domain>`
- * (any port) goes to the Web App of that subdomain through the reverse proxy (issue 6), or is answered
+ * (any port) goes to the Web App of that subdomain through the reverse proxy, or is answered
  * from the Backend App's `cloud/public/` folder: GET and HEAD only (405 otherwise), 404 for an unknown
  * subdomain or a missing file, 400/403 for paths that try to leave the folder.
  * @returns a function that answers such a request and returns true, or returns false at once (after
@@ -166,9 +166,9 @@ export function hostedSites(platform: Platform): (req: IncomingMessage, res: Ser
 }
 
 /**
- * An `upgrade` listener for the HTTP server (issue 6): WebSocket upgrades to a Web App's subdomain
+ * An `upgrade` listener for the HTTP server: WebSocket upgrades to a Web App's subdomain
  * are proxied to its active container; those to the data API's path on Backyard's own host go to
- * LiveQuery (issue 17); any other upgrade is refused (closed), as Node does when no listener is set.
+ * LiveQuery; any other upgrade is refused (closed), as Node does when no listener is set.
  */
 export function hostedUpgrades(platform: Platform): (req: IncomingMessage, socket: Duplex, head: Buffer) => void {
   const { services } = platform;
@@ -182,7 +182,7 @@ export function hostedUpgrades(platform: Platform): (req: IncomingMessage, socke
       sub = undefined; // not listening yet
     }
     if (sub === undefined) {
-      // LiveQuery (issue 17): the SDK turns the data API's http(s) address into ws(s) on the same path.
+      // LiveQuery: the SDK turns the data API's http(s) address into ws(s) on the same path.
       const pathname = (req.url ?? '').split('?')[0]!.replace(/\/+$/, '');
       if (dataPath !== undefined && pathname === dataPath) return platform.liveQuery.upgrade(req, socket, head);
       socket.destroy();

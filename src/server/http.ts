@@ -91,12 +91,12 @@ export async function startHttpServer(platform: Platform, options: HttpServerOpt
       done();
     });
   }
-  // WebSocket upgrades to Web Apps' subdomains go to their containers (issue 6).
+  // WebSocket upgrades to Web Apps' subdomains go to their containers.
   app.server.on('upgrade', hostedUpgrades(platform));
   app.get('/healthz', async () => ({ service: 'backyard', instanceId }));
   await app.register(managementApi(platform, operations), { prefix: '/v1' });
   for (const mount of options.mounts ?? []) await app.register(mount);
-  // MCP authorization (issue 15): discovery documents and the OAuth endpoints; consent is a dashboard page.
+  // MCP authorization: discovery documents and the OAuth endpoints; consent is a dashboard page.
   await app.register(oauthEndpoints(platform));
   await app.register(dashboard(platform), { prefix: '/dashboard' });
   await app.register(sdkScript());
@@ -109,8 +109,8 @@ export async function startHttpServer(platform: Platform, options: HttpServerOpt
   services.urls.bindDefault(`http://${loopbackHost}:${port}`);
   services.urls.bindListenPort(port);
   const url = services.urls.base;
-  // Containers reach the same server on the host's bridge address, by the name backyard.internal
-  // (issue 14); opened by the development environment service once, before its first environment answers.
+  // Containers reach the same server on the host's bridge address, by the name backyard.internal;
+  // opened by the development environment service once, before its first environment answers.
   const forContainers: http.Server[] = [];
   services.devenvs.serveContainersWith(async (hostAddress) => {
     const server = http.createServer((req, res) => app.server.emit('request', req, res));
@@ -118,7 +118,7 @@ export async function startHttpServer(platform: Platform, options: HttpServerOpt
     forContainers.push(server);
     return `http://${CONTAINER_HOST_NAME}:${port}`;
   });
-  // Finds active Web App containers again and starts auto-deploy polling (issue 6).
+  // Finds active Web App containers again and starts auto-deploy polling.
   services.webApps.start();
 
   const serverFile = homePaths(platform.config.home).serverFile;

@@ -2,7 +2,7 @@ import { randomBytes, randomFillSync } from 'node:crypto';
 
 /**
  * A random URL-safe secret: `bytes` random bytes as base64url (24 bytes = 192 bits, 32 characters).
- * Used for app keys and tokens (issue 2: "random, URL-safe, at least 128 bits").
+ * Used for app keys and tokens ("random, URL-safe, at least 128 bits").
  */
 export const randomSecret = (bytes = 24): string => randomBytes(bytes).toString('base64url');
 

@@ -1,5 +1,5 @@
 /**
- * The platform store's SQL seam (issue 16): the same statements run on SQLite (`platform.db`) and on
+ * The platform store's SQL seam: the same statements run on SQLite (`platform.db`) and on
  * PostgreSQL (`BACKYARD_DATABASE_URL`). Statements use `?` placeholders and the SQL both engines
  * share; where they differ, a caller asks `kind`.
  */

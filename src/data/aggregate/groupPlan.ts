@@ -4,7 +4,7 @@ import { isPlainObject } from './values.js';
 
 /**
  * A `$group` a storage adapter can answer itself (StorageReads.group), instead of the objects being
- * read into memory (issue 16: aggregate in the adapter). Only shapes whose answer is the same either
+ * read into memory (aggregate in the adapter). Only shapes whose answer is the same either
  * way qualify: the key is a constant (one group) or a String field; each output counts objects or
  * takes `$sum`, `$avg`, `$min` or `$max` of a Number field, whose values are numbers, null or missing
  * (the schema says so), which these accumulators skip as MongoDB's do.

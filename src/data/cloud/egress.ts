@@ -5,7 +5,7 @@ import type { Logger } from '../../log.js';
 import { checkDestination, OutboundRefused } from '../../shared/outbound/destination.js';
 
 /**
- * The one way out of a cloud code sandbox (issue 18, "Cloud code is untrusted code"): the sandbox has
+ * The one way out of a cloud code sandbox: the sandbox has
  * no network of its own (a network namespace with only loopback), and this HTTP `CONNECT` proxy,
  * listening on a Unix socket bound into it, opens tunnels to public addresses only. The kernel keeps
  * the sandbox from going around it; this decides where the tunnel may lead.

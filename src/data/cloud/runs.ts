@@ -1,5 +1,5 @@
 /**
- * The recent runs of each app's cloud code, with the console output each run produced (issue 7):
+ * The recent runs of each app's cloud code, with the console output each run produced:
  * what the dashboard shows under "Functions and jobs". Kept in memory only, so a restart of
  * Backyard forgets them; `_JobStatus` remains the durable record of jobs.
  */

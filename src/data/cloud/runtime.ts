@@ -57,7 +57,7 @@ export interface CloudRuntimeOptions {
   onJobMessage?: (appId: string, jobId: string, message: string) => void;
 }
 
-/** The app's cloud tree: `apps/<appId>/cloud/`, with `cloud/main.js` its entry (issue 4, item 1). */
+/** The app's cloud tree: `apps/<appId>/cloud/`, with `cloud/main.js` its entry. */
 export const cloudTree = (home: string, appId: string) => path.join(homePaths(home).app(appId), 'cloud');
 
 /** How long a busy worker may take to answer a ping before a call goes to another, in milliseconds. */
@@ -279,8 +279,7 @@ export class WorkerCloudRuntime implements CloudRuntime {
   /**
    * What an app registers when that is known without running its code: nothing when it has no
    * `cloud/main.js`, and the registry the operator gave for a `main.js` of known text (the template a
-   * new app starts with), so that data API calls start no worker for it (issue 18, "Workers come and
-   * go"). Undefined otherwise. The text is read again only when the file's size or mtime changes.
+   * new app starts with), so that data API calls start no worker for it. Undefined otherwise. The text is read again only when the file's size or mtime changes.
    */
   private registryWithoutWorker(appId: string): CloudRegistry | undefined {
     // A stat per data API call was a fifth of a count's CPU here: the answer holds for a second
@@ -327,8 +326,7 @@ export class WorkerCloudRuntime implements CloudRuntime {
   }
 
   /**
-   * A worker whose event loop is free for a new call (issue 18, "A runaway call does not hold others
-   * hostage"), for a call that finds `primary` running others: `primary` when it answers a ping within
+   * A worker whose event loop is free for a new call, for a call that finds `primary` running others: `primary` when it answers a ping within
    * `PING_MS`; else a spare that runs nothing or answers; else a new spare (at most `MAX_SPARES`;
    * callers that arrive while one starts share it); else, all held, `primary` after all.
    */

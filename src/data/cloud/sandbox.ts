@@ -7,7 +7,7 @@ import type { Logger } from '../../log.js';
 import { createEgressProxy } from './egress.js';
 
 /**
- * The kernel's confinement of cloud code workers (issue 18, "Cloud code is untrusted code"), through
+ * The kernel's confinement of cloud code workers, through
  * bubblewrap (`bwrap`, Debian's `bubblewrap` package): each worker runs in new user, pid, ipc, uts,
  * cgroup, mount and network namespaces, with every capability dropped and a root file system that
  * holds only `/usr` (read-only), an empty `/tmp`, its own `/proc` and `/dev`, and, read-only, the

@@ -21,7 +21,7 @@ const RELOAD_MS = 30_000;
 const MARKER = 'job-schedules';
 
 /**
- * Runs the apps' scheduled jobs (issue 17, "Scheduled jobs"; schedules.ts says when each is due).
+ * Runs the apps' scheduled jobs (schedules.ts says when each is due).
  * A run is claimed before it starts: in one transaction of the app's database, the schedule is read
  * again and, if still due, its `lastRun` is set to now. So a restart never runs a schedule twice for
  * the same slot (a slot missed while the server was down runs once, at start), and of several

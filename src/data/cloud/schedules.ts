@@ -2,7 +2,7 @@ import { ParseCode, ParseError } from '../errors.js';
 import { isPlainObject } from '../values.js';
 
 /**
- * Job schedules (issue 17, "Scheduled jobs"): Parse's `_JobSchedule` objects, as Parse Dashboard
+ * Job schedules: Parse's `_JobSchedule` objects, as Parse Dashboard
  * and Back4App write them, and when each is due. Fields:
  * - `jobName`: a job the app's cloud code defines; `description`; `params`: a JSON object as text;
  * - `startAfter`: ISO 8601, the first moment it may run (default: when it is saved);

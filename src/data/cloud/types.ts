@@ -1,5 +1,5 @@
 /**
- * What the data API asks of an app's cloud code (issue 4): the names it registered, and calls
+ * What the data API asks of an app's cloud code: the names it registered, and calls
  * into its worker. Implemented by the cloud code runtime; the data API knows nothing of processes.
  */
 import type { CloudRun } from './runs.js';

@@ -7,7 +7,7 @@ import type { OutboundFetch } from '../../shared/outbound/client.js';
 import { OutboundError } from '../../shared/outbound/errors.js';
 
 /**
- * Webhooks (issue 17; Parse Server's HooksController and the REST guide's "Hooks"): cloud functions
+ * Webhooks (Parse Server's HooksController and the REST guide's "Hooks"): cloud functions
  * and triggers served by an outside URL instead of the app's cloud code. Each is kept in the app's
  * folder (`apps/<appId>/hooks.json`, on the home folder several processes share), and a call is a
  * POST of Parse Server's JSON request with the app's webhook key in `X-Parse-Webhook-Key`, answered

@@ -72,7 +72,7 @@ interface Client {
  * `update`, `leave` and `delete` events for objects saved through the data engine (REST, batch,
  * cloud code, the dashboard, callBackendAPI): only objects the subscriber may read (ACL, the class's
  * `find` permission), without its protected fields, and only the `keys` asked for.
- * With several processes on one PostgreSQL (issue 16), a change is also announced to the others
+ * With several processes on one PostgreSQL, a change is also announced to the others
  * (NOTIFY), whose subscribers get it too; a change whose rows exceed NOTIFY's 8000 bytes reaches the
  * subscribers of the process that made it only.
  * A subscription's session token is checked again for every event (known for at most

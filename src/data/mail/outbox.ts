@@ -24,7 +24,7 @@ export const OUTBOX_KEEP = 200;
 /**
  * An app's mails as files (`apps/<appId>/mail/<time>-<id>.json`), on the home folder that several
  * Backyard processes share (README, PostgreSQL): with no SMTP server configured, this is where a
- * verification or password reset mail is read (issue 17, "Emails").
+ * verification or password reset mail is read.
  */
 export class Outbox {
   constructor(private readonly folder: string) {}

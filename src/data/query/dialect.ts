@@ -1,5 +1,5 @@
 /**
- * What the query compiler asks of a database's SQL (issue 16, "one query language, two dialects").
+ * What the query compiler asks of a database's SQL.
  * The compiler (compile.ts and its operators) parses and validates a Parse `where`/`order` once, with
  * Parse's error codes, and decides the Mongo semantics (array quantifiers, missing fields, type-exact
  * comparisons); every piece of SQL text that depends on how a database stores JSON comes from here:

@@ -56,7 +56,7 @@ export interface ConfigEntry {
 
 /**
  * Reads of a Backend App's objects, relations and config. Asynchronous, so that a network database
- * can answer them (issue 16). Throws ParseError for the caller's mistakes in queries (102, 105) and
+ * can answer them. Throws ParseError for the caller's mistakes in queries (102, 105) and
  * plain Errors for storage failures.
  */
 export interface StorageReads {
@@ -106,7 +106,7 @@ export interface StorageTransaction extends StorageReads {
 }
 
 /**
- * The storage a Backend App's data API runs on (issue 3; made asynchronous with an explicit
+ * The storage a Backend App's data API runs on (made asynchronous with an explicit
  * transaction handle in issue 16, so that a network database such as PostgreSQL can implement it).
  * The schema is read from the adapter's cache, synchronously: it changes only through
  * `saveClass`/`dropClass` in a transaction, and a rolled-back transaction leaves it as it was.

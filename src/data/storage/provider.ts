@@ -9,7 +9,7 @@ import { SqliteAdapter } from './sqlite/adapter.js';
 import { unreachableText } from '../../shared/unreachable.js';
 
 /**
- * Where Backend Apps keep their data (issue 16): SQLite files under the home, the embedded default,
+ * Where Backend Apps keep their data: SQLite files under the home, the embedded default,
  * or one PostgreSQL database (`BACKYARD_DATABASE_URL`) with a schema per app.
  */
 export interface StorageProvider {
@@ -36,7 +36,7 @@ export interface StorageProvider {
   readonly broadcast?: Broadcast;
 }
 
-/** Announcements between the processes that serve the same apps (issue 16, "several processes"). */
+/** Announcements between the processes that serve the same apps. */
 export interface Broadcast {
   /** Announces `payload` on `topic` (letters and `_`) to every process, this one included. */
   publish(topic: string, payload: string): Promise<void>;

@@ -8,7 +8,7 @@ import type { StoredRow } from '../storage/adapter.js';
 import { isPlainObject } from '../values.js';
 
 /**
- * Email verification and password reset (issue 17, "Emails"; Parse Server 9's UserController and
+ * Email verification and password reset (Parse Server 9's UserController and
  * UsersRouter): the tokens kept in a user's internal fields (`_email_verify_token`,
  * `_email_verify_token_expires_at`, `_perishable_token`), the mails with their links (Parse Server's
  * default texts), and what opening a link does. The pages themselves are rest/routes/pages.ts.

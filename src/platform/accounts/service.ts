@@ -4,7 +4,7 @@ import { newId } from '../../shared/ids.js';
 import { invalid } from '../../errors.js';
 import { hashToken, newToken, sameHash } from './tokens.js';
 
-/** A Backyard account: every resource belongs to exactly one (issue 2, item 3). */
+/** A Backyard account: every resource belongs to exactly one. */
 export interface Account {
   id: string;
   login: string;
@@ -25,7 +25,7 @@ interface AccountRow {
 const toAccount = (r: AccountRow): Account => ({ id: r.id, login: r.login, createdAt: r.created_at });
 
 /**
- * What a token was made for beyond its account (issue 15): only operations that change nothing, or
+ * What a token was made for beyond its account: only operations that change nothing, or
  * only one Backend App. Such a token works for the management API and MCP only, never to sign in to
  * the dashboard or push to the git host, where the limits could not hold.
  */

@@ -36,7 +36,7 @@ export interface BackendApp extends BackendAppSummary {
 /** Imported keys (an existing Parse app's): printable, no spaces, quotes or slashes (they travel in headers and paths). */
 const KEY_PATTERN = /^[!#-&(-.0-~]{1,200}$/;
 
-/** App names: 1 to 63 characters (issue 2, item 8), unique per account. */
+/** App names: 1 to 63 characters, unique per account. */
 export const APP_NAME_MAX = 63;
 
 interface AppRow {
@@ -212,7 +212,7 @@ export class BackendAppService implements BackendAppOperations {
             .replace(/^-+|-+$/g, '')
             .slice(0, 40)
             .replace(/-+$/, '') || 'app';
-        // One subdomain namespace with Web Apps (issue 6; migration 5 guards it too).
+        // One subdomain namespace with Web Apps (migration 5 guards it too).
         const taken = (sub: string) => this.db.get('SELECT 1 FROM backend_apps WHERE hosting_subdomain = ? UNION ALL SELECT 1 FROM web_apps WHERE subdomain = ?', sub, sub);
         let sub = base;
         for (let n = 2; await taken(sub); n++) sub = `${base}-${n}`;

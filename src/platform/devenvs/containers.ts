@@ -51,7 +51,7 @@ export const confinedHostConfig = (limits: { memoryBytes: number; cpus: number; 
 export const WORKSPACE = '/workspace';
 
 /**
- * The Engine API body that creates an environment's container (issue 5, item 3): one long-lived
+ * The Engine API body that creates an environment's container: one long-lived
  * container with an init process, labels for account and environment, `/workspace` on a named volume,
  * not privileged, capabilities dropped, no new privileges, no host mounts, memory (without extra swap),
  * CPU and process limits, and `network`: the account's own network, or the one the operator set for

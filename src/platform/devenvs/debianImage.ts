@@ -8,8 +8,8 @@ import { LABEL_IMAGE_OS, LABEL_IMAGE_PACKAGE_MANAGER } from './imageFacts.js';
 import { importRootFolder } from './imageImport.js';
 
 /**
- * Backyard's own development environment image for machines that cannot reach an image registry
- * (issue 14, "A useful offline image"): Debian's `debootstrap` minbase of the release apt uses here,
+ * Backyard's own development environment image for machines that cannot reach an image registry:
+ * Debian's `debootstrap` minbase of the release apt uses here,
  * from the mirror apt uses here (docs/notes/docker.md: about 35 s on an idle machine, 344 MB), with
  * `git`, `curl`, CA certificates and Debian's `nodejs`, imported into the engine as `DEBIAN_IMAGE`.
  * apt works inside when the mirror is reachable from containers. The same image is the Node base

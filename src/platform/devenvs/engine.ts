@@ -77,7 +77,7 @@ export function engineMessage(error: unknown): string {
 }
 
 /**
- * The text of every "Docker is not reachable" answer (issue 5, "The engine"): what failed and how to
+ * The text of every "Docker is not reachable" answer: what failed and how to
  * start an engine. Backyard keeps serving everything else meanwhile.
  */
 export function notReachableText(dockerHost: string | undefined, error?: unknown): string {

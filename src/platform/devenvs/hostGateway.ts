@@ -3,7 +3,7 @@ import type Docker from 'dockerode';
 import { ENGINE_TIMEOUTS, engineCall, type DockerClient } from './engine.js';
 
 /**
- * The name containers reach Backyard by (issue 14, "Containers reach Backyard"): every development
+ * The name containers reach Backyard by: every development
  * environment gets it in its `/etc/hosts` through the engine's `host-gateway`, the host's address on
  * Docker's default bridge, which containers on any bridge network reach through their own gateway.
  */

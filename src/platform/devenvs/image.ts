@@ -17,8 +17,7 @@ export interface FallbackImage {
 }
 
 /**
- * Makes sure a development environment image is on the engine (issue 5, "The image"; issue 14, "A
- * useful offline image"): the configured image (`BACKYARD_DEVENV_IMAGE`, default `alpine:3.20`),
+ * Makes sure a development environment image is on the engine: the configured image (`BACKYARD_DEVENV_IMAGE`, default `alpine:3.20`),
  * pulled on first use with its progress in the log; when it is absent and cannot be pulled, Backyard's
  * own Debian image (`debianImage.ts`), built once with debootstrap (progress in the log) and reused
  * afterwards, with no setting to change. Concurrent callers share one pull and one build. The choice

@@ -3,7 +3,7 @@ import type Docker from 'dockerode';
 import { ENGINE_TIMEOUTS, engineCall, type DockerClient } from './engine.js';
 
 /**
- * What an assistant must know of the image its environment runs (issue 14, "A useful offline image"):
+ * What an assistant must know of the image its environment runs:
  * which image, which system, and how to install packages there. createDevelopmentEnvironment answers
  * it, and the guides are filled with it (urls.ts, `fillAddresses`).
  */

@@ -7,7 +7,7 @@ import { LABEL_IMAGE_OS, LABEL_IMAGE_PACKAGE_MANAGER } from './imageFacts.js';
 import { importRootFolder } from './imageImport.js';
 
 /**
- * `backyard image build-offline --busybox` (issue 5, "The image"): the smallest development environment
+ * `backyard image build-offline --busybox`: the smallest development environment
  * image, made from the static busybox of Debian's `busybox-static` package (docs/notes: a folder with
  * busybox and its applet links, piped as a tar stream into the engine's image import, is a working
  * image). It has a shell and BusyBox tools but no package manager, no `git` and no working HTTP client,

@@ -2,7 +2,7 @@ import os from 'node:os';
 import { randomAlphanumeric } from '../../shared/ids.js';
 
 /**
- * Which Backyard process runs an execution, and whether that process is gone (issue 5, item 6: an
+ * Which Backyard process runs an execution, and whether that process is gone (an
  * execution whose Backyard stopped must not read `running` forever). Several processes may open one
  * home (a server, `backyard mcp`, a short CLI command), so a row marked running is taken as orphaned
  * only when its owner is provably gone or has been silent for too long.

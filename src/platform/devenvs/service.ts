@@ -33,8 +33,7 @@ import type { DevEnvOperations } from '../services.js';
 export type { CommandExecution, DevelopmentEnvironment, EnvironmentActivity, ExecutionSummary } from './store.js';
 
 /**
- * createDevelopmentEnvironment's answer: the environment, plus what runs it (issue 14, "A useful
- * offline image"): `image`, `operatingSystem` when known, and `installCommand` (`<package>` standing
+ * createDevelopmentEnvironment's answer: the environment, plus what runs it: `image`, `operatingSystem` when known, and `installCommand` (`<package>` standing
  * for the names) unless the image has no package manager.
  */
 export type CreatedEnvironment = DevelopmentEnvironment & Omit<ImageFacts, 'packageManager'>;
@@ -53,7 +52,7 @@ export interface DevEnvSettings extends ContainerSettings {
   execWaitMs: number;
 }
 
-/** chatTitle: 1 to 200 characters (issue 5, item 3). */
+/** chatTitle: 1 to 200 characters. */
 export const CHAT_TITLE_MAX = 200;
 
 /** Timing of interactWithCommandExecution, in milliseconds. */
@@ -85,7 +84,7 @@ const RESTART_NOTE = '[backyard: the environment was restarted (restartDevelopme
 /** Appended to the stderr of executions ended by deleteDevelopmentEnvironment. */
 const DELETE_NOTE = '[backyard: the environment was deleted (deleteDevelopmentEnvironment), which ended this command.]\n';
 
-/** Appended to the stderr of an execution whose Backyard stopped or died while it ran (issue 5, item 6). */
+/** Appended to the stderr of an execution whose Backyard stopped or died while it ran. */
 const INTERRUPTED_NOTE =
   '[backyard: Backyard stopped or restarted while this command was running, so the command was ended; its later output and its exit code are unknown (-1). Run it again if it is still needed.]\n';
 
@@ -128,7 +127,7 @@ export class DevEnvService implements DevEnvOperations {
   }
 
   /**
-   * Marks exited the executions a stopped Backyard process left running (issue 5, item 6).
+   * Marks exited the executions a stopped Backyard process left running.
    * openPlatform calls it once, before anything is served.
    */
   async recoverInterrupted(): Promise<void> {
@@ -180,7 +179,7 @@ export class DevEnvService implements DevEnvOperations {
   }
 
   /**
-   * Lets containers reach Backyard (issue 14): `open(address)` is called once, with the host's address
+   * Lets containers reach Backyard: `open(address)` is called once, with the host's address
    * on Docker's bridge, before the first environment answers, and resolves to Backyard's URL as
    * containers use it (`http://backyard.internal:<port>`). Called by the HTTP front.
    */
@@ -226,7 +225,7 @@ export class DevEnvService implements DevEnvOperations {
    * Runs `sh -c <command>` in the environment and answers when it exits or after `execWaitMs`
    * (or when `signal` aborts), whichever is first; the command goes on running after a `running` answer.
    * `progress`, when given, hears that it started and then, every `PROGRESS_EVERY_MS` while the
-   * call waits, how long it has run and how its output ends so far (issue 15).
+   * call waits, how long it has run and how its output ends so far.
    * @throws ManagementError(notFound) for an unknown environment; (invalid) for an empty command;
    *   (unavailable) when Docker is not reachable or refuses.
    */

@@ -1,5 +1,5 @@
 /**
- * The text an assistant reads when the container runtime could not start a command (issue 12): a
+ * The text an assistant reads when the container runtime could not start a command: a
  * `docker exec` whose process never ran is not a command that exited 126.
  */
 

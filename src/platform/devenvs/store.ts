@@ -17,7 +17,7 @@ export interface DevelopmentEnvironment {
 
 /**
  * Interface A `CommandExecution`; `exitCode` is absent while `running` (design.md, decision 9), and
- * also when the command could not start at all: then `startError` says why and what to do (issue 12).
+ * also when the command could not start at all: then `startError` says why and what to do.
  */
 export interface CommandExecution {
   id: string;

@@ -18,7 +18,7 @@ export const toolsCalledIn = (content: string): string[] => [
 ];
 
 /**
- * Reads the guides once, at start (issue 2, item 7): the tool input schema of getGuide enumerates
+ * Reads the guides once, at start: the tool input schema of getGuide enumerates
  * the titles found then.
  */
 export class GuideService implements GuideOperations {

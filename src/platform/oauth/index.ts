@@ -8,7 +8,7 @@ import { OAuthService } from './service.js';
 import { isLoopbackHost } from './uris.js';
 
 /**
- * The authorization server of a platform (issue 15), shared by its front ends (`/mcp`, the OAuth
+ * The authorization server of a platform, shared by its front ends (`/mcp`, the OAuth
  * endpoints, the dashboard's consent and connections pages) as `Services.oauth`: over the platform's
  * store, issuing tokens for `<public url>/mcp` as the issuer `<public url>`. Client metadata
  * documents are fetched through an outbound client of their own (the operator's allow list is for

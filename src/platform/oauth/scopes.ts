@@ -1,5 +1,5 @@
 /**
- * The scopes of Backyard's MCP server (issue 15): `mcp:read` lets a client call the tools whose
+ * The scopes of Backyard's MCP server: `mcp:read` lets a client call the tools whose
  * annotations say `readOnlyHint`; `mcp:write` lets it call every tool. A full grant carries both.
  */
 export const READ_SCOPE = 'mcp:read';

@@ -6,7 +6,7 @@ import type { Sql } from '../../shared/sql.js';
 /** Access tokens of the built-in git host: `byr_` and 256 random bits as base64url. */
 export const ACCESS_TOKEN_PREFIX = 'byr_';
 
-/** How long an access token works (issue 6: one hour). */
+/** How long an access token works (one hour). */
 export const ACCESS_TOKEN_TTL_MS = 60 * 60 * 1000;
 
 /**

@@ -41,7 +41,7 @@ export interface RepoHostOptions {
 }
 
 /**
- * The repository host (issue 6, items 1, 2 and 5): the built-in git host, its access tokens, and
+ * The repository host: the built-in git host, its access tokens, and
  * the GitHub App when configured.
  *
  * Which host answers for a repository-host login (operation 7, and a Web App's

@@ -1,6 +1,6 @@
 import type { Migration } from '../../shared/sqlite.js';
 
-/** Numbered migrations of `platform.db`, applied in order at start (issue 2). */
+/** Numbered migrations of `platform.db`, applied in order at start. */
 export const migrations: readonly Migration[] = [
   {
     version: 1,

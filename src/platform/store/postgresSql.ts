@@ -44,7 +44,7 @@ interface Scope {
 
 /**
  * `Sql` over a node-postgres pool whose connections look up tables in the `backyard` schema
- * (issue 16: the platform's state on PostgreSQL). `?` placeholders become `$n`. A transaction takes
+ * (the platform's state on PostgreSQL). `?` placeholders become `$n`. A transaction takes
  * a transaction-scoped advisory lock first, so read-then-write transactions of every process run
  * one at a time, as they do on SQLite.
  */

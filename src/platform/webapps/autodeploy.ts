@@ -9,7 +9,7 @@ import type { WebAppRow, WebAppStore } from './store.js';
 export type Deploy = (app: WebAppRow, trigger: 'push' | 'poll') => Promise<unknown>;
 
 /**
- * Auto-deploy (issue 6, item 5): with `autoDeploy`, a push to the Web App's branch starts a
+ * Auto-deploy: with `autoDeploy`, a push to the Web App's branch starts a
  * deployment. For the built-in git host at once, from its in-process push event (fired before the
  * push's answer ends, so the deployment is queued by the time `git push` returns); for GitHub by
  * polling the branch head every `pollMs` (`git ls-remote` with an installation token).

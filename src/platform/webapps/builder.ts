@@ -21,7 +21,7 @@ export interface BuildOptions {
   timeoutMs: number;
   /** Aborts the build (Backyard stopping). */
   signal?: AbortSignal;
-  /** Called for each build log row as it comes (issue 6, item 4: "build logs stored as rows"). */
+  /** Called for each build log row as it comes ("build logs stored as rows"). */
   onLog: (row: LogRow) => void;
 }
 

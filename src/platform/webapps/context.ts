@@ -5,7 +5,7 @@ import tar from 'tar-stream';
 import { RE2JS } from 're2js';
 
 /**
- * The build context of a deployment (issue 6, item 4): the `rootDirPath` folder of the clone as a
+ * The build context of a deployment: the `rootDirPath` folder of the clone as a
  * tar stream for the engine's `POST /build`, made with `tar-stream`. As the docker CLI does, it
  * leaves out what `.dockerignore` names (while always sending the Dockerfile and `.dockerignore`
  * themselves); it also leaves out the clone's `.git` folder. Every entry gets owner 0 and the commit's

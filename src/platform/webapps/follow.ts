@@ -12,7 +12,7 @@ const POLL_MS = 250;
 const logLine = (message: string) => (message.length > 300 ? `${message.slice(0, 300)}…` : message);
 
 /**
- * Follows a deployment for a caller that listens to progress (issue 15): reports each status it
+ * Follows a deployment for a caller that listens to progress: reports each status it
  * reaches (queued, building, starting, active or failed, with the error) and each build log row
  * (clone, build steps), until it has finished, `signal` aborts (MCP cancellation) or `limitMs`
  * passes. Reads the store, so it sees deployments run by any Backyard process on the home.

@@ -22,7 +22,7 @@ export function probe(hostPort: number, path: string, timeoutMs: number): Promis
   });
 }
 
-/** A 2xx or 3xx answer passes (issue 6, item 4). */
+/** A 2xx or 3xx answer passes. */
 export const healthy = (result: ProbeResult): boolean => 'status' in result && result.status >= 200 && result.status < 400;
 
 export interface HealthWait {
@@ -43,7 +43,7 @@ export interface HealthWait {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
- * Waits until the container answers `path` with 2xx or 3xx (issue 6, item 4), probing every 20 ms
+ * Waits until the container answers `path` with 2xx or 3xx, probing every 20 ms
  * for the first 3 s (most apps start within that), then less and less often up to every 500 ms, and
  * checking that the container still runs about every second.
  * @returns the loopback port it answered on.

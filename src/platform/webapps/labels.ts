@@ -4,7 +4,7 @@ import { LABEL_ACCOUNT, LABEL_HOME, LABEL_KIND, LABEL_MANAGED } from '../devenvs
 /**
  * Docker labels of Web App containers, as constants (style.md, example 12). A deployment's
  * container is found by these labels, never by a stored container id, so the active container of a
- * Web App is found again after a restart of Backyard (issue 6, item 4). The shared labels (managed,
+ * Web App is found again after a restart of Backyard. The shared labels (managed,
  * kind, home, account) are those of development environments.
  */
 export { LABEL_ACCOUNT, LABEL_HOME, LABEL_KIND, LABEL_MANAGED };

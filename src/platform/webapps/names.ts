@@ -2,16 +2,16 @@ import { invalid } from '../../errors.js';
 import { isBranchName } from '../repohost/names.js';
 
 /**
- * The rules on what callers send for Web Apps (issue 6, item 3), each a small function that throws
+ * The rules on what callers send for Web Apps, each a small function that throws
  * `ManagementError(invalid)` with a text that says what to send instead.
  */
 
 /** A DNS label (RFC 1123): 1 to 63 lowercase letters, digits and inner dashes. */
 export const DNS_LABEL = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
 
-/** The default health check path (issue 6, item 4). */
+/** The default health check path. */
 export const DEFAULT_HEALTH_CHECK_PATH = '/';
-/** The container port when neither `port` nor the image's `EXPOSE` names one (issue 6, item 4). */
+/** The container port when neither `port` nor the image's `EXPOSE` names one. */
 export const DEFAULT_PORT = 8080;
 
 /** @throws ManagementError(invalid) unless `name` is a DNS label. */

@@ -58,12 +58,12 @@ const KEPT_CONTAINER_ROWS = 1000;
 /** At most this many build rows are kept per deployment (the last ones: errors come last). */
 export const KEPT_BUILD_ROWS = 10_000;
 
-/** The text of a deployment ended by a stop or restart of Backyard (issue 6, "Restart"). */
+/** The text of a deployment ended by a stop or restart of Backyard. */
 export const interruptedText = (status: string): string =>
   `Backyard stopped or restarted while this deployment was ${status}, so it was abandoned. Nothing is wrong with the app: start a new deployment with startDeployment.`;
 
 /**
- * Runs deployments (issue 6, item 4): `queued → building` (shallow clone of the branch head into a
+ * Runs deployments: `queued → building` (shallow clone of the branch head into a
  * work folder, `commitSHA` recorded, the `rootDirPath` folder sent as the build context, build rows
  * stored as they come) `→ starting` (the container runs with the app's variables, its port published
  * on loopback, until the health check passes) `→ active` (the traffic switches to it in one

@@ -56,7 +56,7 @@ function notRunning(route: RouteRow): string {
 }
 
 /**
- * The reverse proxy in front of Web Apps (issue 6, item 4: `appURL` is `http://<name>.localhost:4000/`),
+ * The reverse proxy in front of Web Apps (`appURL` is `http://<name>.localhost:4000/`),
  * built on `http-proxy-3` (the maintained successor of node-http-proxy, which Vite uses). A request
  * for a Web App's subdomain goes, streamed both ways, to the loopback port of its active container
  * with the original `Host` and `X-Forwarded-For/-Host/-Port/-Proto`, over keep-alive connections

@@ -55,11 +55,11 @@ const LIFECYCLE_MS = 60_000;
 const PIDS = 1024;
 
 /**
- * The Engine API body of a deployment's container (issue 6, item 4): the image with the Web App's
+ * The Engine API body of a deployment's container: the image with the Web App's
  * environment variables, the port published on 127.0.0.1 only (a free port chosen by the engine),
  * memory (no extra swap) and CPU limits, restart policy `unless-stopped` (so it comes back with the
  * engine), labels, on `network`: its account's own network, where no other account's container
- * reaches it (issue 18); not privileged, capabilities dropped, no new privileges, no host mounts
+ * reaches it; not privileged, capabilities dropped, no new privileges, no host mounts
  * (design.md, "Security stance").
  */
 export function runSpec(settings: RunnerSettings, spec: RunSpec, network: string): Docker.ContainerCreateOptions {

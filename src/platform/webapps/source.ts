@@ -30,7 +30,7 @@ export class SourceError extends Error {
 const SHA = /^[0-9a-f]{40}(?:[0-9a-f]{24})?$/;
 
 /**
- * Reads the repositories of Web Apps (issue 6, items 3 and 4) on either host: the checks of
+ * Reads the repositories of Web Apps on either host: the checks of
  * createWebApp and updateWebApp (repository, branch, Dockerfile), the branch head for the poller, and
  * the shallow clone of a deployment. The built-in host is read in place (its bare repository);
  * GitHub through `git` with a fresh installation token in the address, which never reaches a log,

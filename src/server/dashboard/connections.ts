@@ -9,7 +9,7 @@ import { csrfField } from './layout.js';
 export const CONNECTIONS_PATH = '/dashboard/connections';
 
 /**
- * Connected apps (issue 15): the MCP clients the account approved through OAuth, with their
+ * Connected apps: the MCP clients the account approved through OAuth, with their
  * (untrusted, escaped) names, where they return to, their access and last use; disconnecting one
  * revokes its access and refresh tokens at once. Another account's connections answer 404.
  */

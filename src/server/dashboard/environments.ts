@@ -73,7 +73,7 @@ const endButton = (session: Parameters<typeof csrfField>[0], environmentId: stri
 /**
  * Development environments: each one's command executions (command, status, exit code), and an
  * execution's output, followed live over server-sent events while it runs; a form that runs a
- * command, and an End button for a running one (issue 14, item 2).
+ * command, and an End button for a running one.
  */
 export function environmentRoutes(app: FastifyInstance, d: Dashboard): void {
   app.get<EnvParams>('/environments/:environmentId', async (request, reply) => {

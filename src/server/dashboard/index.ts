@@ -47,7 +47,7 @@ function refuseForeign(reply: FastifyReply, why: string): FastifyReply {
 }
 
 /**
- * The web dashboard at `/dashboard` (issue 7): sign-in, the account's overview, Backend App pages
+ * The web dashboard at `/dashboard`: sign-in, the account's overview, Backend App pages
  * (keys, data browser, schema, cloud code, API console, jobs), Web Apps (deployments, live logs) and
  * development environments.
  *

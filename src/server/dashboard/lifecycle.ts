@@ -53,7 +53,7 @@ const ACTIONS: Action[] = [
 ];
 
 /**
- * Delete, stop, start and restart from the dashboard (issue 14, item 3), through the operations
+ * Delete, stop, start and restart from the dashboard, through the operations
  * themselves, as the session's account: the same rules, texts and 404 for another account's ids.
  */
 export function lifecycleRoutes(app: FastifyInstance, d: Dashboard): void {

@@ -14,7 +14,7 @@ const statusBadge = (mail: MailRecord) =>
 const linksOf = (text: string): string[] => [...new Set(text.match(/https?:\/\/[^\s<>"]+/g) ?? [])];
 
 /**
- * The app's mail (issue 17, "Emails"): the verification and password reset mails its users were
+ * The app's mail: the verification and password reset mails its users were
  * sent, newest first, with what became of each (sent through SMTP, failed and why, or kept here
  * because no SMTP server is configured) and their links, which a person can open from here.
  */

@@ -69,7 +69,7 @@ export function overviewRoutes(app: FastifyInstance, d: Dashboard): void {
         })}</ul>`
       : html`<p class="empty">No development environments yet. Your assistant makes one with <code>createDevelopmentEnvironment</code>.</p>`;
 
-    // Said where the owner looks, not only in the server log (issue 18): unconfined cloud code reaches the host.
+    // Said where the owner looks, not only in the server log: unconfined cloud code reaches the host.
     const confinement = d.services.cloud.confinement();
     const unconfined =
       confinement.mode === 'none'

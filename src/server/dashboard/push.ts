@@ -36,7 +36,7 @@ function alertOf(payload: string | undefined): string {
 }
 
 /**
- * The app's pushes (issue 17, "Installations and push"): its `_PushStatus` objects, newest first,
+ * The app's pushes: its `_PushStatus` objects, newest first,
  * with what each targeted, how many devices got it per type, and why the others did not.
  */
 export function pushRoutes(app: FastifyInstance, d: Dashboard): void {

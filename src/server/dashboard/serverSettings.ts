@@ -132,7 +132,7 @@ ${problem ? html`<div class="notice bad" role="alert"><strong>Nothing was saved:
 }
 
 /**
- * A Backend App's "Server settings" page (issue 13): shows the options in force and saves the ones
+ * A Backend App's "Server settings" page: shows the options in force and saves the ones
  * the form changed through `BackendAppService.configure` (all or nothing); a refusal shows the page
  * again with the values as sent and the error next to the field it names.
  */

@@ -51,7 +51,7 @@ export const logLine = (row: { source: string; message: string; time: string }):
 const crumbs = (app: WebApp, ...more: Array<{ label: string; href?: string }>) => [{ label: 'Overview', href: '/dashboard' }, { label: app.appName, href: webAppHref(app.appId) }, ...more];
 
 /**
- * Web Apps (issue 7, item 4): an app's status, `appURL`, repository, its settings (branch, folder,
+ * Web Apps: an app's status, `appURL`, repository, its settings (branch, folder,
  * port, health check, auto-deploy; editable), environment variable keys (values can be set, never
  * shown), its deployments, a redeploy button, and each deployment's build and container logs, live
  * over server-sent events while it runs. Changes go through the Web App service (`update`,

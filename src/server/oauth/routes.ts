@@ -38,7 +38,7 @@ function allowAnyOrigin(request: FastifyRequest, reply: FastifyReply): FastifyRe
 }
 
 /**
- * The OAuth endpoints of Backyard as the authorization server of its MCP server (issue 15; MCP
+ * The OAuth endpoints of Backyard as the authorization server of its MCP server (MCP
  * "Authorization", revisions 2025-11-25 and 2026-07-28), registered at the root:
  * - `GET /.well-known/oauth-protected-resource` and `…/oauth-protected-resource/mcp` (RFC 9728);
  * - `GET /.well-known/oauth-authorization-server` (RFC 8414);

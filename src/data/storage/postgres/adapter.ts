@@ -12,7 +12,7 @@ import { PostgresUniqueUsers } from './uniqueUsers.js';
 export { indexExpression } from './transaction.js';
 
 /**
- * The PostgreSQL StorageAdapter (issue 16): one Backend App's objects in the schema `schema` of a
+ * The PostgreSQL StorageAdapter: one Backend App's objects in the schema `schema` of a
  * shared database (layout.ts), queried through the dialect of dialect.ts. Reads run on the pool.
  * A transaction runs on one connection and first takes the app's advisory lock
  * (`pg_advisory_xact_lock`), so that writes to one app take turns across every Backyard process on

@@ -27,7 +27,7 @@ const quoteChannel = (channel: string) => `"${channel.replace(/"/g, '""')}"`;
 export const SCHEMA_CHANNEL = 'backyard_schema';
 
 /**
- * The PostgreSQL database of `BACKYARD_DATABASE_URL` (issue 16), through node-postgres: one pool for
+ * The PostgreSQL database of `BACKYARD_DATABASE_URL`, through node-postgres: one pool for
  * every app's adapter, and one connection that LISTENs, so that a change another Backyard process
  * commits (a schema change) reaches this one's caches.
  */

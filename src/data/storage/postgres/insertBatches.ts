@@ -48,7 +48,7 @@ interface Waiting {
 }
 
 /**
- * Group commit for creates on PostgreSQL (issue 16, "Speed on both"): a create whose transaction is
+ * Group commit for creates on PostgreSQL: a create whose transaction is
  * nothing but its insert is sent alone, which PostgreSQL commits as one. While such an insert into
  * a table is being committed, the next ones into that table wait for it, then go together as one
  * statement and one commit; each caller is answered once the commit holding its row is done, so no

@@ -1,5 +1,5 @@
 /**
- * How the PostgreSQL storage adapter lays out Backend Apps (issue 16): one schema per app,
+ * How the PostgreSQL storage adapter lays out Backend Apps: one schema per app,
  * `"app_<applicationId>"`, in the database of `BACKYARD_DATABASE_URL`. A schema rather than a
  * database per app: one connection pool serves every app (a database per app needs a pool per app
  * in every process), apps are created and dropped inside transactions (`CREATE SCHEMA`, `DROP

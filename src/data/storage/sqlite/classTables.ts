@@ -8,7 +8,7 @@ import { quoteIdent, runStatement } from './layout.js';
  * `*` grants read) and 0 otherwise, written with every ACL and kept last in every index made
  * through the schema API. A query reads rows through an index lazily (SQLite defers the seek into the table until a
  * column outside the index is read), so a `count` or an index-only filter over public objects is
- * answered from the index alone; readability is tested on `publicRead` first (issue 16: "keep public
+ * answered from the index alone; readability is tested on `publicRead` first ("keep public
  * rows countable from an index alone"). Tables made before it (`WITHOUT ROWID`, no `publicRead`,
  * where SQLite seeks the table for every index entry) are rebuilt at open: `upgradeClassTables`.
  */

@@ -18,7 +18,7 @@ const LABELS: Record<BuiltInProvider, string> = { apple: 'Apple', google: 'Googl
 const DISCOVERY_MAX_AGE_MS = 3_600_000;
 
 /**
- * The sign-in providers of Backend Apps (issue 17; Parse Server 9's auth adapters): checks a
+ * The sign-in providers of Backend Apps (Parse Server 9's auth adapters): checks a
  * provider's `authData` with the provider before a signup, login or link uses it. One per server;
  * the app's `auth` setting says which providers it has and how they are reached.
  */

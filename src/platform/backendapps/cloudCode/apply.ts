@@ -48,7 +48,7 @@ export function removeStaleStaging(appFolder: string): void {
 }
 
 /**
- * Makes the tree on disk match `plan`, all or nothing (issue 4, item 2). New contents are first
+ * Makes the tree on disk match `plan`, all or nothing. New contents are first
  * written to a staging folder in the app's folder (same file system) and flushed; then files and
  * folders that go away are moved into the staging folder as backups (replaced files are hard-linked
  * there), needed folders are made and the new files renamed into place. If any step fails, every step done is

@@ -1,7 +1,7 @@
 import * as acorn from 'acorn';
 
 /**
- * Reading JavaScript source without running it (issue 4, item 2): syntax errors, and the modules a
+ * Reading JavaScript source without running it: syntax errors, and the modules a
  * file requires or imports.
  */
 

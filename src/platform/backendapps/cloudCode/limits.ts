@@ -1,5 +1,5 @@
 /**
- * Limits of a Backend App's cloud code tree (issue 4, item 2). They keep one deploy, one listing and
+ * Limits of a Backend App's cloud code tree. They keep one deploy, one listing and
  * one worker's code small enough to read, send and load at once.
  */
 

@@ -3,7 +3,7 @@ import { forbidden, invalid } from '../../../errors.js';
 import { MAX_PATH_CHARS, MAX_SEGMENT_BYTES } from './limits.js';
 
 /**
- * Paths of a Backend App's cloud code tree (issue 4, item 1). The tree is the folder
+ * Paths of a Backend App's cloud code tree. The tree is the folder
  * `apps/<appId>/cloud/` and holds two roots: `cloud/` (server code, entry `cloud/main.js`) and
  * `public/` (static files). Callers name files by their path inside the tree, `/`-separated:
  * `cloud/main.js` is stored at `apps/<appId>/cloud/cloud/main.js`.

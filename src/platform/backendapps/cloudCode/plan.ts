@@ -34,7 +34,7 @@ const bytes = (n: number) => plural(n, 'byte');
 
 /**
  * Works out the tree after `changes`, applied in order to `before`, without touching anything
- * (issue 4, item 2: validate every change first). Folders that a write needs are created; a delete
+ * (validate every change first). Folders that a write needs are created; a delete
  * removes a file, or a folder with all it holds (a root is emptied, never removed).
  *
  * @param readFile reads the current content of a file of `before` (needed to append to it).

@@ -5,7 +5,7 @@ import { CLOUD_ROOTS, isRoot, onDisk, parseTreePath } from './paths.js';
 import { kindAt } from './tree.js';
 
 /**
- * getCloudCode's answer (issue 4, item 3).
+ * getCloudCode's answer.
  *
  * A file answers its content as it is. A folder answers a listing, entries in path order:
  * - each file as a header line `=== <path> (<size> bytes) ===` followed by its content (ended by a

@@ -1,5 +1,5 @@
 /**
- * The cloud code tree a new Backend App starts with (issue 4, item 1): `cloud/main.js` defining one
+ * The cloud code tree a new Backend App starts with: `cloud/main.js` defining one
  * example function, and `public/index.html`, a page that loads the data SDK from
  * `{sdk_script_url}`, initialises it once the script has loaded and saves and counts test objects.
  * Both pass the deploy checks (`warnings.ts`), so they also show what the rules ask for.

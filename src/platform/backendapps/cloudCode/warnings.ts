@@ -24,7 +24,7 @@ export interface DeployWarnings {
 const belowCloud = (p: string) => p.slice('cloud/'.length);
 
 /**
- * What a deploy should tell its caller about the tree it left (issue 4, item 2), in this order:
+ * What a deploy should tell its caller about the tree it left, in this order:
  * - a syntax error in any JavaScript file under `cloud/` (file, line and column);
  * - JavaScript files under `cloud/` but no `cloud/main.js` to load them;
  * - a new JavaScript file under `cloud/` that `cloud/main.js` does not reach through `require` or
