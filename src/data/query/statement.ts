@@ -14,7 +14,7 @@ import type { SchemaLookup } from '../types.js';
 import { compileOrder, compileWhere, nearSphereOrder, type CompileOptions } from './compile.js';
 import type { Dialect, SqlFragment } from './dialect.js';
 
-/** What a read of a class's rows asks for (storage/adapter.ts `FindOptions` has this shape). */
+/** What a read of a class's rows asks for (storage/adapter.ts names it `FindOptions`). */
 export interface ReadQuery {
   /** Parse's `where` (REST guide, "Queries"); checked here. */
   where?: unknown;
@@ -23,7 +23,10 @@ export interface ReadQuery {
   /** At most this many rows; 100 when absent (Parse Server's default). */
   limit?: number;
   skip?: number;
-  /** Principals whose read access counts; undefined for the master key, which reads every row. */
+  /**
+   * Principals whose read access counts (`*`, a user's objectId, `role:<name>`); undefined for the
+   * master key, which reads every row.
+   */
   principals?: readonly string[];
   /** The caller's class-level permissions for the classes and fields the query names; undefined for the master key. */
   access?: QueryAccess;

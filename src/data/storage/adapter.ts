@@ -1,7 +1,7 @@
-import type { QueryAccess } from '../auth/queryAccess.js';
 import type { GroupPlan } from '../aggregate/groupPlan.js';
 import type { FieldType } from '../types.js';
 import type { Dialect } from '../query/dialect.js';
+import type { ReadQuery } from '../query/statement.js';
 
 /** Class-level permissions as `/schemas` carries them (Parse docs, "Class Level Permissions"). */
 export type ClassLevelPermissions = Partial<
@@ -31,21 +31,8 @@ export interface StoredRow {
   acl: Record<string, { read?: boolean; write?: boolean }> | null;
 }
 
-/** What a find asks storage for; `where` is validated by the adapter's compiler. */
-export interface FindOptions {
-  where?: unknown;
-  /** Parse's `order`: "a,-b". */
-  order?: string;
-  limit?: number;
-  skip?: number;
-  /**
-   * Principals whose read access counts (`*`, a user's objectId, `role:<name>`); undefined for the
-   * master key, which reads everything.
-   */
-  principals?: readonly string[];
-  /** The caller's class-level permissions for the other classes and the fields the query names; undefined for the master key and internal reads. */
-  access?: QueryAccess;
-}
+/** What a find asks storage for: the statement compiler's query (query/statement.ts), whose `where` it validates. */
+export type FindOptions = ReadQuery;
 
 /** The app's config parameters (Parse's `/config`), each with whether only the master key sees it. */
 export interface ConfigEntry {
