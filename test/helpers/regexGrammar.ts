@@ -23,7 +23,14 @@ const { alternation } = fc.letrec<{ alternation: string; sequence: string; piece
   piece: fc.oneof(
     { weight: 4, arbitrary: fc.tuple(atom, quantifier).map(([a, q]) => a + q) },
     { weight: 1, arbitrary: fc.constantFrom('^', '$', '\\b', '\\B') },
-    { weight: 1, arbitrary: fc.tuple(fc.constantFrom('(', '(?:'), tie('alternation'), quantifier).map(([open, inner, q]) => `${open}${inner})${q}`) },
+    // A group takes a quantifier only when nothing inside it has one: nested quantifiers (`((a*)+)*`)
+    // backtrack exponentially in JavaScript's RegExp, the oracle, and held a CI run for four minutes.
+    {
+      weight: 1,
+      arbitrary: fc
+        .tuple(fc.constantFrom('(', '(?:'), tie('alternation'), quantifier)
+        .map(([open, inner, q]) => `${open}${inner})${/[*+?}]/.test(inner) ? '' : q}`),
+    },
   ),
   sequence: fc.array(tie('piece'), { maxLength: 4 }).map((pieces) => pieces.join('')),
   alternation: fc.array(tie('sequence'), { minLength: 1, maxLength: 3 }).map((branches) => branches.join('|')),
