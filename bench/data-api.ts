@@ -21,7 +21,12 @@ import { startPostgres, type Postgres } from './postgres.js';
  */
 const CLI = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../src/cli.js');
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
-const OBJECTS = Number(process.env.BENCH_OBJECTS ?? 100_000);
+/**
+ * The data sizes, each seeded into a class of its own (`Item<size>`) so that one run measures both:
+ * apps with a few thousand objects and apps with a hundred thousand answer from differently shaped
+ * indexes and caches.
+ */
+const SIZES = (process.env.BENCH_SIZES ?? process.env.BENCH_OBJECTS ?? '2000,100000').split(',').map(Number);
 /**
  * Each workload runs in ROUNDS rounds, each next to its baseline: on a machine whose speed drifts
  * from one second to the next, a ratio taken within a round compares like with like.
@@ -29,10 +34,12 @@ const OBJECTS = Number(process.env.BENCH_OBJECTS ?? 100_000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const ROUND_SECONDS = Number(process.env.BENCH_ROUND_SECONDS ?? 2);
 /**
- * `postgres`: Backyard keeps the app on PostgreSQL (BACKYARD_DATABASE_URL, issue 16), on the same
- * cluster as the peer (fsync on), each in a database of its own; otherwise SQLite.
+ * The databases Backyard keeps the app on, one after the other (BENCH_DATABASE: `sqlite`, `postgres` or
+ * `both`, the default). On PostgreSQL (BACKYARD_DATABASE_URL) the app is on the same cluster as the peer
+ * (fsync on), each in a database of its own.
  */
-const DATABASE = process.env.BENCH_DATABASE === 'postgres' ? 'postgres' : 'sqlite';
+type DatabaseKind = 'sqlite' | 'postgres';
+const DATABASES: DatabaseKind[] = process.env.BENCH_DATABASE === 'postgres' ? ['postgres'] : process.env.BENCH_DATABASE === 'sqlite' ? ['sqlite'] : ['sqlite', 'postgres'];
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
@@ -152,18 +159,29 @@ function fdatasyncMicros(folder: string): { overwrite: number; append: number } 
   }
 }
 
-/** Parse Server as the bench's peer, seeded, with the headers its REST API takes and one objectId. */
+/** Parse Server as the bench's peer, seeded, with the headers its REST API takes. */
 interface PeerTarget {
   server: ParseServerPeer;
   headers: Record<string, string>;
-  objectId: string;
 }
 
 /**
- * Starts Parse Server on PostgreSQL (fsync on) and gives it what Backyard was given: class `Item`
- * with `category` and `score` indexed, and OBJECTS objects of the same shape, written with SQL into
- * the table Parse Server made (through its REST API it would take minutes), public as Parse Server
- * writes an object without an ACL.
+ * How the objects of a size are made, alike on both sides: `category` has size/100 values, so an
+ * equality matches 100 objects; `score` runs over 0..9999 (each value size/10,000 times when the
+ * size is larger), so a range of RANGE_COUNT(size) values matches about 1,500.
+ */
+const seedShape = (size: number) => ({ categories: Math.max(1, Math.floor(size / 100)), perScore: Math.max(1, Math.floor(size / 10_000)) });
+/** The width of the `score` range that matches about 1,500 objects of a size. */
+const rangeWidth = (size: number) => Math.ceil(1500 / seedShape(size).perScore);
+
+/** The class of a size's objects. */
+const itemClass = (size: number) => `Item${size}`;
+
+/**
+ * Starts Parse Server on PostgreSQL (fsync on) and gives it what Backyard was given: for each size,
+ * class `Item<size>` with `category` and `score` indexed and that many objects of the same shape,
+ * written with SQL into the table Parse Server made (through its REST API it would take minutes),
+ * public as Parse Server writes an object without an ACL.
  * @returns undefined, having said why, when BENCH_PEER=none or PostgreSQL is not installed.
  */
 async function startPeer(cluster: Postgres | undefined): Promise<PeerTarget | undefined> {
@@ -174,31 +192,64 @@ async function startPeer(cluster: Postgres | undefined): Promise<PeerTarget | un
   }
   const server = await startParseServer({ durable: true, postgres: cluster });
   const headers = { 'x-parse-application-id': server.keys.appId, 'x-parse-rest-api-key': server.keys.restKey, 'content-type': 'application/json' };
-  const made = await fetch(`${server.url}/schemas/Item`, {
-    method: 'POST',
-    headers: { ...headers, 'x-parse-master-key': server.keys.masterKey },
-    body: JSON.stringify({ fields: { category: { type: 'String' }, score: { type: 'Number' }, title: { type: 'String' } }, indexes: { by_category: { category: 1 }, by_score: { score: 1 } } }),
-  });
-  if (!made.ok) throw new Error(`Parse Server refused the schema: ${await made.text()}`);
-  server.sql(
-    `INSERT INTO "Item" ("objectId", "createdAt", "updatedAt", "_rperm", "_wperm", category, score, title)
-     SELECT substr(md5(i::text), 1, 10), now(), now(), '{*}', '{*}', 'c' || (i % 1000), i % 10000, 'item ' || i FROM generate_series(0, ${OBJECTS - 1}) AS i;
-     ANALYZE "Item";`,
-  );
-  console.log(`peer: Parse Server 9 on PostgreSQL (fsync on) at ${server.url}, seeded with the same ${OBJECTS} objects and indexes`);
-  return { server, headers, objectId: createHashPrefix('0') };
+  for (const size of SIZES) {
+    const made = await fetch(`${server.url}/schemas/${itemClass(size)}`, {
+      method: 'POST',
+      headers: { ...headers, 'x-parse-master-key': server.keys.masterKey },
+      body: JSON.stringify({ fields: { category: { type: 'String' }, score: { type: 'Number' }, title: { type: 'String' } }, indexes: { by_category: { category: 1 }, by_score: { score: 1 } } }),
+    });
+    if (!made.ok) throw new Error(`Parse Server refused the schema: ${await made.text()}`);
+    const { categories } = seedShape(size);
+    server.sql(
+      `INSERT INTO "${itemClass(size)}" ("objectId", "createdAt", "updatedAt", "_rperm", "_wperm", category, score, title)
+       SELECT substr(md5(i::text), 1, 10), now(), now(), '{*}', '{*}', 'c' || (i % ${categories}), i % 10000, 'item ' || i FROM generate_series(0, ${size - 1}) AS i;
+       ANALYZE "${itemClass(size)}";`,
+    );
+  }
+  console.log(`peer: Parse Server 9 on PostgreSQL (fsync on) at ${server.url}, seeded with the same objects and indexes`);
+  return { server, headers };
 }
 
 /** The objectId the peer's seeding gave object 0 (md5 of its number, as the SQL above). */
-const createHashPrefix = (n: string) => createHash('md5').update(n).digest('hex').slice(0, 10);
+const PEER_OBJECT_ID = createHash('md5').update('0').digest('hex').slice(0, 10);
+
+/**
+ * The goals of the data API, as ratios: each workload's rate over Parse Server's on the same machine,
+ * per database; sequential creates over the bare durable write instead (no server that answers once a
+ * create is on disk can pass it).
+ */
+interface Goal {
+  baseline: string;
+  sqlite: number;
+  postgres: number;
+}
+const toParse = (sqlite: number, postgres: number): Goal => ({ baseline: 'Parse Server', sqlite, postgres });
+
+interface Workload {
+  name: string;
+  options: autocannon.Options;
+  baselines: Record<string, autocannon.Options>;
+  goal?: Goal;
+}
 
 export async function dataApiBench(): Promise<void> {
+  for (const database of DATABASES) {
+    if (database === 'postgres' && !postgresBin()) {
+      console.log('\n### PostgreSQL skipped: PostgreSQL is not installed (apt-get install postgresql postgresql-postgis; .ci/run does)');
+      continue;
+    }
+    console.log(`\n### the app on ${database === 'postgres' ? 'PostgreSQL' : 'SQLite'}`);
+    await benchOn(database);
+  }
+}
+
+/** Every workload with the app on `database`, each size in turn. */
+async function benchOn(database: DatabaseKind): Promise<void> {
   const home = fs.mkdtempSync(path.join(os.tmpdir(), 'backyard-bench-data-'));
   const children: ChildProcess[] = [];
   let peer: PeerTarget | undefined;
   let cluster: Postgres | undefined;
-  if (DATABASE === 'postgres') {
-    if (!postgresBin()) throw new Error('BENCH_DATABASE=postgres needs PostgreSQL: apt-get install postgresql postgresql-postgis');
+  if (database === 'postgres') {
     cluster = await startPostgres({ durable: true, database: 'backyard' });
     console.log(`Backyard keeps the app on PostgreSQL (fsync on) at ${cluster.url}`);
   }
@@ -206,7 +257,7 @@ export async function dataApiBench(): Promise<void> {
   try {
     const token = execFileSync(process.execPath, [CLI, 'account', 'create', 'bench'], { env }).toString().trim();
     const port = await freePort();
-    children.push(spawn(process.execPath, [CLI, 'serve', '--port', String(port)], { env, stdio: 'inherit' }));
+    children.push(spawn(process.execPath, [CLI, 'serve', '--port', String(port)], { env, stdio: ['ignore', 'ignore', 'inherit'] }));
     const barePort = await freePort();
     children.push(spawn(process.execPath, ['-e', BARE_SERVER, String(barePort)], { stdio: 'inherit' }));
     const durablePort = await freePort();
@@ -236,29 +287,33 @@ export async function dataApiBench(): Promise<void> {
     fs.writeFileSync(cloudMain, "Parse.Cloud.define('echo', (request) => ({ echo: request.params.value }));\n");
     const data = `${base}/data`;
 
-    // 100,000 objects through the API itself, in transactional batches.
-    await fetch(`${data}/schemas/Item`, {
-      method: 'POST',
-      headers: { ...headers, 'x-parse-master-key': masterKey },
-      body: JSON.stringify({ fields: { category: { type: 'String' }, score: { type: 'Number' } }, indexes: { by_category: { category: 1 }, by_score: { score: 1 } } }),
-    });
-    const started = Date.now();
-    for (let i = 0; i < OBJECTS; i += 1000) {
-      const requests = Array.from({ length: Math.min(1000, OBJECTS - i) }, (_, j) => ({
+    // Each size's objects through the API itself, in transactional batches of 1,000.
+    const ids: Record<number, string> = {};
+    for (const size of SIZES) {
+      const className = itemClass(size);
+      await fetch(`${data}/schemas/${className}`, {
         method: 'POST',
-        path: '/data/classes/Item',
-        body: { category: `c${(i + j) % 1000}`, score: (i + j) % 10_000, title: `item ${i + j}` },
-      }));
-      const res = await fetch(`${data}/batch`, { method: 'POST', headers, body: JSON.stringify({ requests, transaction: true }) });
-      if (!res.ok) throw new Error(`seeding failed: ${await res.text()}`);
+        headers: { ...headers, 'x-parse-master-key': masterKey },
+        body: JSON.stringify({ fields: { category: { type: 'String' }, score: { type: 'Number' }, title: { type: 'String' } }, indexes: { by_category: { category: 1 }, by_score: { score: 1 } } }),
+      });
+      const { categories } = seedShape(size);
+      const started = Date.now();
+      for (let i = 0; i < size; i += 1000) {
+        const requests = Array.from({ length: Math.min(1000, size - i) }, (_, j) => ({
+          method: 'POST',
+          path: `/data/classes/${className}`,
+          body: { category: `c${(i + j) % categories}`, score: (i + j) % 10_000, title: `item ${i + j}` },
+        }));
+        const res = await fetch(`${data}/batch`, { method: 'POST', headers, body: JSON.stringify({ requests, transaction: true }) });
+        if (!res.ok) throw new Error(`seeding failed: ${await res.text()}`);
+      }
+      console.log(`seeded ${size} objects into ${className} in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+      const one = (await (await fetch(`${data}/classes/${className}?limit=1`, { headers })).json()) as { results: Array<{ objectId: string }> };
+      ids[size] = one.results[0]!.objectId;
     }
-    console.log(`seeded ${OBJECTS} objects in ${((Date.now() - started) / 1000).toFixed(1)} s`);
-    // As the peer's table is analyzed after its seeding, so that both planners know the row counts.
+    // As the peer's tables are analyzed after their seeding, so that both planners know the row counts.
     cluster?.sql('ANALYZE');
     peer = await startPeer(cluster);
-    const one = (await (await fetch(`${data}/classes/Item?limit=1`, { headers })).json()) as { results: Array<{ objectId: string }> };
-    const id = one.results[0]!.objectId;
-    const q = (where: unknown, extra: Record<string, string> = {}) => `${data}/classes/Item?${new URLSearchParams({ where: JSON.stringify(where), ...extra })}`;
 
     const bareOptions = (connections: number): autocannon.Options => ({ url: bare, connections, method: 'POST', body: '{}' });
     const durableOptions: autocannon.Options = { url: `http://127.0.0.1:${durablePort}/`, connections: 1, method: 'POST', body: '{}' };
@@ -272,15 +327,18 @@ export async function dataApiBench(): Promise<void> {
     const durable1 = await load(durableOptions);
     console.log(`bare node:http: ${bare1.rps.toFixed(0)} req/s (1 connection), ${bare16.rps.toFixed(0)} req/s (16 connections)`);
     console.log(`bare node:http + a 4 KiB overwrite and fdatasync before each answer: ${durable1.rps.toFixed(0)} req/s (1 connection), the ceiling for durable sequential writes here`);
-    // A create answers once its commit is on disk (durability.ts), so one connection waits for one
-    // fdatasync per create: with the bare round trip, that bounds sequential creates on this disk.
-    const sync = fdatasyncMicros(path.join(home, 'apps', app.appId));
-    console.log(
-      `write + fdatasync in the app's folder (median of 200): ${sync.overwrite.toFixed(0)} µs for a 4 KiB overwrite, ${sync.append.toFixed(0)} µs for an 8 KiB append; ` +
-        `one append sync per create bounds sequential creates at ${(1e6 / (1e6 / bare1.rps + sync.append)).toFixed(0)}/s`,
-    );
+    if (database === 'sqlite') {
+      // A create answers once its commit is on disk (durability.ts), so one connection waits for one
+      // fdatasync per create: with the bare round trip, that bounds sequential creates on this disk.
+      const sync = fdatasyncMicros(path.join(home, 'apps', app.appId));
+      console.log(
+        `write + fdatasync in the app's folder (median of 200): ${sync.overwrite.toFixed(0)} µs for a 4 KiB overwrite, ${sync.append.toFixed(0)} µs for an 8 KiB append; ` +
+          `one append sync per create bounds sequential creates at ${(1e6 / (1e6 / bare1.rps + sync.append)).toFixed(0)}/s`,
+      );
+    }
     // Cloud functions: a round trip through the worker, against a plain GET by id at the same concurrency.
-    const getById = await load({ url: `${data}/classes/Item/${id}`, connections: 1, headers });
+    const firstSize = SIZES[0]!;
+    const getById = await load({ url: `${data}/classes/${itemClass(firstSize)}/${ids[firstSize]}`, connections: 1, headers });
     const fn = await load({ url: `${data}/functions/echo`, connections: 1, method: 'POST', headers, body: JSON.stringify({ value: 42 }) });
     console.log(
       `function round trip (1 connection): ${fn.rps.toFixed(0)} req/s, p50 ${fn.p50.toFixed(2)} ms; GET by id: ${getById.rps.toFixed(0)} req/s; ratio ${(fn.rps / getById.rps).toFixed(2)}×${fn.errors ? ` (${fn.errors} errors)` : ''}`,
@@ -288,58 +346,51 @@ export async function dataApiBench(): Promise<void> {
 
     const creates = (root: string, h: Record<string, string>, connections: number): autocannon.Options => ({ url: `${root}/classes/Created`, connections, method: 'POST', headers: h, body: JSON.stringify({ title: 'x', n: 1 }) });
     /** The same request to Parse Server, as a baseline, when the peer runs. */
-    const onPeer = (make: (root: string, h: Record<string, string>, objectId: string) => autocannon.Options): Record<string, autocannon.Options> =>
-      peer ? { 'Parse Server': make(peer.server.url, peer.headers, peer.objectId) } : {};
-    const query = (root: string, where: unknown, extra: Record<string, string>) => `${root}/classes/Item?${new URLSearchParams({ where: JSON.stringify(where), ...extra })}`;
-    const workloads: Array<{ name: string; options: autocannon.Options; baselines: Record<string, autocannon.Options> }> = [
+    const onPeer = (make: (root: string, h: Record<string, string>) => autocannon.Options): Record<string, autocannon.Options> =>
+      peer ? { 'Parse Server': make(peer.server.url, peer.headers) } : {};
+    const query = (root: string, className: string, where: unknown, extra: Record<string, string>) =>
+      `${root}/classes/${className}?${new URLSearchParams({ where: JSON.stringify(where), ...extra })}`;
+    /** A read of `className` at `connections`, the same on both sides but for the root, the headers and the objectId. */
+    const read = (name: string, connections: number, goal: Goal, url: (root: string, objectId: string) => string, objectId: string): Workload => ({
+      name,
+      options: { url: url(data, objectId), connections, headers },
+      baselines: { bare: bareOptions(connections), ...onPeer((r, h) => ({ url: url(r, PEER_OBJECT_ID), connections, headers: h })) },
+      goal,
+    });
+    const sections: Array<{ title: string; workloads: Workload[] }> = [
       {
-        name: 'sequential creates',
-        options: creates(data, headers, 1),
-        baselines: { bare: bareOptions(1), ...(barePostgresPort ? onBarePostgres(1) : { 'bare + fdatasync': durableOptions }), ...onPeer((r, h) => creates(r, h, 1)) },
+        title: 'creates (class Created)',
+        workloads: [
+          {
+            name: 'sequential creates',
+            options: creates(data, headers, 1),
+            baselines: { bare: bareOptions(1), ...(barePostgresPort ? onBarePostgres(1) : { 'bare + fdatasync': durableOptions }), ...onPeer((r, h) => creates(r, h, 1)) },
+            goal: { baseline: barePostgresPort ? BARE_POSTGRES : 'bare + fdatasync', sqlite: 0.9, postgres: 0.9 },
+          },
+          { name: '16 concurrent creates', options: creates(data, headers, 16), baselines: { bare: bareOptions(16), ...onBarePostgres(16), ...onPeer((r, h) => creates(r, h, 16)) }, goal: toParse(10, 5) },
+        ],
       },
-      { name: '16 concurrent creates', options: creates(data, headers, 16), baselines: { bare: bareOptions(16), ...onBarePostgres(16), ...onPeer((r, h) => creates(r, h, 16)) } },
-      {
-        name: 'GET by id (16 connections)',
-        options: { url: `${data}/classes/Item/${id}`, connections: 16, headers },
-        baselines: { bare: bareOptions(16), ...onPeer((r, h, objectId) => ({ url: `${r}/classes/Item/${objectId}`, connections: 16, headers: h })) },
-      },
-      {
-        name: 'where equality, indexed (1 connection)',
-        options: { url: q({ category: 'c42' }, { limit: '10' }), connections: 1, headers },
-        baselines: { bare: bareOptions(1), ...onPeer((r, h) => ({ url: query(r, { category: 'c42' }, { limit: '10' }), connections: 1, headers: h })) },
-      },
-      {
-        name: 'range + order + limit (1 connection)',
-        options: { url: q({ score: { $gte: 500, $lt: 600 } }, { order: '-score', limit: '20' }), connections: 1, headers },
-        baselines: { bare: bareOptions(1), ...onPeer((r, h) => ({ url: query(r, { score: { $gte: 500, $lt: 600 } }, { order: '-score', limit: '20' }), connections: 1, headers: h })) },
-      },
-      {
-        name: 'count with where (1 connection)',
-        options: { url: q({ category: 'c7' }, { count: '1', limit: '0' }), connections: 1, headers },
-        baselines: { bare: bareOptions(1), ...onPeer((r, h) => ({ url: query(r, { category: 'c7' }, { count: '1', limit: '0' }), connections: 1, headers: h })) },
-      },
+      ...SIZES.map((size) => {
+        const className = itemClass(size);
+        const width = rangeWidth(size);
+        return {
+          title: `reads of ${size} objects (class ${className}; an equality matches 100, the count's range about 1,500)`,
+          workloads: [
+            read('GET by id (1 connection)', 1, toParse(10, 4), (r, objectId) => `${r}/classes/${className}/${objectId}`, ids[size]!),
+            read('GET by id (16 connections)', 16, toParse(10, 4), (r, objectId) => `${r}/classes/${className}/${objectId}`, ids[size]!),
+            read('where equality, 100 rows', 1, toParse(10, 4), (r) => query(r, className, { category: 'c42' }, { limit: '100' }), ''),
+            read('range + order + limit 10', 1, toParse(10, 4), (r) => query(r, className, { score: { $gte: 500, $lt: 600 } }, { order: '-score', limit: '10' }), ''),
+            read('count, equality (100 rows)', 1, toParse(10, 4), (r) => query(r, className, { category: 'c7' }, { count: '1', limit: '0' }), ''),
+            read(`count, range (${width * seedShape(size).perScore} rows)`, 1, toParse(10, 4), (r) => query(r, className, { score: { $gte: 0, $lt: width } }, { count: '1', limit: '0' }), ''),
+          ],
+        };
+      }),
     ];
     console.log(`each workload: ${ROUNDS} rounds of ${ROUND_SECONDS} s, each round next to its baselines at the same concurrency; medians over the rounds, ratios taken per round`);
-    console.log(`${'workload'.padEnd(40)} ${'req/s'.padStart(8)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)}  ratio to the baseline`);
-    for (const { name, options, baselines } of workloads) {
-      const rounds: Result[] = [];
-      const ratios: Record<string, number[]> = Object.fromEntries(Object.keys(baselines).map((b) => [b, []]));
-      for (let round = 0; round < ROUNDS; round++) {
-        const r = await load({ ...options, duration: ROUND_SECONDS });
-        rounds.push(r);
-        for (const [baseline, baselineOptions] of Object.entries(baselines)) ratios[baseline]!.push(r.rps / (await load({ ...baselineOptions, duration: ROUND_SECONDS })).rps);
-      }
-      const errors = rounds.reduce((n, r) => n + r.errors, 0);
-      const vs = Object.entries(ratios)
-        .map(([baseline, xs]) => `${median(xs).toFixed(2)}× ${baseline}`)
-        .join(', ');
-      const column = (pick: (r: Result) => number, digits: number, width: number) => median(rounds.map(pick)).toFixed(digits).padStart(width);
-      // How far Parse Server is below the bare insert, round by round: the most any server that commits each create could reach.
-      const ceiling =
-        ratios[BARE_POSTGRES] && ratios['Parse Server']
-          ? `; the bare insert was ${median(ratios['Parse Server'].map((toPeer, i) => toPeer / ratios[BARE_POSTGRES]![i]!)).toFixed(2)}× Parse Server`
-          : '';
-      console.log(`${name.padEnd(40)} ${column((r) => r.rps, 0, 8)} ${column((r) => r.p50, 2, 7)} ${column((r) => r.p99, 2, 7)}  ${vs}${ceiling}${errors ? `  (${errors} errors)` : ''}`);
+    for (const { title, workloads } of sections) {
+      console.log(`\n${title}`);
+      console.log(`${'workload'.padEnd(34)} ${'req/s'.padStart(8)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)}  ratio to the baseline; goal`);
+      for (const workload of workloads) await runWorkload(workload, database);
     }
   } finally {
     await peer?.server.close();
@@ -348,4 +399,34 @@ export async function dataApiBench(): Promise<void> {
     cluster?.stop();
     fs.rmSync(home, { recursive: true, force: true });
   }
+}
+
+/**
+ * Runs a workload for ROUNDS rounds, each next to its baselines, and prints one line: the medians of
+ * rate and latency, the median ratio to each baseline, and the goal with whether it was met.
+ */
+async function runWorkload({ name, options, baselines, goal }: Workload, database: DatabaseKind): Promise<void> {
+  const rounds: Result[] = [];
+  const ratios: Record<string, number[]> = Object.fromEntries(Object.keys(baselines).map((b) => [b, []]));
+  for (let round = 0; round < ROUNDS; round++) {
+    const r = await load({ ...options, duration: ROUND_SECONDS });
+    rounds.push(r);
+    for (const [baseline, baselineOptions] of Object.entries(baselines)) ratios[baseline]!.push(r.rps / (await load({ ...baselineOptions, duration: ROUND_SECONDS })).rps);
+  }
+  const errors = rounds.reduce((n, r) => n + r.errors, 0);
+  const vs = Object.entries(ratios)
+    .map(([baseline, xs]) => `${median(xs).toFixed(2)}× ${baseline}`)
+    .join(', ');
+  const column = (pick: (r: Result) => number, digits: number, width: number) => median(rounds.map(pick)).toFixed(digits).padStart(width);
+  // How far Parse Server is below the bare insert, round by round: the most any server that commits each create could reach.
+  const ceiling =
+    ratios[BARE_POSTGRES] && ratios['Parse Server']
+      ? `; the bare insert was ${median(ratios['Parse Server'].map((toPeer, i) => toPeer / ratios[BARE_POSTGRES]![i]!)).toFixed(2)}× Parse Server`
+      : '';
+  let verdict = '';
+  if (goal && ratios[goal.baseline]) {
+    const wanted = goal[database];
+    verdict = `; goal ≥ ${wanted}× ${goal.baseline}: ${median(ratios[goal.baseline]!) >= wanted ? 'met' : 'NOT met'}`;
+  }
+  console.log(`${name.padEnd(34)} ${column((r) => r.rps, 0, 8)} ${column((r) => r.p50, 2, 7)} ${column((r) => r.p99, 2, 7)}  ${vs}${ceiling}${verdict}${errors ? `  (${errors} errors)` : ''}`);
 }

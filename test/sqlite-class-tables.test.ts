@@ -26,6 +26,8 @@ const rows = (count: number): StoredRow[] =>
     data: { category: `c${i % 3}`, n: i },
     acl: ACLS[i % ACLS.length]!,
   }));
+/** The end of the category index's text: its key, then publicRead, then the key's JSON type (classTables.ts `fieldIndexDdl`). */
+const TYPED_CATEGORY = /\(json_extract\(data, '\$\."category"'\), publicRead, json_type\(data, '\$\."category"'\)\)$/;
 const visible = (all: StoredRow[], principals: string[], category: string) =>
   all.filter((r) => r.data.category === category && (r.acl === null || principals.some((p) => r.acl![p]?.read === true))).map((r) => r.objectId);
 
@@ -64,8 +66,50 @@ describe('class tables on SQLite', () => {
     expect(anonymousCount).toContain('publicRead');
     const plan = (prepare(`EXPLAIN QUERY PLAN ${anonymousCount}`).all('c1') as Array<{ detail: string }>).map((r) => r.detail).join('\n');
     expect(plan).toContain('USING COVERING INDEX idx_Item_by_category');
-    expect(db.prepare(`SELECT sql FROM sqlite_master WHERE name = 'idx_Item_by_category'`).get()).toEqual({ sql: expect.stringMatching(/, publicRead\)$/) });
+    expect(db.prepare(`SELECT sql FROM sqlite_master WHERE name = 'idx_Item_by_category'`).get()).toEqual({ sql: expect.stringMatching(TYPED_CATEGORY) });
     await adapter.close();
+  });
+
+  it('counts public objects in a numeric range from the index alone, values of other JSON types left out', async () => {
+    const adapter = new SqliteAdapter(file);
+    const all = rows(60);
+    // Values a numeric range must not match although SQLite orders them among or after numbers: a
+    // string, a boolean (json_extract gives 1), null, an object.
+    const odd: StoredRow[] = ['7', true, null, { n: 7 }].map((n, i) => ({ ...all[0]!, objectId: `odd${String(i).padStart(7, '0')}`, data: { category: 'c1', n }, acl: null }));
+    await adapter.transaction(async (tx) => {
+      await tx.saveClass(ITEM);
+      await tx.createIndex('Item', 'by_n', { n: 1 });
+      for (const row of [...all, ...odd]) await tx.insert('Item', row);
+    });
+    const db = storeDb(adapter);
+    const prepared: string[] = [];
+    const prepare = db.prepare.bind(db);
+    db.prepare = ((sql: string) => (prepared.push(sql), prepare(sql))) as typeof db.prepare;
+    const inRange = (principals: string[]) => all.filter((r) => (r.data.n as number) >= 0 && (r.data.n as number) < 40 && (r.acl === null || principals.some((p) => r.acl![p]?.read === true))).length;
+    for (const principals of [['*'], ['*', 'u1']]) {
+      expect(await adapter.count('Item', { where: { n: { $gte: 0, $lt: 40 } }, principals })).toBe(inRange(principals));
+    }
+    expect(await adapter.count('Item', { where: { n: { $gte: 0 } }, principals: ['*'] })).toBe(all.filter((r) => r.acl === null || r.acl['*']?.read === true).length);
+    const count = prepared.find((sql) => sql.startsWith('SELECT count(*)') && sql.includes(' < '))!;
+    const plan = (prepare(`EXPLAIN QUERY PLAN ${count}`).all(0, 40) as Array<{ detail: string }>).map((r) => r.detail).join('\n');
+    expect(plan).toContain('USING COVERING INDEX idx_Item_by_n');
+    await adapter.close();
+  });
+
+  it('makes again at open an index on fields made before it carried the fields\' JSON types', async () => {
+    const adapter = new SqliteAdapter(file);
+    await adapter.transaction(async (tx) => {
+      await tx.saveClass({ ...ITEM, indexes: { by_category: { category: 1 } } });
+      for (const row of rows(20)) await tx.insert('Item', row);
+    });
+    const db = storeDb(adapter);
+    // The index as it was made before: publicRead last, no type.
+    db.exec(`CREATE INDEX "idx_Item_by_category" ON "cls_Item" (json_extract(data, '$."category"'), publicRead)`);
+    await adapter.close();
+    const reopened = new SqliteAdapter(file);
+    expect(storeDb(reopened).prepare(`SELECT sql FROM sqlite_master WHERE name = 'idx_Item_by_category'`).get()).toEqual({ sql: expect.stringMatching(TYPED_CATEGORY) });
+    expect(await reopened.count('Item', { where: { category: 'c1' }, principals: ['*'] })).toBe(visible(rows(20), ['*'], 'c1').length);
+    await reopened.close();
   });
 
   it('rebuilds a class table of the earlier layout at open: every row, its ACL and its indexes kept, publicRead computed', async () => {
@@ -97,7 +141,7 @@ describe('class tables on SQLite', () => {
     expect(table.sql).not.toContain('WITHOUT ROWID');
     const indexes = db.prepare(`SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = 'cls_Item' AND sql IS NOT NULL ORDER BY name`).all() as Array<{ name: string; sql: string }>;
     expect(indexes.map((i) => i.name)).toEqual(['cls_Item_createdAt', 'idx_Item_by_category']);
-    expect(indexes.find((i) => i.name === 'idx_Item_by_category')?.sql).toMatch(/, publicRead\)$/);
+    expect(indexes.find((i) => i.name === 'idx_Item_by_category')?.sql).toMatch(TYPED_CATEGORY);
     expect(indexes.find((i) => i.name === 'cls_Item_createdAt')?.sql).toMatch(/\(createdAt\)$/);
     expect(db.prepare(`SELECT count(*) AS n FROM sqlite_master WHERE name LIKE '%:upgrading'`).get()).toEqual({ n: 0 });
     for (const principals of [['*'], ['*', 'u1'], ['*', 'role:staff']]) {

@@ -1,6 +1,7 @@
 import type { Db } from '../../../shared/sqlite.js';
-import type { StoredRow } from '../adapter.js';
-import { quoteIdent, runStatement } from './layout.js';
+import { fieldPath } from '../../fieldPath.js';
+import type { StoredClass, StoredRow } from '../adapter.js';
+import { COLUMN_FIELDS, classTable, indexExpr, jsonPath, quoteIdent, runStatement } from './layout.js';
 
 /**
  * The layout of a class's table in an app's `data.db`: a rowid table with its objectId as primary key
@@ -21,8 +22,50 @@ export const publicReadOf = (acl: StoredRow['acl']): 0 | 1 => (acl === null || a
 /** The same rule in SQL over the stored ACL text, for rows written before the column existed. */
 const PUBLIC_READ_SQL = `(acl IS NULL OR json_extract(acl, '$."*".read') IS 1)`;
 
-/** The index's columns with `publicRead` last: `(a, b)` → `(a, b, publicRead)`. */
-export const withPublicRead = (columns: readonly string[]): string => `(${[...columns, 'publicRead'].join(', ')})`;
+/** The name in `data.db` of an index made through the schema API. */
+export const fieldIndexName = (className: string, name: string): string => quoteIdent(`idx_${className}_${name}`);
+
+/**
+ * The CREATE INDEX of an index made through the schema API (Parse's `indexes`: key → 1 or -1): each
+ * key's expression (layout.ts `indexExpr`), then `publicRead`, then the JSON type of each key inside
+ * `data`. The compiler guards a comparison by the value's JSON type (`json_type(t.data, '$."score"')
+ * IN ('integer','real')`, so that a string or a boolean never passes a numeric range); with the type
+ * in the index, SQLite checks that guard and the ACL from the index alone, so a count or filter over a
+ * range reads no row (a count of 1,500 of 100,000 objects: about 2.6 ms without, 0.2 ms with).
+ */
+export function fieldIndexDdl(className: string, name: string, keys: Record<string, 1 | -1>): string {
+  const paths = Object.keys(keys).map((key) => fieldPath(key.split('.')));
+  const columns = Object.values(keys).map((dir, i) => `${indexExpr(paths[i]!)}${dir === -1 ? ' DESC' : ''}`);
+  const types = paths.filter((p) => !(p.length === 1 && COLUMN_FIELDS.has(p[0]!))).map((p) => `json_type(data, ${jsonPath(p)})`);
+  return `CREATE INDEX IF NOT EXISTS ${fieldIndexName(className, name)} ON ${classTable(className)} (${[...columns, 'publicRead', ...types].join(', ')})`;
+}
+
+/**
+ * Makes again each schema-API index made before it carried its keys' JSON types (`fieldIndexDdl`),
+ * all in one transaction. Runs at open, after `upgradeClassTables`, before anything is served.
+ * @returns the names (`<className>.<index>`) of the indexes made again.
+ */
+export function upgradeFieldIndexes(db: Db, classes: readonly StoredClass[]): string[] {
+  const existing = new Map(
+    (db.prepare(`SELECT name, sql FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL`).all() as Array<{ name: string; sql: string }>).map((r) => [r.name, r.sql]),
+  );
+  const stale = classes.flatMap((cls) =>
+    Object.entries(cls.indexes ?? {})
+      .filter(([name, keys]) => {
+        const sql = existing.get(`idx_${cls.className}_${name}`);
+        return sql !== undefined && !sql.includes('json_type(') && fieldIndexDdl(cls.className, name, keys).includes('json_type(');
+      })
+      .map(([name, keys]) => ({ className: cls.className, name, keys })),
+  );
+  if (stale.length === 0) return [];
+  db.transaction(() => {
+    for (const { className, name, keys } of stale) {
+      runStatement(db, `DROP INDEX ${fieldIndexName(className, name)}`);
+      runStatement(db, fieldIndexDdl(className, name, keys));
+    }
+  }).immediate();
+  return stale.map((s) => `${s.className}.${s.name}`);
+}
 
 /**
  * Indexes of a class that carry `publicRead`: those made through the schema API. The createdAt index

@@ -5,7 +5,7 @@ import { compileGet } from '../../query/statement.js';
 import type { FieldType, SchemaLookup } from '../../types.js';
 import type { StoredClass } from '../adapter.js';
 import { SchemaCache } from '../schemaCache.js';
-import { upgradeClassTables } from './classTables.js';
+import { upgradeClassTables, upgradeFieldIndexes } from './classTables.js';
 import { sqliteDialect } from './dialect.js';
 import { WalSync } from './durability.js';
 import { registerQueryFunctions } from './functions.js';
@@ -60,6 +60,7 @@ export class SqliteDatabase implements SchemaLookup {
     registerQueryFunctions(this.db);
     upgradeClassTables(this.db);
     this.classes = new SchemaCache(this.readSchema());
+    upgradeFieldIndexes(this.db, this.classes.load());
     this.uniqueUsers = new SqliteUniqueUsers(this.db, file);
     if (this.classes.has('_User')) {
       this.userIndexes();

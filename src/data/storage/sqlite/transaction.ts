@@ -1,7 +1,7 @@
 import { fieldPath } from '../../fieldPath.js';
 import type { FieldType } from '../../types.js';
 import type { StorageTransaction, StoredClass, StoredRow } from '../adapter.js';
-import { classTableDdl, publicReadOf, withPublicRead } from './classTables.js';
+import { classTableDdl, fieldIndexDdl, fieldIndexName, publicReadOf } from './classTables.js';
 import { writeConfig } from './config.js';
 import type { SqliteDatabase } from './database.js';
 import { classTable, indexExpr, jsonPath, quoteIdent, relationTable, runStatement } from './layout.js';
@@ -63,19 +63,16 @@ export class SqliteTransaction extends SqliteReads implements StorageTransaction
     database.forgetStatements();
   }
 
-  private indexName = (className: string, name: string) => quoteIdent(`idx_${className}_${name}`);
-
-  /** Every index made here carries `publicRead` last (classTables.ts: readable rows counted from the index alone). */
+  /** Every index made here carries `publicRead` and its keys' JSON types (classTables.ts `fieldIndexDdl`: readable rows counted from the index alone). */
   async createIndex(className: string, name: string, keys: Record<string, 1 | -1>): Promise<void> {
     const database = this.open();
-    const columns = Object.entries(keys).map(([field, dir]) => `${indexExpr(fieldPath(field.split('.')))}${dir === -1 ? ' DESC' : ''}`);
-    runStatement(database.db, `CREATE INDEX IF NOT EXISTS ${this.indexName(className, name)} ON ${classTable(className)} ${withPublicRead(columns)}`);
+    runStatement(database.db, fieldIndexDdl(className, name, keys));
     database.forgetStatements();
   }
 
   async dropIndex(className: string, name: string): Promise<void> {
     const database = this.open();
-    runStatement(database.db, `DROP INDEX IF EXISTS ${this.indexName(className, name)}`);
+    runStatement(database.db, `DROP INDEX IF EXISTS ${fieldIndexName(className, name)}`);
     database.forgetStatements();
   }
 
