@@ -18,6 +18,8 @@ function deepFreeze<T>(value: T): T {
  */
 export class SchemaCache implements SchemaLookup {
   private classes: ReadonlyMap<string, Readonly<StoredClass>>;
+  /** Changes with every change of the entries (query/statementCache.ts forgets its statements then). */
+  generation = 0;
   /** Each class's fields with the default fields, built on first use. */
   private readonly merged = new Map<string, Readonly<Record<string, FieldType>>>();
 
@@ -52,6 +54,7 @@ export class SchemaCache implements SchemaLookup {
   restore(view: ReadonlyMap<string, Readonly<StoredClass>>): void {
     this.classes = view;
     this.merged.clear();
+    this.generation++;
   }
 
   get(className: string): Readonly<StoredClass> | undefined {

@@ -2,6 +2,7 @@ import type { FieldType, SchemaLookup } from '../../types.js';
 import type { Dialect } from '../../query/dialect.js';
 import type { StorageAdapter, StorageReads, StorageTransaction, StoredClass } from '../adapter.js';
 import { SchemaCache } from '../schemaCache.js';
+import { StatementCache } from '../../query/statementCache.js';
 import { EVERYTHING, SCHEMA_CHANNEL, type PostgresDatabase, type Run } from './database.js';
 import { postgresDialect } from './dialect.js';
 import { quoteIdent } from './layout.js';
@@ -29,6 +30,7 @@ export class PostgresAdapter implements StorageAdapter, SchemaLookup {
   readonly dialect: Dialect;
   /** The app's schema as this process knows it (TransactionOwner: transactions keep it current). */
   readonly cache = new SchemaCache();
+  readonly shapes: StatementCache;
   /** `_User`'s unique username, email and provider ids (uniqueUsers.ts). */
   readonly uniqueUsers: PostgresUniqueUsers;
   private readonly reads: PostgresReads;
@@ -66,6 +68,7 @@ export class PostgresAdapter implements StorageAdapter, SchemaLookup {
   ) {
     this.dialect = postgresDialect(schema);
     this.uniqueUsers = new PostgresUniqueUsers(schema);
+    this.shapes = new StatementCache({ dialect: this.dialect, schema: this }, () => this.cache.generation);
     this.reads = new PostgresReads(this, guarded(db.run));
     // Started now, so that the first request finds it under way; a failure is reported to that request.
     this.opened?.catch(() => undefined);

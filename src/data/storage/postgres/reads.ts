@@ -1,7 +1,8 @@
 import type { GroupPlan } from '../../aggregate/groupPlan.js';
 import { ParseCode, ParseError } from '../../errors.js';
 import type { Dialect } from '../../query/dialect.js';
-import { compileCount, compileGet, compileGroup, compileSelect, filterTree, selectTree, type StatementTarget } from '../../query/statement.js';
+import { compileGet, compileGroup, filterTree, type StatementTarget } from '../../query/statement.js';
+import type { StatementCache } from '../../query/statementCache.js';
 import type { SchemaLookup } from '../../types.js';
 import type { ConfigEntry, FindOptions, StorageReads, StoredClass, StoredRow } from '../adapter.js';
 import type { Run } from './database.js';
@@ -15,6 +16,8 @@ export interface AppSchema extends SchemaLookup {
   /** A table of the app's schema, quoted and qualified. */
   qualified(table: string): string;
   getClass(className: string): Readonly<StoredClass> | undefined;
+  /** The SQL of finds and counts by query shape (query/statementCache.ts). */
+  readonly shapes: StatementCache;
   /** Reloads the schema cache when another process changed it since (one small query). */
   catchUp(run: Run): Promise<void>;
 }
@@ -106,17 +109,15 @@ export class PostgresReads implements StorageReads {
 
   /** The query is checked (and refused with Parse's codes) before a missing class answers no rows. */
   async find(className: string, options: FindOptions): Promise<StoredRow[]> {
-    const tree = selectTree(className, options, this.target);
+    const { sql, params } = this.owner.shapes.select(className, options);
     if (await this.missing(className)) return [];
-    const { sql, params } = compileSelect(tree, this.dialect);
     const result = await this.run(sql, params);
     return (result.rows as RowRecord[]).map(toRow);
   }
 
   async count(className: string, options: Pick<FindOptions, 'where' | 'principals' | 'access'>): Promise<number> {
-    const tree = filterTree(className, options, this.target);
+    const { sql, params } = this.owner.shapes.count(className, options);
     if (await this.missing(className)) return 0;
-    const { sql, params } = compileCount(tree, this.dialect);
     const result = await this.run(sql, params);
     return (result.rows[0] as { n: number }).n;
   }

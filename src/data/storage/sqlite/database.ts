@@ -2,6 +2,7 @@ import type Database from 'better-sqlite3';
 import { openDatabase } from '../../../shared/sqlite.js';
 import { fieldPath } from '../../fieldPath.js';
 import { compileGet } from '../../query/statement.js';
+import { StatementCache } from '../../query/statementCache.js';
 import type { FieldType, SchemaLookup } from '../../types.js';
 import type { StoredClass } from '../adapter.js';
 import { SchemaCache } from '../schemaCache.js';
@@ -26,6 +27,8 @@ export class SqliteDatabase implements SchemaLookup {
   readonly classes: SchemaCache;
   /** `_User`'s unique username, email and provider ids (uniqueUsers.ts); a transaction calls it before each user write. */
   readonly uniqueUsers: SqliteUniqueUsers;
+  /** The SQL of finds and counts by query shape (query/statementCache.ts). */
+  readonly shapes: StatementCache;
   /** Whether the open transaction changed the schema or a table (what `rollback` must reload). */
   schemaChanged = false;
 
@@ -61,6 +64,7 @@ export class SqliteDatabase implements SchemaLookup {
     upgradeClassTables(this.db);
     this.classes = new SchemaCache(this.readSchema());
     upgradeFieldIndexes(this.db, this.classes.load());
+    this.shapes = new StatementCache({ dialect: sqliteDialect, schema: this }, () => this.classes.generation);
     this.uniqueUsers = new SqliteUniqueUsers(this.db, file);
     if (this.classes.has('_User')) {
       this.userIndexes();

@@ -1,5 +1,5 @@
 import type { GroupPlan } from '../../aggregate/groupPlan.js';
-import { compileCount, compileGroup, compileSelect, filterTree, selectTree, type StatementTarget } from '../../query/statement.js';
+import { compileGroup, filterTree, type StatementTarget } from '../../query/statement.js';
 import type { ConfigEntry, FindOptions, StorageReads, StoredRow } from '../adapter.js';
 import { readConfig } from './config.js';
 import type { SqliteDatabase } from './database.js';
@@ -48,14 +48,14 @@ export class SqliteReads implements StorageReads {
   async find(className: string, options: FindOptions): Promise<StoredRow[]> {
     const database = this.open();
     if (!database.classes.has(className)) return [];
-    const { sql, params } = compileSelect(selectTree(className, options, this.target), sqliteDialect);
+    const { sql, params } = database.shapes.select(className, options);
     return (database.rowStmt(sql).all(...params) as RowRecord[]).map(toRow);
   }
 
   async count(className: string, options: Pick<FindOptions, 'where' | 'principals' | 'access'>): Promise<number> {
     const database = this.open();
     if (!database.classes.has(className)) return 0;
-    const { sql, params } = compileCount(filterTree(className, options, this.target), sqliteDialect);
+    const { sql, params } = database.shapes.count(className, options);
     return (database.stmt(sql).get(...params) as { n: number }).n;
   }
 
