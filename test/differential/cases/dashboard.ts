@@ -7,6 +7,14 @@ import type { Answer, CaseApi, DiffCase } from '../harness.js';
  * cases compare the answer's shape: status, keys, types and the rules between fields.
  */
 
+/**
+ * For a call that a master-only route refuses: Parse Server answers its 403 and then hands the
+ * error on to Express (src/middlewares.js, handleParseErrors), whose final handler destroys the
+ * socket, so a keep-alive connection's next request may find it closed. Such calls go on a
+ * connection of their own.
+ */
+const CLOSE = { headers: { connection: 'close' } };
+
 /** The status of each answer: a client key on a master-only route is 403 on both (the body is a known difference, docs/parse-differences.md "Permission errors"). */
 const statuses = (answers: Answer[]) => answers.map((a) => a.status);
 
@@ -68,7 +76,7 @@ export const cases: DiffCase[] = [
     name: 'POST /jobs: master key only; an unknown jobName is 141',
     run: async (api) => {
       const unknown = await api.call('POST', '/jobs', { master: true, body: { jobName: 'noSuchJob', input: {} } });
-      return [statuses([await api.call('POST', '/jobs', { body: { jobName: 'noSuchJob' } })]), [unknown.status, unknown.body.code]];
+      return [statuses([await api.call('POST', '/jobs', { ...CLOSE, body: { jobName: 'noSuchJob' } })]), [unknown.status, unknown.body.code]];
     },
   },
   {
@@ -86,7 +94,7 @@ export const cases: DiffCase[] = [
         await api.call('GET', '/scriptlog', { master: true, query: { order: 'asc', n: '3', from: '2020-01-01T00:00:00Z', until: new Date().toISOString() } }),
       ];
       return [
-        statuses([await api.call('GET', '/scriptlog', { query: { level: 'info' } })]),
+        statuses([await api.call('GET', '/scriptlog', { ...CLOSE, query: { level: 'info' } })]),
         answers.map((a) => [a.status, logEntriesWellFormed(a.body)]),
         answers[2]!.body.length <= 5,
         answers[3]!.body.length <= 3,
@@ -123,11 +131,11 @@ export const cases: DiffCase[] = [
       const saved = await api.call('POST', '/push_audiences', { master: true, body: audience(api, 'Saved', {}) });
       const id = saved.body.objectId;
       const refused = [
-        await api.call('GET', '/push_audiences'),
-        await api.call('POST', '/push_audiences', { body: audience(api, 'Client', {}) }),
-        await api.call('GET', `/push_audiences/${id}`),
-        await api.call('PUT', `/push_audiences/${id}`, { body: { name: 'x' } }),
-        await api.call('DELETE', `/push_audiences/${id}`),
+        await api.call('GET', '/push_audiences', CLOSE),
+        await api.call('POST', '/push_audiences', { ...CLOSE, body: audience(api, 'Client', {}) }),
+        await api.call('GET', `/push_audiences/${id}`, CLOSE),
+        await api.call('PUT', `/push_audiences/${id}`, { ...CLOSE, body: { name: 'x' } }),
+        await api.call('DELETE', `/push_audiences/${id}`, CLOSE),
       ];
       const objectQuery = await api.call('POST', '/push_audiences', { master: true, body: { name: api.cls('Object'), query: { deviceType: 'ios' } } });
       return [statuses(refused), objectQuery, (await api.call('GET', `/push_audiences/${id}`, { master: true })).status];
@@ -135,6 +143,6 @@ export const cases: DiffCase[] = [
   },
   {
     name: 'GET /security: master key only; a report of groups of checks, warnings and solutions on the failed ones',
-    run: async (api) => [statuses([await api.call('GET', '/security')]), reportShape(await api.call('GET', '/security', { master: true }))],
+    run: async (api) => [statuses([await api.call('GET', '/security', CLOSE)]), reportShape(await api.call('GET', '/security', { master: true }))],
   },
 ];
