@@ -64,6 +64,8 @@ export async function startParseServer(options: { durable?: boolean; postgres?: 
     masterKeyIps: ['0.0.0.0/0', '::/0'],
     allowClientClassCreation: true,
     logLevel: 'error',
+    // Answers GET /security (409 without it), for the differential test's dashboard cases.
+    security: { enableCheck: true },
     // Its LiveQuery server on the same HTTP server (ws://127.0.0.1:<port>/parse), for bench/livequery.ts.
     ...(options.liveQueryClassNames ? { startLiveQueryServer: true, liveQuery: { classNames: options.liveQueryClassNames } } : {}),
   };

@@ -169,3 +169,21 @@ describe('push', () => {
     expect(trap.hits).toBe(0);
   });
 });
+
+describe('push audiences', () => {
+  it('a push sent with audience_id counts a use of that audience (lastUsed, timesUsed), as Parse Server does', async () => {
+    const created = await app.call('POST', '/push_audiences', { master: true, body: { name: 'Nobody', query: JSON.stringify({ deviceType: 'none-such' }) } });
+    expect(created.status).toBe(201);
+    const id = created.body.objectId as string;
+    const sent = await app.call('POST', '/push', { master: true, body: { where: { deviceType: 'none-such' }, data: { alert: 'hi' }, audience_id: id } });
+    expect(sent.status).toBe(200);
+    const used = await until(
+      () => app.call('GET', `/push_audiences/${id}`, { master: true }),
+      (a) => a.body.timesUsed === 1,
+    );
+    expect(used.body).toMatchObject({ name: 'Nobody', query: { deviceType: 'none-such' }, timesUsed: 1, lastUsed: { __type: 'Date', iso: expect.any(String) } });
+    expect(Date.parse(used.body.lastUsed.iso)).toBeGreaterThanOrEqual(Date.parse(created.body.createdAt));
+    // An audience_id naming no audience leaves the push as it is.
+    expect((await app.call('POST', '/push', { master: true, body: { where: { deviceType: 'none-such' }, data: { alert: 'hi' }, audience_id: 'nonexistent' } })).status).toBe(200);
+  });
+});

@@ -1,5 +1,6 @@
 import type { Logger } from '../../../log.js';
 import { DataRouter } from '../router.js';
+import { audienceRoutes } from './audiences.js';
 import { batchRoutes } from './batch.js';
 import { classRoutes } from './classes.js';
 import { extraRoutes } from './misc.js';
@@ -8,6 +9,8 @@ import { hookRoutes } from './hooks.js';
 import { jobScheduleRoutes } from './jobSchedules.js';
 import { installationRoutes } from './installations.js';
 import { pushRoutes } from './push.js';
+import { scriptLogRoutes } from './scriptlog.js';
+import { securityRoutes } from './security.js';
 import { schemaRoutes } from './schemas.js';
 import { userRoutes } from './users.js';
 
@@ -27,5 +30,8 @@ export function createDataRouter(log: Logger, mountPath: () => string): DataRout
   jobScheduleRoutes(router);
   installationRoutes(router);
   pushRoutes(router, log);
+  audienceRoutes(router);
+  scriptLogRoutes(router);
+  securityRoutes(router);
   return router;
 }

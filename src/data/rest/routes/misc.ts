@@ -10,8 +10,17 @@ import { requireMaster } from './classes.js';
 import { fileRoutes } from './files.js';
 import { openApiRoutes } from './openapi.js';
 
-/** The version `/serverInfo` reports in Parse's `parseServerVersion`. */
-export const serverVersion = (): string => `backyard-${packageVersion()}`;
+/**
+ * The Parse Server release whose REST API Backyard's data API follows, reported by `/serverInfo` as
+ * `parseServerVersion`. Parse Dashboard reads that field as a semver: it warns about a version it
+ * cannot parse and hides the features it gates on one (its `lib/ServerInfo` checks), so the field
+ * names the Parse Server whose answers `test/parse-differential.test.ts` compares against (the
+ * `parse-server` devDependency), and Backyard's own version goes in `backyardVersion`.
+ */
+export const PARSE_SERVER_API_VERSION = '9.10.0';
+
+/** Backyard's own version as `/serverInfo` reports it in `backyardVersion` (package.json's). */
+export const serverVersion = (): string => packageVersion();
 
 /**
  * Parse Server's feature flags (its `FeaturesRouter`), each true only when a route of this router
@@ -25,7 +34,8 @@ function features(router: DataRouter) {
     hooks: { create: has('POST', '/hooks/functions'), read: has('GET', '/hooks/functions'), update: has('PUT', '/hooks/functions/x'), delete: has('PUT', '/hooks/functions/x') },
     cloudCode: { jobs: has('POST', '/jobs/x') },
     logs: { level: has('GET', '/scriptlog'), size: has('GET', '/scriptlog'), order: has('GET', '/scriptlog'), until: has('GET', '/scriptlog'), from: has('GET', '/scriptlog') },
-    push: { immediatePush: has('POST', '/push'), scheduledPush: false, storedPushData: false, pushAudiences: has('GET', '/push_audiences'), localization: false },
+    // Every push leaves a `_PushStatus` object (push/service.ts), which is what the dashboard's push history reads.
+    push: { immediatePush: has('POST', '/push'), scheduledPush: false, storedPushData: has('POST', '/push'), pushAudiences: has('GET', '/push_audiences'), localization: false },
     schemas: {
       addField: has('PUT', '/schemas/X'),
       removeField: has('PUT', '/schemas/X'),
@@ -36,6 +46,7 @@ function features(router: DataRouter) {
       editClassLevelPermissions: has('PUT', '/schemas/X'),
       editPointerPermissions: has('PUT', '/schemas/X'),
     },
+    settings: { securityCheck: has('GET', '/security') },
   };
 }
 
@@ -72,7 +83,7 @@ function readConfigBody(body: unknown): { params: Record<string, unknown>; maste
 /**
  * `/serverInfo`, `/health`, `/config` and `/purge/<ClassName>` (Parse REST guide, "Config" and
  * Parse Server's routers of the same paths):
- * - `GET /serverInfo`: `{parseServerVersion: "backyard-<version>", features}`. Parse Server wants the
+ * - `GET /serverInfo`: `{parseServerVersion: PARSE_SERVER_API_VERSION, backyardVersion, features}`. Parse Server wants the
  *   master key; the spec (Interface B, "Server info") shows it with the application id and REST key,
  *   so any key may read it (it holds nothing secret).
  * - `GET /health`: `{status: "ok"}` (without keys it is answered by `public.ts`).
@@ -83,7 +94,7 @@ function readConfigBody(body: unknown): { params: Record<string, unknown>; maste
  *   an unknown class.
  */
 export function miscRoutes(router: DataRouter): void {
-  router.on('GET', '/serverInfo', () => ok({ parseServerVersion: serverVersion(), features: features(router) }));
+  router.on('GET', '/serverInfo', () => ok({ parseServerVersion: PARSE_SERVER_API_VERSION, backyardVersion: serverVersion(), features: features(router) }));
   router.on('GET', '/health', () => ok({ status: 'ok' }));
   router.on('GET', '/config', async (req) => {
     const entries = (await req.services.config.get()).filter((e) => req.auth.master || !e.masterKeyOnly);
