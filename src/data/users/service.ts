@@ -147,7 +147,8 @@ async function checkUnique(store: DataStore, fields: Record<string, unknown>, se
  * Signs a user up (Parse REST guide, "Signing Up"; `POST /users`): checks the body, hashes the
  * password, creates the `_User` with its ACL (the body's, or none else unless the app's
  * `enforcePrivateUsers` is off, then public read; the user always reads and
- * writes itself, as Parse Server forces) and a session with `createdWith.action` "signup". A signup
+ * writes itself, as Parse Server forces) and a session with `createdWith.action` "signup" ("login"
+ * with the providers as `authProvider` for a signup through them, as Parse Server). A signup
  * through an auth provider (`authData`, authData.ts) may leave out the password, and without a
  * username gets a random one of 25 letters and digits, as Parse Server makes it.
  * @returns the stored user, its new session token, and what the answer adds: the generated
@@ -182,8 +183,9 @@ export async function signUp(store: DataStore, body: unknown, auth: Auth): Promi
     const result: SignUpResult = { user: row, verificationMail: verifying };
     // As Parse Server: a user who may not log in before verifying gets no session from a password signup.
     if (verifying && !providers.length && store.settings().preventLoginWithUnverifiedEmail) return result;
-    const authProvider = providers.length ? providers.join(',') : 'password';
-    const session = await createSession(store, row.objectId, { action: 'signup', authProvider }, auth.installationId);
+    // Parse Server's `RestWrite.createSessionToken` counts a signup through providers as their login.
+    const createdWith: CreatedWith = providers.length ? { action: 'login', authProvider: providers.join(',') } : { action: 'signup', authProvider: 'password' };
+    const session = await createSession(store, row.objectId, createdWith, auth.installationId);
     result.sessionToken = session.data.sessionToken as string;
     if (generated) result.username = row.data.username as string;
     if (input.authData) result.authDataResponse = {};
