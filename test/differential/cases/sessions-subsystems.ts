@@ -20,6 +20,17 @@ const withoutAcl = (answer: Answer): Answer => {
   return { ...answer, body };
 };
 
+/**
+ * A `POST /installations` answer without the `objectId` Backyard adds when the POST updated an
+ * installation (docs/parse-differences.md, "A `POST /installations` that names an existing
+ * installation"); which row was kept shows in the rows read afterwards.
+ */
+const updateAnswer = (answer: Answer): Answer => {
+  if (answer.status !== 200 || !answer.body || typeof answer.body !== 'object') return answer;
+  const { objectId: _id, ...body } = answer.body;
+  return { ...answer, body };
+};
+
 /** A user signed up with a password. */
 async function passwordUser(api: CaseApi, base: string): Promise<{ id: string; token: string; username: string; signup: Answer }> {
   const username = api.cls(base).toLowerCase();
@@ -104,6 +115,44 @@ export const cases: DiffCase[] = [
         await api.call('GET', `/classes/${api.cls('Anything')}`, { sessionToken: user.token }),
         await api.call('GET', '/users/me', { sessionToken: 'r:unknownunknownunknownunknown000' }),
       ];
+    },
+  },
+  // ---- installations
+  {
+    name: 'an installationId-only row and a deviceToken-only row merge: the deviceToken row is kept (duplicateDeviceTokenMergePriority)',
+    run: async (api) => {
+      const installationId = `${api.cls('inst').toLowerCase()}-0000-4000-8000-000000000000`;
+      const deviceToken = `token-${api.cls('device')}`;
+      const byId = await api.call('POST', '/installations', { body: { deviceType: 'ios', installationId, channels: ['a'] } });
+      const byToken = await api.call('POST', '/installations', { body: { deviceType: 'ios', deviceToken, badge: 3 } });
+      const merged = await api.call('POST', '/installations', { body: { deviceType: 'ios', installationId, deviceToken } });
+      const rows = await api.call('GET', '/installations', { master: true, query: { where: { $or: [{ installationId }, { deviceToken }] } } });
+      return [byId, byToken, updateAnswer(merged), rows];
+    },
+  },
+  {
+    name: 'a deviceToken-only row and an installationId-only row merge through a PUT of the installationId row',
+    run: async (api) => {
+      const installationId = `${api.cls('put').toLowerCase()}-0000-4000-8000-000000000000`;
+      const deviceToken = `token-${api.cls('putdevice')}`;
+      const byId = await api.call('POST', '/installations', { body: { deviceType: 'android', installationId } });
+      const byToken = await api.call('POST', '/installations', { body: { deviceType: 'android', deviceToken } });
+      const put = await api.call('PUT', `/installations/${byId.body.objectId}`, { body: { deviceToken, channels: ['b'] } });
+      const rows = await api.call('GET', '/installations', { master: true, query: { where: { $or: [{ installationId }, { deviceToken }] } } });
+      return [byId, byToken, put, rows];
+    },
+  },
+  {
+    name: 'the X-Parse-Installation-Id header alone is not written as the installationId; it finds the installation that has it',
+    run: async (api) => {
+      const header = `${api.cls('hdr').toLowerCase()}-0000-4000-8000-000000000000`;
+      const headers = { 'X-Parse-Installation-Id': header };
+      const created = await api.call('POST', '/installations', { headers, body: { deviceType: 'android', channels: ['x'] } });
+      const again = await api.call('POST', '/installations', { headers, body: { deviceType: 'android', channels: ['y'] } });
+      const named = await api.call('POST', '/installations', { body: { deviceType: 'android', installationId: header } });
+      const found = await api.call('POST', '/installations', { headers, body: { channels: ['z'] } });
+      const rows = await api.call('GET', '/installations', { master: true, query: { where: { objectId: { $in: [created.body.objectId, again.body.objectId, named.body.objectId] } }, order: 'createdAt' } });
+      return [created, updateAnswer(again), named, updateAnswer(found), rows];
     },
   },
 ];
