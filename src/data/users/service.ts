@@ -188,6 +188,8 @@ export async function signUp(store: DataStore, body: unknown, auth: Auth): Promi
     if (verifying) Object.assign(row.data, verificationToken(store, row.objectId));
     await store.replaceRow('_User', row);
     const result: SignUpResult = { user: row, verificationMail: verifying };
+    if (generated) result.username = row.data.username as string;
+    if (input.authData) result.authDataResponse = {};
     // As Parse Server's `RestWrite.createSessionTokenIfNeeded`: while both options are on, no signup
     // gets a session, with an email or without (one without can never verify it), through a password
     // or a provider; the user logs in once verified.
@@ -196,8 +198,6 @@ export async function signUp(store: DataStore, body: unknown, auth: Auth): Promi
     const createdWith: CreatedWith = providers.length ? { action: 'login', authProvider: providers.join(',') } : { action: 'signup', authProvider: 'password' };
     const session = await createSession(store, row.objectId, createdWith, auth.installationId);
     result.sessionToken = session.data.sessionToken as string;
-    if (generated) result.username = row.data.username as string;
-    if (input.authData) result.authDataResponse = {};
     return result;
   });
 }
