@@ -1,3 +1,4 @@
+import crypto from 'node:crypto';
 import Parse from 'parse/node';
 import { SMTPServer } from 'smtp-server';
 import type { AddressInfo } from 'node:net';
@@ -221,6 +222,24 @@ describe('email verification', () => {
     await Parse.User.requestPasswordReset('verify-me@example.com');
     expect(textOf(await later)).toContain('Subject: Password Reset');
     expect(smtp.mails.length).toBe(count + 1);
+  });
+
+  it('with verifyUserEmails and preventLoginWithUnverifiedEmail: a signup without an email, or through a provider, gets no session either', async () => {
+    // parse-server src/RestWrite.js, createSessionTokenIfNeeded: no signup gets a session while both are on;
+    // src/Routers/UsersRouter.js, _authenticateUserFromRequest: a login needs emailVerified true.
+    await server.platform.services.backendApps.configure(app.appId, { verifyUserEmails: true, preventLoginWithUnverifiedEmail: true });
+    const signup = await app.call('POST', '/users', { body: { username: 'no-email', password: 'pw' } });
+    expect(signup.status).toBe(201);
+    expect(signup.body).not.toHaveProperty('sessionToken');
+    expect(await app.call('POST', '/login', { body: { username: 'no-email', password: 'pw' } })).toMatchObject({ status: 400, body: { code: 205, error: 'User email is not verified.' } });
+    const anonymous = await app.call('POST', '/users', { body: { authData: { anonymous: { id: crypto.randomUUID() } } } });
+    expect(anonymous).toMatchObject({ status: 201, body: { username: expect.stringMatching(/^[A-Za-z0-9]{25}$/), authDataResponse: {} } });
+    expect(anonymous.body).not.toHaveProperty('sessionToken');
+    // The master key still logs the user in when it says so, and a verified user logs in.
+    const asMaster = await app.call('POST', '/login', { master: true, body: { username: 'no-email', password: 'pw', ignoreEmailVerification: true } });
+    expect(asMaster.body.sessionToken).toMatch(/^r:/);
+    await app.call('PUT', `/users/${signup.body.objectId}`, { master: true, body: { emailVerified: true } });
+    expect((await app.call('POST', '/login', { body: { username: 'no-email', password: 'pw' } })).body.sessionToken).toMatch(/^r:/);
   });
 
   it('sends a new link on request and when the email changes; an old link stops working', async () => {

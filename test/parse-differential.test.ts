@@ -12,11 +12,12 @@ import { cases as queryKeys } from './differential/cases/query-keys.js';
 import { cases as queryWhere } from './differential/cases/query-where.js';
 import { cases as requestsUsers } from './differential/cases/requests-users.js';
 import { cases as serverOptions } from './differential/cases/server-options.js';
+import { cases as sessionsSubsystems } from './differential/cases/sessions-subsystems.js';
 
 // The same requests to Parse Server 9 (on PostgreSQL) and to a Backend App, answers compared after
-// masking ids, dates, tokens and error texts (issue 13, "How to work"). Deliberate differences carry
+// masking ids, dates, tokens and error texts. Deliberate differences carry
 // `known` and are listed in docs/parse-differences.md.
-const groups: Record<string, DiffCase[]> = { basics, 'query-keys': queryKeys, 'query-where': queryWhere, 'objects-schemas': objectsSchemas, 'requests-users': requestsUsers, aggregate, 'server-options': serverOptions, dashboard };
+const groups: Record<string, DiffCase[]> = { basics, 'query-keys': queryKeys, 'query-where': queryWhere, 'objects-schemas': objectsSchemas, 'requests-users': requestsUsers, aggregate, 'server-options': serverOptions, dashboard, 'sessions-subsystems': sessionsSubsystems };
 
 let oracle: Oracle;
 let server: TestServer;

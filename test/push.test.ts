@@ -68,9 +68,18 @@ describe('installations', () => {
     const second = await install({ installationId: 'a1b2c3d4-0000-4000-8000-000000000002', deviceType: 'android', deviceToken: 'tok-1' });
     expect(second.status).toBe(201);
     expect((await app.call('GET', `/installations/${first.body.objectId}`, { master: true })).body).toMatchObject({ code: 101 });
-    // The installationId of the request's header is used when the body has none.
+    // The installationId of the request's header counts as an id field but is not written (Parse Server's handleInstallation).
     const fromHeader = await install({ deviceType: 'web' }, { 'X-Parse-Installation-Id': 'a1b2c3d4-0000-4000-8000-000000000003' });
-    expect((await app.call('GET', `/installations/${fromHeader.body.objectId}`, { master: true })).body).toMatchObject({ installationId: 'a1b2c3d4-0000-4000-8000-000000000003' });
+    expect(fromHeader.status).toBe(201);
+    expect((await app.call('GET', `/installations/${fromHeader.body.objectId}`, { master: true })).body).not.toHaveProperty('installationId');
+    // A row holding only a token meets the row of an installationId: the token's row is kept and gets the id.
+    const idOnly = await install({ installationId: 'a1b2c3d4-0000-4000-8000-000000000004', deviceType: 'ios', channels: ['a'] });
+    const tokenOnly = await install({ deviceType: 'ios', deviceToken: 'tok-4', badge: 2 });
+    const merged = await install({ installationId: 'a1b2c3d4-0000-4000-8000-000000000004', deviceType: 'ios', deviceToken: 'tok-4' });
+    expect(merged).toMatchObject({ status: 200, body: { objectId: tokenOnly.body.objectId } });
+    expect((await app.call('GET', `/installations/${tokenOnly.body.objectId}`, { master: true })).body).toMatchObject({ installationId: 'a1b2c3d4-0000-4000-8000-000000000004', deviceToken: 'tok-4', badge: 2 });
+    expect((await app.call('GET', `/installations/${idOnly.body.objectId}`, { master: true })).body).toMatchObject({ code: 101 });
+    await app.call('DELETE', `/installations/${tokenOnly.body.objectId}`, { master: true });
     // Clients may not list installations.
     expect((await app.call('GET', '/installations')).body).toMatchObject({ code: 119 });
     for (const id of [second.body.objectId, fromHeader.body.objectId]) await app.call('DELETE', `/installations/${id}`, { master: true });

@@ -214,17 +214,27 @@ describe('users and sessions', () => {
     }
   });
 
-  it('preventLoginWithUnverifiedEmail: a user whose emailVerified is false cannot log in (205)', async () => {
-    const app = await appWith({ preventLoginWithUnverifiedEmail: true });
-    const user = await signUp('ivy');
-    await app.call('PUT', `/users/${user.id}`, { master: true, body: { email: 'ivy@example.com', emailVerified: false } });
+  it('preventLoginWithUnverifiedEmail with verifyUserEmails: a user whose emailVerified is not true cannot log in (205)', async () => {
+    const app = await appWith({ verifyUserEmails: true, preventLoginWithUnverifiedEmail: true });
+    const signup = await app.call('POST', '/users', { body: { username: 'ivy', password: 'secret-1' } });
+    expect(signup.status).toBe(201);
+    expect(signup.body).not.toHaveProperty('sessionToken');
+    await app.call('PUT', `/users/${signup.body.objectId}`, { master: true, body: { email: 'ivy@example.com', emailVerified: false } });
     const refused = await refusal(Parse.User.logIn('ivy', 'secret-1'));
     expect([refused.code, refused.message]).toEqual([205, 'User email is not verified.']);
     expect((await app.call('POST', '/verifyPassword', { body: { username: 'ivy', password: 'secret-1' } })).body.code).toBe(205);
     const asMaster = await app.call('POST', '/login', { master: true, body: { username: 'ivy', password: 'secret-1', ignoreEmailVerification: true } });
     expect(asMaster.body.sessionToken).toMatch(/^r:/);
-    await app.call('PUT', `/users/${user.id}`, { master: true, body: { emailVerified: true } });
+    await app.call('PUT', `/users/${signup.body.objectId}`, { master: true, body: { emailVerified: true } });
     expect((await Parse.User.logIn('ivy', 'secret-1')).get('username')).toBe('ivy');
+  });
+
+  it('preventLoginWithUnverifiedEmail without verifyUserEmails: nothing is refused (Parse Server asks for both)', async () => {
+    const app = await appWith({ preventLoginWithUnverifiedEmail: true });
+    const user = await signUp('ivan');
+    expect(user.getSessionToken()).toMatch(/^r:/);
+    await app.call('PUT', `/users/${user.id}`, { master: true, body: { email: 'ivan@example.com', emailVerified: false } });
+    expect((await Parse.User.logIn('ivan', 'secret-1')).getSessionToken()).toMatch(/^r:/);
   });
 
   it('preventLoginWithUnverifiedEmail off (the default): emailVerified false does not matter', async () => {

@@ -39,6 +39,11 @@ beforeAll(async () => {
         if ((object.score as number) < 0) return answer({ error: 'Scores must be positive.' });
         return answer({ success: { ...object, checked: true } });
       }
+      if (req.url === '/trim') {
+        // Answers the object without its `secret`, and with `note` changed when it came.
+        const { secret: _secret, ...object } = body.object as Record<string, unknown>;
+        return answer({ success: 'note' in object ? { ...object, note: `${String(object.note)} (checked)` } : object });
+      }
       answer({ success: true });
     });
   });
@@ -93,6 +98,26 @@ describe('webhooks', () => {
     const after = received.filter((r) => r.path === '/afterSave').at(-1)!;
     expect(after.body).toMatchObject({ triggerName: 'afterSave', object: { className: 'GameScore', objectId: score.id, score: 10, checked: true } });
     expect(await master('GET', '/hooks/triggers/GameScore/beforeSave')).toMatchObject({ body: { className: 'GameScore', triggerName: 'beforeSave' } });
+  });
+
+  it("beforeSave: the webhook's answer is the object saved, so a field it leaves out is not stored", async () => {
+    // parse-server src/Controllers/HooksController.js (wrapToHTTPRequest answers {object}) and
+    // src/RestWrite.js (runBeforeSaveTrigger: this.data = response.object).
+    await master('POST', '/hooks/triggers', { className: 'Trimmed', triggerName: 'beforeSave', url: `${hooksUrl}/trim` });
+    const created = await app.call('POST', '/classes/Trimmed', { body: { score: 5, secret: 'client', note: 'hello' } });
+    expect(created.status).toBe(201);
+    const stored = await master('GET', `/classes/Trimmed/${created.body.objectId}`);
+    expect(stored.body).toMatchObject({ score: 5, note: 'hello (checked)' });
+    expect(stored.body).not.toHaveProperty('secret');
+    // An update: the client's operation is kept where the webhook gave its value back, its left-out
+    // field is not written, and a stored field the update did not name keeps its value.
+    const updated = await app.call('PUT', `/classes/Trimmed/${created.body.objectId}`, { body: { score: { __op: 'Increment', amount: 2 }, secret: 'again' } });
+    expect(updated.status).toBe(200);
+    const after = await master('GET', `/classes/Trimmed/${created.body.objectId}`);
+    expect(after.body).toMatchObject({ score: 7, note: 'hello (checked) (checked)' });
+    expect(after.body).not.toHaveProperty('secret');
+    const call = received.filter((r) => r.path === '/trim').at(-1)!;
+    expect(call.body).toMatchObject({ triggerName: 'beforeSave', object: { className: 'Trimmed', objectId: created.body.objectId, score: 7, secret: 'again' } });
   });
 
   it('is master-key only, refuses bad and duplicate declarations with 143, and stops calling a removed webhook', async () => {

@@ -1,4 +1,4 @@
-import { clientAuth } from './auth/sessions.js';
+import { clientAuth, sessionOwnerAuth } from './auth/sessions.js';
 import { distinctValues, runPipeline } from './aggregate/run.js';
 import { checkingFace, type DataEngine } from './engine.js';
 import { prepareInstallationWrite } from './push/installations.js';
@@ -49,7 +49,7 @@ export class AppServices {
       requestPasswordReset: (ctx: MailContext, body: unknown) => requestPasswordReset(ctx, store, body),
     };
     this.sessions = {
-      ...over(store, { create: createSession, byToken: sessionByToken, clientAuth }),
+      ...over(store, { create: createSession, byToken: sessionByToken, clientAuth, ownerAuth: sessionOwnerAuth }),
       /** The user a session belongs to (its `user` pointer's objectId), or undefined when there is no such session. */
       userOf: async (objectId: string): Promise<unknown> => {
         const session = await store.row('_Session', objectId);

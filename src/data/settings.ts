@@ -170,7 +170,7 @@ export const SETTING_HELP: Record<SettingKey, string> = {
   expireInactiveSessions: 'When false, new sessions get no expiresAt and never expire.',
   revokeSessionOnPasswordReset: "A password change ends every session of the user (a client that changed its own gets a new one).",
   enforcePrivateUsers: 'New users get no public read in their ACL (only the user itself reads and writes).',
-  preventLoginWithUnverifiedEmail: 'Login and verifyPassword refuse (205) a user whose emailVerified is false.',
+  preventLoginWithUnverifiedEmail: 'With verifyUserEmails on: signups get no session, and login and verifyPassword refuse (205) a user whose emailVerified is not true (also one without an email).',
   enableAnonymousUsers: 'Clients may sign up and log in as anonymous users (authData.anonymous); when false they get 252.',
   auth: 'Sign-in providers, e.g. {"google": {"clientId": "..."}, "apple": {"clientId": "..."}, "github": {"clientId": "...", "clientSecret": "..."}, "facebook": {"appIds": ["..."]}, "microsoft": {...}}; any other name with {"oidc": true, "issuer": "https://...", "clientId": "..."} is an OpenID Connect provider.',
   push: 'How pushes are delivered, as Parse Server\'s push adapter: {"ios": {"token": {"key": "<.p8>", "keyId": "...", "teamId": "..."}, "topic": "<bundle id>", "production": false}, "android": {"firebaseServiceAccount": {<service account JSON>}}, "web": {"vapidDetails": {"subject": "mailto:...", "publicKey": "...", "privateKey": "..."}}}; null: no push.',

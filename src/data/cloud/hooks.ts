@@ -1,3 +1,4 @@
+import { isDeepStrictEqual } from 'node:util';
 import type { StoredRow } from '../storage/adapter.js';
 import type { Auth } from '../auth/context.js';
 import type { DataEngine } from '../engine.js';
@@ -34,7 +35,9 @@ const run = (ctx: TriggerContext, trigger: TriggerName, className: string, reque
 /**
  * Runs `beforeSave` (Parse semantics): the trigger sees the object as it would be saved and may
  * change it or throw to refuse the save (ParseError 141, or the code it threw, e.g. 142).
- * @returns the body to save: the request's body plus the trigger's changes.
+ * Cloud code answers `{changes}` (what its trigger set), merged into the request's body; a webhook
+ * answers `{object}`, the whole object to save (webhooks.ts), read by `bodyFromObject`.
+ * @returns the body to save.
  */
 export async function beforeSave(ctx: SaveTriggerContext, className: string, body: unknown, objectId?: string): Promise<unknown> {
   if (!hasTrigger(ctx.registry, className, 'beforeSave') || !isPlainObject(body)) return body;
@@ -43,8 +46,31 @@ export async function beforeSave(ctx: SaveTriggerContext, className: string, bod
   const { ACL, ...fields } = body;
   const merged = applyChanges(original?.data ?? {}, Object.fromEntries(Object.entries(fields).filter(([k]) => !['objectId', 'createdAt', 'updatedAt'].includes(k))));
   const object = { ...(originalJson ?? {}), ...merged.data, ...(ACL !== undefined ? { ACL } : {}), ...(objectId ? { objectId } : {}) };
-  const result = (await run(ctx, 'beforeSave', className, { object, original: originalJson })) as { changes?: Record<string, unknown> };
+  const result = (await run(ctx, 'beforeSave', className, { object, original: originalJson })) as { changes?: Record<string, unknown>; object?: Record<string, unknown> };
+  if (result?.object) return bodyFromObject(body, JSON.parse(JSON.stringify(object)) as Record<string, unknown>, result.object);
   return { ...body, ...(result?.changes ?? {}) };
+}
+
+/**
+ * The body that saves what a beforeSave webhook answered, as Parse Server saves it (its
+ * RestWrite.runBeforeSaveTrigger: `this.data = response.object`): a field the answer leaves out is
+ * not written (a client's field is dropped; a stored one keeps its value), and a field it changed
+ * is written as answered. A field it gives back as it was sent keeps the client's own value or
+ * operation, and a stored field given back unchanged is not written again, so that the write is
+ * checked as the client's was (an echoed `emailVerified` or `authData` is no client's change).
+ * @param sent the object the webhook was sent (as JSON); `answer` its answer, without dates and className.
+ */
+function bodyFromObject(body: Record<string, unknown>, sent: Record<string, unknown>, answer: Record<string, unknown>): Record<string, unknown> {
+  const saved: Record<string, unknown> = {};
+  // The object's id is the request's: a create's custom objectId, or none.
+  if ('objectId' in body) saved.objectId = body.objectId;
+  for (const [key, value] of Object.entries(answer)) {
+    if (key === 'objectId') continue;
+    const unchanged = key in sent && isDeepStrictEqual(value, sent[key]);
+    if (!unchanged) saved[key] = value;
+    else if (key in body) saved[key] = body[key];
+  }
+  return saved;
 }
 
 /** Runs an after-trigger (afterSave, afterDelete, afterLogin) and ignores its failure, as Parse does. */

@@ -216,10 +216,12 @@ export class WebhookCloudRuntime implements CloudRuntime {
       throw new ParseError(ParseCode.SCRIPT_FAILED, typeof error === 'string' ? error : JSON.stringify(error));
     }
     if (kind === 'function') return success;
-    // The worker's answer shapes (hooks.ts), from Parse Server's webhook answers.
+    // The answer shapes hooks.ts reads, from Parse Server's webhook answers. A beforeSave webhook's
+    // object is the object to save, not changes to merge (Parse Server's `wrapToHTTPRequest`
+    // answers `{object}`, and RestWrite.runBeforeSaveTrigger sets `this.data = response.object`).
     if (name === 'beforeSave' && isPlainObject(success)) {
-      const { createdAt: _c, updatedAt: _u, className: _n, objectId: _o, ...changes } = success;
-      return { changes };
+      const { createdAt: _c, updatedAt: _u, className: _n, ...object } = success;
+      return { object };
     }
     if (name === 'afterFind' && Array.isArray(success)) return { objects: success };
     if (name === 'beforeFind' && isPlainObject(success)) return { query: success };

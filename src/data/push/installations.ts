@@ -9,7 +9,10 @@ import { isPlainObject } from '../values.js';
  * ids a device is known by (`installationId`, `deviceToken`) are normalized, a new installation
  * needs one and a `deviceType`, they may not change once set, a save that names an installation
  * that exists updates it, and a device token belongs to one installation (others holding it are
- * deleted once the write succeeds, Parse Server's default `duplicateDeviceTokenAction`).
+ * deleted once the write succeeds, Parse Server's default `duplicateDeviceTokenAction`; when a
+ * row holding only the token meets the row the write names, the token's row is kept, Parse
+ * Server's default `duplicateDeviceTokenMergePriority`). The `X-Parse-Installation-Id` header finds
+ * the caller's installation but is never written as its `installationId`.
  */
 
 /**
@@ -39,9 +42,9 @@ export async function prepareInstallationWrite(store: DataStore, given: unknown,
   if (typeof body.deviceToken === 'string' && body.deviceToken.length === 64) body.deviceToken = body.deviceToken.toLowerCase();
   if (typeof body.installationId === 'string') body.installationId = body.installationId.toLowerCase();
   let installationId = text(body.installationId);
+  // The header's id finds the client's installation but is not written: Parse Server's
+  // handleInstallation matches on it and leaves the body as it came.
   if (!installationId && !auth.master) installationId = auth.installationId?.toLowerCase();
-  // A client's own installation is saved under the id its requests carry.
-  if (!objectId && installationId && body.installationId === undefined) body.installationId = installationId;
   const deviceToken = text(body.deviceToken);
   if (objectId && !deviceToken && !installationId && body.deviceType === undefined) return { objectId, body, remove: [] };
 
@@ -78,11 +81,16 @@ export async function prepareInstallationWrite(store: DataStore, given: unknown,
     if (!text(body.installationId)) throw new ParseError(ParseCode.INVALID_INSTALLATION_ID, 'Must specify installationId when deviceToken matches multiple Installation objects');
     return { body, remove: others((r) => r.data.installationId === installationId) };
   }
+  const tokenOnly = deviceTokenMatches.length === 1 && !deviceTokenMatches[0]!.data.installationId ? deviceTokenMatches[0]! : undefined;
+  if (tokenOnly && tokenOnly.objectId !== idMatch.objectId) {
+    // The token was saved alone before this device had an installationId: the two rows are one
+    // device. As Parse Server 9's default `duplicateDeviceTokenMergePriority: 'deviceToken'`
+    // (parse-server src/InstallationDedup.js, applyDuplicateDeviceTokenMerge), the token's row is
+    // kept and written, and the row the write named goes.
+    return { objectId: tokenOnly.objectId, body: strip(body), remove: [idMatch.objectId] };
+  }
   let remove: string[] = [];
-  if (deviceTokenMatches.length === 1 && !deviceTokenMatches[0]!.data.installationId && deviceTokenMatches[0]!.objectId !== idMatch.objectId) {
-    // The token was saved alone before this device had an installationId: it is this device's.
-    remove = [deviceTokenMatches[0]!.objectId];
-  } else if (deviceToken && idMatch.data.deviceToken !== deviceToken) {
+  if (deviceToken && idMatch.data.deviceToken !== deviceToken) {
     remove = others((r) => r.objectId === idMatch.objectId || (installationId !== undefined && r.data.installationId === installationId));
   }
   return { objectId: idMatch.objectId, body: strip(body), remove };

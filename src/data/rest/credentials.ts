@@ -97,10 +97,13 @@ export const unauthorized = () => Object.assign(new ParseError(0, 'unauthorized'
 /**
  * The auth a request acts as: master when the master key matches; otherwise one of the app's client
  * keys (REST, JavaScript, client, .NET) must match, and a session token makes it a user's.
- * Answers at once unless a session token must be looked up (then a promise).
+ * Answers at once unless a session token must be looked up (then a promise). With `lookUpSession`
+ * false the token is carried unchecked and the auth has no user: `GET /sessions/me` checks it
+ * itself, as Parse Server's `handleParseSession` leaves that route's token alone (parse-server
+ * src/middlewares.js).
  * @throws the 403 unauthorized error when no key matches; ParseError 209 (a rejection) for a bad session token.
  */
-export function authenticate(keys: AppKeys, credentials: Credentials, services: AppServices): Auth | Promise<Auth> {
+export function authenticate(keys: AppKeys, credentials: Credentials, services: AppServices, lookUpSession = true): Auth | Promise<Auth> {
   const bytes = bytesOf(keys);
   if (credentials.masterKey !== undefined) {
     if (!sameBytes(Buffer.from(credentials.masterKey), bytes.master)) throw unauthorized();
@@ -111,5 +114,6 @@ export function authenticate(keys: AppKeys, credentials: Credentials, services: 
     return bytes.client.some((key) => sameBytes(given, key));
   }))
     throw unauthorized();
+  if (!lookUpSession) return { master: false, principals: ['*'], installationId: credentials.installationId, sessionToken: credentials.sessionToken };
   return services.sessions.clientAuth(credentials.sessionToken, credentials.installationId);
 }

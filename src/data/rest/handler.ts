@@ -235,7 +235,7 @@ export function createDataHandler(options: DataHandlerOptions): DataHandler {
       for (const field of SDK_BODY_FIELDS) if (!(isFilePost && field === '_ContentType')) delete (body as Record<string, unknown>)[field];
     }
     const isRead = method === 'GET';
-    const authenticated = authenticate(keys, credentials, services);
+    const authenticated = authenticate(keys, credentials, services, !(method === 'GET' && path === '/sessions/me'));
     // Read later, maybe after the cloud code loads: a refused session must not count as unhandled meanwhile.
     if (authenticated instanceof Promise) authenticated.catch(() => undefined);
     const route = (registry: CloudRegistry, auth: Auth): Answer => {

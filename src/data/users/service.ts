@@ -77,6 +77,13 @@ export function createSession(store: DataStore, userId: string, createdWith: Cre
   });
 }
 
+/**
+ * Whether users must verify their email before they log in: the app's `verifyUserEmails` and
+ * `preventLoginWithUnverifiedEmail` both on, as Parse Server asks for both (parse-server
+ * src/RestWrite.js, `createSessionTokenIfNeeded`; src/Routers/UsersRouter.js).
+ */
+const mustVerifyToLogIn = (store: DataStore): boolean => store.settings().verifyUserEmails && store.settings().preventLoginWithUnverifiedEmail;
+
 /** The fields of a `_User` write, split into data, password and ACL. */
 interface UserInput {
   fields: Record<string, unknown>;
@@ -147,7 +154,8 @@ async function checkUnique(store: DataStore, fields: Record<string, unknown>, se
  * Signs a user up (Parse REST guide, "Signing Up"; `POST /users`): checks the body, hashes the
  * password, creates the `_User` with its ACL (the body's, or none else unless the app's
  * `enforcePrivateUsers` is off, then public read; the user always reads and
- * writes itself, as Parse Server forces) and a session with `createdWith.action` "signup". A signup
+ * writes itself, as Parse Server forces) and a session with `createdWith.action` "signup" ("login"
+ * with the providers as `authProvider` for a signup through them, as Parse Server). A signup
  * through an auth provider (`authData`, authData.ts) may leave out the password, and without a
  * username gets a random one of 25 letters and digits, as Parse Server makes it.
  * @returns the stored user, its new session token, and what the answer adds: the generated
@@ -180,13 +188,16 @@ export async function signUp(store: DataStore, body: unknown, auth: Auth): Promi
     if (verifying) Object.assign(row.data, verificationToken(store, row.objectId));
     await store.replaceRow('_User', row);
     const result: SignUpResult = { user: row, verificationMail: verifying };
-    // As Parse Server: a user who may not log in before verifying gets no session from a password signup.
-    if (verifying && !providers.length && store.settings().preventLoginWithUnverifiedEmail) return result;
-    const authProvider = providers.length ? providers.join(',') : 'password';
-    const session = await createSession(store, row.objectId, { action: 'signup', authProvider }, auth.installationId);
-    result.sessionToken = session.data.sessionToken as string;
     if (generated) result.username = row.data.username as string;
     if (input.authData) result.authDataResponse = {};
+    // As Parse Server's `RestWrite.createSessionTokenIfNeeded`: while both options are on, no signup
+    // gets a session, with an email or without (one without can never verify it), through a password
+    // or a provider; the user logs in once verified.
+    if (mustVerifyToLogIn(store)) return result;
+    // Parse Server's `RestWrite.createSessionToken` counts a signup through providers as their login.
+    const createdWith: CreatedWith = providers.length ? { action: 'login', authProvider: providers.join(',') } : { action: 'signup', authProvider: 'password' };
+    const session = await createSession(store, row.objectId, createdWith, auth.installationId);
+    result.sessionToken = session.data.sessionToken as string;
     return result;
   });
 }
@@ -243,8 +254,9 @@ export function loginPayload(body: unknown, query: Record<string, unknown>): Rec
  * Finds the user of a username (or email) and password pair (Parse Server's
  * `_authenticateUserFromRequest`): `username` matches a username or an email; with `email`, the
  * email. A user whose ACL is `{}` is locked out unless the master key asks.
- * @throws ParseError 205 "User email is not verified." when the app's `preventLoginWithUnverifiedEmail`
- *   is on and the user's `emailVerified` is false; 200 (neither username nor email), 201 (no password), 101 "Invalid
+ * @throws ParseError 205 "User email is not verified." when the app's `verifyUserEmails` and
+ *   `preventLoginWithUnverifiedEmail` are on and the user's `emailVerified` is not true (also a user
+ *   without an email: parse-server src/Routers/UsersRouter.js, `_authenticateUserFromRequest`); 200 (neither username nor email), 201 (no password), 101 "Invalid
  *   username/password." for every mismatch.
  */
 export async function authenticate(store: DataStore, payload: Record<string, unknown>, auth: Auth): Promise<StoredRow> {
@@ -258,8 +270,8 @@ export async function authenticate(store: DataStore, payload: Record<string, unk
   const matches = await verifyPassword(password, user?.data._hashed_password);
   if (!matches || !user) throw invalidLogin();
   if (!auth.master && user.acl && Object.keys(user.acl).length === 0) throw invalidLogin();
-  // `preventLoginWithUnverifiedEmail` (settings.ts); the master key may pass `ignoreEmailVerification`, as in Parse Server.
-  if (store.settings().preventLoginWithUnverifiedEmail && user.data.emailVerified === false && !(auth.master && payload.ignoreEmailVerification === true)) {
+  // Any user not verified, also one without an email; the master key may pass `ignoreEmailVerification`, as in Parse Server.
+  if (mustVerifyToLogIn(store) && user.data.emailVerified !== true && !(auth.master && payload.ignoreEmailVerification === true)) {
     throw new ParseError(ParseCode.EMAIL_NOT_FOUND, 'User email is not verified.');
   }
   return user;

@@ -245,10 +245,6 @@ export const cases: DiffCase[] = [
   },
   {
     name: "an anonymous signup's session says how it was made",
-    known: {
-      reason: 'Parse Server records createdWith {action: "login"} for a signup through a provider; Backyard records "signup"',
-      backyard: [{ status: 200, body: { results: [{ action: 'signup', authProvider: 'anonymous' }, { action: 'login', authProvider: 'anonymous' }] } }],
-    },
     run: async (api) => {
       const anon = await anonymousUser(api, 'anon');
       await api.call('POST', '/users', bodyOf({ authData: { anonymous: { id: anon.anonymousId } } }));
