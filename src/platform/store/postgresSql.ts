@@ -51,6 +51,8 @@ interface Scope {
 export class PostgresSql implements Sql {
   readonly kind = 'postgres';
   private readonly scope = new AsyncLocalStorage<Scope>();
+  /** Transactions open now: the storage is disabled when none is (sqliteSql.ts says why). */
+  private openTransactions = 0;
 
   private constructor(private readonly pool: pg.Pool) {}
 
@@ -95,6 +97,7 @@ export class PostgresSql implements Sql {
       throw unreachable(error);
     });
     const scope: Scope = { client, open: true };
+    this.openTransactions++;
     try {
       await client.query('BEGIN');
       await client.query('SELECT pg_advisory_xact_lock($1, $2)', [LOCK_CLASS, WRITE_LOCK]);
@@ -107,6 +110,7 @@ export class PostgresSql implements Sql {
     } finally {
       scope.open = false;
       client.release();
+      if (--this.openTransactions === 0) this.scope.disable();
     }
   }
 
