@@ -76,8 +76,18 @@ function probeOf(v: string | number | boolean, i: number): string | number | boo
     const probe = `${kindOf(v) === 'o' ? v[0] : ''} Probe ${i} Q `;
     return probe === v ? `${probe}X` : probe;
   }
-  const probe = Math.abs(v) + 7919 + i;
-  return v >= 0 ? (Number.isInteger(v) ? probe : probe + 0.5) : -(Number.isInteger(v) ? probe : probe + 0.5);
+  return probeNumber(v, i);
+}
+
+/**
+ * The probe of the number at index `i`: unique to `i` (1,000,003 + 2i, and .5 more for a fraction,
+ * so no two probes are equal and each names its value), of `v`'s sign and integrality, never `v`.
+ */
+function probeNumber(v: number, i: number): number {
+  let probe = 1_000_003 + 2 * i;
+  if (Math.abs(v) === probe || Math.abs(v) === probe + 0.5) probe++;
+  const magnitude = Number.isInteger(v) ? probe : probe + 0.5;
+  return v >= 0 ? magnitude : -magnitude;
 }
 
 /**
@@ -164,6 +174,9 @@ function recording(access: QueryAccess, checks: Array<(access: QueryAccess) => v
   };
 }
 
+/** Values a cached shape may have: a longer `$in` list is rare, and compiling it costs little next to running it. */
+const MAX_LEAVES = 256;
+
 /** Entries kept per cache; past it the cache starts again (shapes are few in a real app). */
 const MAX_ENTRIES = 1000;
 
@@ -243,6 +256,7 @@ function shapeOf(kind: string, className: string, query: ReadQuery): Shape | und
   const leaves: unknown[] = [];
   if (!walk(query.where ?? {}, out, (v) => leaves.push(v), false).ok) return undefined;
   appendRest(query, out, leaves);
+  if (leaves.length > MAX_LEAVES) return undefined;
   return { key: out.join(''), leaves };
 }
 
@@ -281,9 +295,9 @@ function learn(own: SqlFragment, leaves: unknown[], query: ReadQuery, compile: (
     probes.push(probe === p ? `${probe}X` : probe);
     return probes[probes.length - 1] as string;
   });
-  const limit = query.limit === undefined ? undefined : query.limit + 7919;
-  const skip = query.skip === undefined ? undefined : query.skip + 7919;
+  const limit = query.limit === undefined ? undefined : probeNumber(query.limit, probes.length);
   if (limit !== undefined) probes.push(limit);
+  const skip = query.skip === undefined ? undefined : probeNumber(query.skip, probes.length);
   if (skip !== undefined) probes.push(skip);
   if (probes.length !== leaves.length) return null;
   let probed: SqlFragment;
@@ -294,6 +308,13 @@ function learn(own: SqlFragment, leaves: unknown[], query: ReadQuery, compile: (
     return null;
   }
   if (probed.sql !== own.sql || probed.params.length !== own.params.length) return null;
+  // Each probe is unique to its leaf (probeOf), so a parameter's probe names its leaf.
+  const byProbe = new Map<unknown, number>();
+  const byProbeJson = new Map<string, number>();
+  probes.forEach((probe, i) => {
+    byProbe.set(probe, i);
+    byProbeJson.set(JSON.stringify(probe), i);
+  });
   const slots: Slot[] = [];
   for (let k = 0; k < own.params.length; k++) {
     const a = own.params[k];
@@ -302,13 +323,13 @@ function learn(own: SqlFragment, leaves: unknown[], query: ReadQuery, compile: (
       slots.push({ value: a });
       continue;
     }
-    const raw = leaves.findIndex((leaf, i) => Object.is(leaf, a) && Object.is(probes[i], b));
-    if (raw >= 0) {
+    const raw = byProbe.get(b);
+    if (raw !== undefined && Object.is(leaves[raw], a)) {
       slots.push({ leaf: raw, json: false });
       continue;
     }
-    const json = leaves.findIndex((leaf, i) => a === JSON.stringify(leaf) && b === JSON.stringify(probes[i]));
-    if (json < 0) return null;
+    const json = typeof b === 'string' ? byProbeJson.get(b) : undefined;
+    if (json === undefined || a !== JSON.stringify(leaves[json])) return null;
     slots.push({ leaf: json, json: true });
   }
   return { sql: own.sql, slots, checks };

@@ -2,7 +2,6 @@ import pg from 'pg';
 import { InsertBatches, singleInsert, type RowInsert } from './insertBatches.js';
 import type { Run } from './run.js';
 
-
 /** Rewrites the compiler's `?` placeholders as PostgreSQL's `$1, $2, ...` (no SQL text we write holds a literal `?`). */
 export function numbered(sql: string): string {
   let n = 0;
@@ -53,24 +52,30 @@ export class PostgresDatabase {
     this.pool.on('error', onError);
   }
 
-  /** Statement text → the name it is prepared under on each connection (node-postgres prepares a named statement once per connection). */
-  private readonly names = new Map<string, string>();
+  /**
+   * Statement text (with `?`) → its numbered text and the name it is prepared under on each
+   * connection (node-postgres prepares a named statement once per connection).
+   */
+  private readonly prepared = new Map<string, { text: string; name: string }>();
 
   /**
    * The query of a statement: reads and writes of rows are named, so that each connection parses
-   * and plans a query shape once rather than per call (at most MAX_PREPARED shapes; DDL never).
+   * and plans a query shape once rather than per call (at most MAX_PREPARED shapes; DDL never). The
+   * compiler gives a query shape the same text for any values (query/statementCache.ts), so one
+   * name serves them all.
    */
   private config(sql: string, params: readonly unknown[]): pg.QueryConfig {
-    const text = numbered(sql);
-    let name = this.names.get(text);
-    if (name === undefined && this.names.size < MAX_PREPARED && /^(SELECT|INSERT|UPDATE|DELETE) /.test(text)) {
-      name = `backyard_${this.names.size}`;
-      this.names.set(text, name);
-    }
     // The extended protocol for every statement, also those without values (DDL): PostgreSQL refuses
     // several statements in one Parse message, where the simple protocol would run them all.
-    const config: pg.QueryConfig & { queryMode: 'extended' } = { text, values: params as unknown[], queryMode: 'extended' };
-    return name === undefined ? config : { ...config, name };
+    const known = this.prepared.get(sql);
+    if (known) return { text: known.text, name: known.name, values: params as unknown[], queryMode: 'extended' } as pg.QueryConfig;
+    const text = numbered(sql);
+    if (this.prepared.size < MAX_PREPARED && /^(SELECT|INSERT|UPDATE|DELETE) /.test(text)) {
+      const name = `backyard_${this.prepared.size}`;
+      this.prepared.set(sql, { text, name });
+      return { text, name, values: params as unknown[], queryMode: 'extended' } as pg.QueryConfig;
+    }
+    return { text, values: params as unknown[], queryMode: 'extended' } as pg.QueryConfig;
   }
 
   /** Runs one statement on a pooled connection. */
