@@ -13,7 +13,7 @@ import { openPlatform } from '../src/platform/platform.js';
 import { startBackyard } from '../src/serve.js';
 
 /**
- * Development environments (issue 5, "What it must show", bench): `executeCommand` of `true` end to
+ * Development environments: `executeCommand` of `true` end to
  * end over MCP (streamable HTTP, in-process server) against a bare dockerode exec of the same
  * command in the same container, measured alternately in the same run, as a ratio (target: within
  * 1.5×); and the time to create an environment with the image present (target: under 1 s).

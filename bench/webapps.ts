@@ -13,7 +13,7 @@ import { imageFilter, webAppHomeFilter } from '../src/platform/webapps/labels.js
 import { probe } from '../src/platform/webapps/health.js';
 
 /**
- * Web Apps (issue 6, "What it must show", bench), with Backyard (`backyard serve`) as a child process:
+ * Web Apps, with Backyard (`backyard serve`) as a child process:
  * 1. The time from `startDeployment` to `active` for the sample app (busybox httpd `FROM` the offline
  *    image; a new commit each round, so its `COPY` layer is rebuilt), against a bare `docker build`
  *    plus `docker run` of the same context until the page answers, alternating in the same run

@@ -1,5 +1,5 @@
 /**
- * `$group` answered by SQLite (issue 16, "aggregate in the adapter"): for every shape the plan takes
+ * `$group` answered by SQLite: for every shape the plan takes
  * (aggregate/groupPlan.ts), the database's answer equals the in-memory run over the same objects
  * (group.ts), on a real SQLite file with empty, null and missing keys and values.
  */

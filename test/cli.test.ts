@@ -146,11 +146,11 @@ describe('backyard serve', () => {
       expect(keys.stdout).toMatch(new RegExp(`^${name}\\t[A-Za-z0-9_-]{32}$`, 'm'));
     }
     expect(keys.stdout).toContain(`applicationId\t${appId}`);
-    // Letters and digits only: an id starting with - would read as an option right here (issue 14).
+    // Letters and digits only: an id starting with - would read as an option right here.
     expect(appId).toMatch(/^[A-Za-z0-9]{32}$/);
   });
 
-  it('refuses to start a second server on a home that a live one serves, and leaves the first one\'s record alone (issue 14)', async () => {
+  it('refuses to start a second server on a home that a live one serves, and leaves the first one\'s record alone', async () => {
     const home = newHome();
     const port = await freePort();
     await serve(home, port);
@@ -208,7 +208,7 @@ describe('backyard mcp next to a running backyard serve on the same home', () =>
     expect(error.isError).toBe(true);
     expect((error.content as Array<{ text: string }>)[0]!.text).toMatch(/already exists/);
 
-    // Progress crosses the forwarding (issue 15): the served process reports, the stdio one relays.
+    // Progress crosses the forwarding: the served process reports, the stdio one relays.
     const heard: string[] = [];
     const deployed = await (client as unknown as ModernClient).callTool(
       { name: 'deployCloudCode', arguments: { appId: app.appId, changes: [{ path: 'cloud/main.js', operation: 'write', writeMode: 'overwrite', data: "Parse.Cloud.define('hi', () => 'there');\n" }] } },

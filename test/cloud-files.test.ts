@@ -5,7 +5,7 @@ import { modernHttpClient } from './helpers/mcpClients.js';
 import { api, startTestServer, type TestServer } from './helpers/server.js';
 
 /**
- * Cloud code files (issue 4, items 1 to 3): the starting tree, deployCloudCode and getCloudCode,
+ * Cloud code files: the starting tree, deployCloudCode and getCloudCode,
  * through a real server over REST, and once through an MCP client.
  */
 
@@ -378,7 +378,7 @@ describe('limits', () => {
 });
 
 describe('warnings', () => {
-  it('code that throws while loading: the answer says its functions now fail and names the file and line (issue 14)', async () => {
+  it('code that throws while loading: the answer says its functions now fail and names the file and line', async () => {
     const app = await createApp();
     const res = await deploy(app.appId, [
       { path: 'cloud/main.js', operation: 'write', writeMode: 'overwrite', data: "require('./tools/boom.js');\n" },
@@ -677,7 +677,7 @@ describe('through MCP', () => {
         expect.stringMatching(/^public\/mcp\/page\.html uses Parse but does not load the data SDK/),
       ]);
 
-      // The file itself as text content, not JSON-escaped inside an object (issue 15).
+      // The file itself as text content, not JSON-escaped inside an object.
       const file = await client.callTool({ name: 'getCloudCode', arguments: { appId: app.appId, path: 'cloud/mcp/functions/ping.js' } });
       expect(file.structuredContent).toBeUndefined();
       expect(file.content).toEqual([{ type: 'text', text: "Parse.Cloud.define('ping', () => 'pong');\n" }]);

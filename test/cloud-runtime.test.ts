@@ -220,7 +220,7 @@ describe('deploys', () => {
 
   it('code that fails to load: the reload says why, and calls answer 141 with the reason', async () => {
     const broken = await createTestApp(server, 'cloud-broken');
-    // The file that threw is named with its line, not main.js that required it (issue 14).
+    // The file that threw is named with its line, not main.js that required it.
     await expect(
       deploy(broken, { 'cloud/main.js': "require('./functions/bad.js');\n", 'cloud/functions/bad.js': "// first\n// second\nthrow new Error('bad start');\n" }),
     ).rejects.toThrow(/^the new cloud code failed to load: cloud\/functions\/bad\.js:3:\d+: Error: bad start$/);
@@ -249,7 +249,7 @@ describe('through MCP: deployCloudCode, then the SDK and the data API', () => {
       const call = async (name: string, args: Record<string, unknown>) => {
         const result = (await client.callTool({ name, arguments: args })) as { isError?: boolean; structuredContent: any; content: Array<{ text: string }> };
         expect(result.isError ?? false, result.content[0]?.text).toBe(false);
-        // getCloudCode answers its text as plain text content (issue 15).
+        // getCloudCode answers its text as plain text content.
         return result.structuredContent ?? { content: result.content[0]!.text };
       };
       const current = await call('getCloudCode', { appId: target.appId, path: 'cloud/main.js' });

@@ -1,8 +1,8 @@
 /**
- * The dashboard's development environment pages (issue 7, item 5) with a real Docker engine: the
+ * The dashboard's development environment pages with a real Docker engine: the
  * overview lists the environment, its page lists the executions, and an execution's output arrives
  * live in the browser (server-sent events) until the command exits with its code; the environment's
- * page runs a command typed into its form, and a running command's page ends it (issue 14, item 2).
+ * page runs a command typed into its form, and a running command's page ends it.
  */
 import fs from 'node:fs';
 import path from 'node:path';

@@ -1,5 +1,5 @@
 /**
- * The dashboard's security (issue 7): nothing answers without a session; sessions are HttpOnly,
+ * The dashboard's security: nothing answers without a session; sessions are HttpOnly,
  * SameSite=Strict, expiring cookies stored hashed; every change needs the session's CSRF token and a
  * same-origin Origin, so cross-site form posts (from another site, or from a hosted site on
  * <sub>.localhost, which is same-site) are refused; another account's things answer 404; the

@@ -1,5 +1,5 @@
 /**
- * The dashboard's "Server settings" page of a Backend App (issue 13): it shows the options in force,
+ * The dashboard's "Server settings" page of a Backend App: it shows the options in force,
  * saves the ones the form changed (the data API uses them from the next request, no restart), and a
  * refused value shows the page again with the error next to its field and nothing saved. Changes
  * need the session's CSRF token; another account's app answers 404; what is echoed is escaped.

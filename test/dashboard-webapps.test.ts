@@ -1,5 +1,5 @@
 /**
- * The dashboard's Web App pages (issue 7, item 4) with real git pushes, image builds and containers:
+ * The dashboard's Web App pages with real git pushes, image builds and containers:
  * status, appURL, repository, settings (editable through updateWebApp's checks), variable keys
  * (values settable, never shown), deployments, the build and container logs arriving live in the
  * browser while a deployment runs, and redeploy.

@@ -1,5 +1,5 @@
 /**
- * The web dashboard (issue 7) in a real browser: Debian's Chromium driven by playwright-core. Signs
+ * The web dashboard in a real browser: Debian's Chromium driven by playwright-core. Signs
  * in, opens a Backend App from the dashboardURL that createBackendApp answered, browses 1,000
  * objects page by page, edits an object and adds columns (checked through the data API), deploys
  * cloud code from the editor and calls the function, uses the API console, starts a job, and sees

@@ -345,7 +345,7 @@ describe('callBackendAPI', () => {
     expect(res.text).toMatch(pattern);
   });
 
-  it('takes the method in any letter case and a missing body as {}, and names fields one way (issue 14)', async () => {
+  it('takes the method in any letter case and a missing body as {}, and names fields one way', async () => {
     const call = (requests: unknown[]) => api(server, 'POST', `/backend-apps/${app.appId}/call-backend-api`, { token: server.alice, body: { requests } });
     const ok = await call([{ method: 'get', url: '/schemas' }, { method: 'Post', url: '/classes/CaseTest', body: { n: 1 } }]);
     expect(ok.status).toBe(200);
@@ -357,7 +357,7 @@ describe('callBackendAPI', () => {
     expect(badUrl.text).toMatch(/^requests\[0\]\.url must be/);
   });
 
-  it('gives application ids of letters and digits only, never starting with - or _ (issue 14)', async () => {
+  it('gives application ids of letters and digits only, never starting with - or _', async () => {
     const { backendApps, accounts } = server.platform.services;
     const owner = (await accounts.findByLogin('alice'))!.id;
     const ids: string[] = [];

@@ -1,7 +1,7 @@
 /**
  * The SQLite adapter's write transactions on a real file: prepared BEGIN IMMEDIATE / COMMIT, with a
  * rollback that leaves nothing written (the schema included) when the work or SQLite itself fails;
- * transactions take turns, and one opened inside another joins it (issue 16).
+ * transactions take turns, and one opened inside another joins it.
  */
 import fs from 'node:fs';
 import os from 'node:os';

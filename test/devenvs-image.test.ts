@@ -1,5 +1,5 @@
 /**
- * The development environment image (issue 14, "A useful offline image"): Backyard falls back by
+ * The development environment image: Backyard falls back by
  * itself to an image it builds, once for all concurrent callers, tells a caller to come back while
  * the build goes on, says what to install when debootstrap is missing; what an image holds is read
  * from its labels or by looking inside; the mirror comes from apt's sources; guides get the image's

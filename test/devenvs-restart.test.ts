@@ -16,7 +16,7 @@ async function call(client: AnyMcpClient, name: string, args: Record<string, unk
 }
 
 /**
- * Restarts of the Backyard server process (issue 5, item 6): real `backyard serve` processes on one
+ * Restarts of the Backyard server process: real `backyard serve` processes on one
  * home, stopped with SIGTERM (a clean stop) and with SIGKILL (a crash).
  */
 describe.skipIf(SKIP_DOCKER)('development environments across restarts of the server process', () => {

@@ -12,9 +12,9 @@ async function call(client: AnyMcpClient, name: string, args: Record<string, unk
 }
 
 /**
- * Containment (design.md, "Security stance"; issue 5, "What it must show": security). Each case runs
+ * Containment (design.md, "Security stance"). Each case runs
  * in an environment of its own, so that what one leaves running (a fork bomb, a full process table)
- * cannot change the next one's outcome (issue 12).
+ * cannot change the next one's outcome.
  */
 describe.skipIf(SKIP_DOCKER)('development environment containment', () => {
   const LIMIT = 64;
@@ -56,7 +56,7 @@ describe.skipIf(SKIP_DOCKER)('development environment containment', () => {
     expect(host.Memory).toBe(96 * 1024 * 1024);
     expect(host.PidsLimit).toBe(LIMIT);
     expect(host.NanoCpus).toBe(1e9);
-    // On its account's own network, and on no other (issue 18; test/container-networks.test.ts).
+    // On its account's own network, and on no other (test/container-networks.test.ts).
     const network = accountNetworkName(server.home, (await server.platform.services.accounts.findByLogin('alice'))!.id);
     expect(host.NetworkMode).toBe(network);
     expect(Object.keys(inspected.NetworkSettings.Networks)).toEqual([network]);

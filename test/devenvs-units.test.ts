@@ -56,7 +56,7 @@ describe('output tails (1 MiB per stream)', () => {
   });
 });
 
-describe('the text of a command that could not start (issue 12)', () => {
+describe('the text of a command that could not start', () => {
   const runtimeMessage = 'OCI runtime exec failed: exec failed: unable to start container process: read init-p: connection reset by peer: unknown';
 
   it('names the full process table, the running executions to end and the runtime\'s words', () => {

@@ -57,7 +57,7 @@ describe.skipIf(SKIP_DOCKER)('development environments through MCP (real Docker 
       chatTitle: 'Another chat',
       createdAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
       backyardURL: `http://backyard.internal:${new URL(server.url).port}`,
-      // BusyBox: no package manager, so no installCommand (issue 14, "A useful offline image").
+      // BusyBox: no package manager, so no installCommand.
       image: OFFLINE_IMAGE,
       operatingSystem: BUSYBOX_OS,
     });
@@ -68,7 +68,7 @@ describe.skipIf(SKIP_DOCKER)('development environments through MCP (real Docker 
     expect(container?.Labels[LABEL_ACCOUNT]).toBe((await server.platform.services.accounts.findByLogin('alice'))!.id);
   });
 
-  it('reaches Backyard from inside at backyardURL, although Backyard listens on loopback (issue 14)', async () => {
+  it('reaches Backyard from inside at backyardURL, although Backyard listens on loopback', async () => {
     const { backyardURL } = (await call(client, 'getDevelopmentEnvironments', { chatTitle: 'Set up a Node project' })).developmentEnvironments[0];
     const { hostname, port } = new URL(backyardURL);
     // BusyBox wget crashes in this image; a bare HTTP request through nc.
@@ -275,7 +275,7 @@ describe.skipIf(SKIP_DOCKER)('development environments through MCP (real Docker 
   });
 });
 
-describe.skipIf(SKIP_DOCKER)('executeCommand and a command that waits for input (issue 14)', () => {
+describe.skipIf(SKIP_DOCKER)('executeCommand and a command that waits for input', () => {
   let server: TestServer;
   let client: AnyMcpClient;
   let envId: string;

@@ -1,5 +1,5 @@
 /**
- * How the Docker suites find the address at which containers reach the host (issue 12): from a
+ * How the Docker suites find the address at which containers reach the host: from a
  * container's own default route, never from the network's IPAM `Gateway` entry, which Docker does not
  * promise (Debian's engine 20.10 lists only `{"Subnet": "172.17.0.0/16"}` for the default bridge).
  */

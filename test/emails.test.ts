@@ -9,7 +9,7 @@ import { createTestApp, type TestApp } from './helpers/dataApp.js';
 import { startTestServer, type TestServer, dashboardCookie } from './helpers/server.js';
 
 /**
- * Emails (issue 17): email verification and password reset through the real Parse JS SDK, with the
+ * Emails: email verification and password reset through the real Parse JS SDK, with the
  * mails delivered to a real SMTP server started here (the `smtp-server` package, with a login), the
  * reset page used in Chromium, and, without SMTP, the outbox the dashboard shows.
  */

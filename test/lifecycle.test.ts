@@ -1,5 +1,5 @@
 /**
- * Lifecycle operations beyond the spec's 20 (issue 14, item 3): deleting a Backend App, stopping,
+ * Lifecycle operations beyond the spec's 20: deleting a Backend App, stopping,
  * starting and deleting a Web App, deleting and restarting a development environment, through real
  * MCP and REST clients on a real Docker engine. Each shows that nothing is left behind and that
  * another account's ids answer 404.

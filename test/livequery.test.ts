@@ -8,7 +8,7 @@ import { MAX_SUBSCRIPTIONS } from '../src/data/livequery/server.js';
 import { startTestServer, type TestServer } from './helpers/server.js';
 
 /**
- * LiveQuery (issue 17) through the real Parse JS SDK (`query.subscribe()`, which opens
+ * LiveQuery through the real Parse JS SDK (`query.subscribe()`, which opens
  * `ws://<host>/data`): each event type, ACLs and class-level permissions honoured, protected fields
  * kept out of a subscription's `where`, `keys`, and events from every write path.
  */

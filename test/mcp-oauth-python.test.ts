@@ -1,5 +1,5 @@
 /**
- * MCP authorization (issue 15) through the Python `mcp` SDK's OAuth client: a real `backyard serve`
+ * MCP authorization through the Python `mcp` SDK's OAuth client: a real `backyard serve`
  * process, the SDK in a virtual environment of its own (installed with pip when Python is there),
  * the consent page in Chromium, and the test's client site over HTTPS (the SDK takes only an https
  * client metadata document URL; the served process trusts the test's certificate through

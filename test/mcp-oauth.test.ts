@@ -21,7 +21,7 @@ import { MetadataDocuments } from '../src/platform/oauth/metadataDocuments.js';
 import { OAuthService } from '../src/platform/oauth/service.js';
 
 /*
- * MCP authorization (issue 15) through real parts: Backyard on loopback, the v2 TypeScript client's
+ * MCP authorization through real parts: Backyard on loopback, the v2 TypeScript client's
  * OAuth provider support, the consent page in Chromium, and a small client web server of the test's
  * own (its redirect URI and its client metadata document).
  */

@@ -58,7 +58,7 @@ describe.each(clients)('MCP through the %s', (label, connect) => {
     for (const tool of tools) {
       const op = operationsByName[tool.name as keyof typeof operationsByName];
       expect(tool.title).toBe(op.title);
-      // This server's addresses are filled in: no placeholder of ours reaches an assistant (issue 14).
+      // This server's addresses are filled in: no placeholder of ours reaches an assistant.
       // A stdio client's own process listens on a port of its own: compare with the port left out.
       const portless = (text: string) => text.replace(/(localhost|backyard\.internal):\d+/g, '$1:PORT');
       expect(portless(tool.description)).toBe(portless(fillAddresses(op.description, server.platform.services.urls)));
@@ -72,7 +72,7 @@ describe.each(clients)('MCP through the %s', (label, connect) => {
       if (!expected.readOnlyHint) expect([sent.destructiveHint, sent.idempotentHint], op.name).toEqual([expected.destructiveHint, expected.idempotentHint]);
       expect(tool.inputSchema).toEqual(compactSchema(z.toJSONSchema(op.input, { io: 'input' }) as Record<string, unknown>));
       expect(tool.inputSchema.type).toBe('object');
-      // Output shapes are in the OpenAPI document; tools/list stays lean (issue 15).
+      // Output shapes are in the OpenAPI document; tools/list stays lean.
       expect(tool.outputSchema).toBeUndefined();
     }
     const guideTool = tools.find((t) => t.name === 'getGuide')!;
@@ -84,7 +84,7 @@ describe.each(clients)('MCP through the %s', (label, connect) => {
       expect(result.isError ?? false, textOf(result)).toBe(false);
       const op = operationsByName[name as keyof typeof operationsByName];
       if (op.textResult) {
-        // A guide or a cloud code listing is the text itself, not JSON-escaped in an object (issue 15).
+        // A guide or a cloud code listing is the text itself, not JSON-escaped in an object.
         expect(result.structuredContent).toBeUndefined();
         expect(result.content).toHaveLength(1);
         return { [op.textResult]: textOf(result) } as Record<string, any>;
@@ -111,7 +111,7 @@ describe.each(clients)('MCP through the %s', (label, connect) => {
     const title = server.platform.services.guides.titles()[0]!;
     const guide = check('getGuide', await client.callTool({ name: 'getGuide', arguments: { guideTitle: title } }));
     expect(guide.content).toMatch(/^# /);
-    // Every guide comes with this server's real addresses, no placeholder of ours (issue 14).
+    // Every guide comes with this server's real addresses, no placeholder of ours.
     // (A stdio client's own process listens on a port of its own.)
     const deploy = check('getGuide', await client.callTool({ name: 'getGuide', arguments: { guideTitle: 'deploy-a-web-app-from-the-built-in-git-host' } }));
     expect(deploy.content).toMatch(/git push http:\/\/x-access-token:<token from step 7>@backyard\.internal:\d+\/git\/<login>\/hello-web\.git main/);

@@ -14,7 +14,7 @@
  * createDevelopmentEnvironment answers (`http://backyard.internal:<port>`, the host's bridge address
  * in the container's /etc/hosts), with no relay of the test's own. The environment image is the one
  * Backyard chooses by itself with its default settings: alpine cannot be pulled here, so its own
- * Debian image (debianImage.ts, built once by scripts/ensure-docker), where `git` runs (issue 14).
+ * Debian image (debianImage.ts, built once by scripts/ensure-docker), where `git` runs.
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -276,7 +276,7 @@ describe.skipIf(SKIP_DOCKER)('the mission, through MCP as a chat assistant', () 
     state.guideWebAppId = created.appId;
   }, 180_000);
 
-  it('deletes everything it made with the lifecycle tools, and nothing is left (issue 14)', async () => {
+  it('deletes everything it made with the lifecycle tools, and nothing is left', async () => {
     const home = server.home;
     await call(client, 'deleteWebApp', { appId: state.webAppId });
     if (state.guideWebAppId) await call(client, 'deleteWebApp', { appId: state.guideWebAppId });

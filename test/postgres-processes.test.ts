@@ -13,7 +13,7 @@ import { onPostgres, pgQuery } from './helpers/storage.js';
 const exec = promisify(execFile);
 
 /**
- * Several Processes, one truth (issue 16): two `backyard serve` processes on one PostgreSQL and one
+ * Several Processes, one truth: two `backyard serve` processes on one PostgreSQL and one
  * shared home, behind a round-robin proxy. What is made through one is seen through the other.
  */
 describe.skipIf(!onPostgres)('two backyard serve processes on one PostgreSQL', () => {

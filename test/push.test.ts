@@ -8,7 +8,7 @@ import { startTestServer, type TestServer, dashboardCookie } from './helpers/ser
 import { startRedirector, startTrap, type Redirector, type Trap } from './helpers/outboundTargets.js';
 
 /**
- * Installations and push (issue 17) through the real Parse JS SDK: Parse's installation rules, and
+ * Installations and push through the real Parse JS SDK: Parse's installation rules, and
  * `Parse.Push.send` delivered to stand-ins of APNs, FCM and a Web Push service
  * (test/helpers/pushServices.ts) that check signatures, topics, tokens and encryption as the real
  * ones do; `_PushStatus` records what was sent and what failed.

@@ -14,7 +14,7 @@ import { CLI, stdioEnv } from './helpers/mcpClients.js';
 import { makeHome, removeHome, startTestServer, type TestServer, dashboardCookie } from './helpers/server.js';
 
 /**
- * Scheduled jobs (issue 17): `_JobSchedule` objects made through the data API (`/cloud_code/jobs`,
+ * Scheduled jobs: `_JobSchedule` objects made through the data API (`/cloud_code/jobs`,
  * as Parse Dashboard and Back4App send them), the command line and the dashboard, run by Backyard,
  * each run recorded in `_JobStatus` (read here through the JS SDK), none after removal, and none
  * twice for one slot across a restart.

@@ -1,5 +1,5 @@
 /**
- * Per-Backend-App server options (issue 13, "Requests, users and files"): Parse Server 9's names and
+ * Per-Backend-App server options: Parse Server 9's names and
  * defaults, each option honoured where Parse Server honours it (through the real Parse JS SDK where it
  * reaches the feature, REST otherwise), and set with `backyard app config`, `backyard app import
  * --config/--set` (also next to a running server) and the Backend App service the dashboard uses.

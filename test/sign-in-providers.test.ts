@@ -8,7 +8,7 @@ import { CLIENT, startSignInStandIn, type SignInStandIn } from './helpers/signIn
 import { LOOPBACK_IN_IPV6, startRedirector, startTrap, type Redirector, type Trap } from './helpers/outboundTargets.js';
 
 /**
- * Sign-in providers (issue 17) through the real Parse JS SDK (`Parse.User.logInWith`, `linkWith`,
+ * Sign-in providers through the real Parse JS SDK (`Parse.User.logInWith`, `linkWith`,
  * `Parse.AnonymousUtils`) against a running server whose app is configured with a stand-in for each
  * provider (test/helpers/signInProvider.ts): tokens are signed with the stand-in's own RSA key and
  * verified against its JWKS, codes are exchanged and tokens read users as the real services do.

@@ -1,5 +1,5 @@
 /**
- * The layering rules a code review named (issue 16, "Structure"), checked on the import specifiers
+ * The layering rules a code review named, checked on the import specifiers
  * of every module under src/ (static imports, re-exports and dynamic imports), so that an import
  * that breaks one fails here with the file and the specifier.
  */

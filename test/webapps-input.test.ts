@@ -1,5 +1,5 @@
 /**
- * Web Apps (issue 6, item 3), what callers may get wrong, over the REST API: bad names, ports and
+ * Web Apps, what callers may get wrong, over the REST API: bad names, ports and
  * paths, a missing repository, branch or Dockerfile (400 with a text that says which), unknown ids
  * and other accounts' apps (404), updates that change nothing, and the one subdomain namespace
  * shared with hosted Backend Apps.

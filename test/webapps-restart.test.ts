@@ -1,5 +1,5 @@
 /**
- * Web Apps across restarts of the Backyard server process (issue 6, "Restart"): real `backyard serve`
+ * Web Apps across restarts of the Backyard server process: real `backyard serve`
  * processes on one home, stopped with SIGKILL (a crash) and SIGTERM (a clean stop) in the middle of
  * a build. The interrupted deployment reads failed with a reason, the active container is found
  * again by its label (even on a new port) and keeps serving, and auto-deploy works afterwards.

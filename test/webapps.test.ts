@@ -1,5 +1,5 @@
 /**
- * Web Apps and deployments (issue 6, items 3 to 5), the whole run through an MCP client as an
+ * Web Apps and deployments, the whole run through an MCP client as an
  * assistant does it: real `git` pushes to the built-in git host, real image builds and containers
  * on the Docker engine, and the page fetched through Backyard's reverse proxy at `appURL`.
  */

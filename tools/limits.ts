@@ -2,7 +2,7 @@ import { forbidden } from '../src/errors.js';
 import { annotationsFor, type AnyOperation, type Feature } from './operation.js';
 
 /**
- * What a caller may reach within its account (issue 15, "Scopes and features", after Supabase's MCP
+ * What a caller may reach within its account (after Supabase's MCP
  * server). Limits come from the credentials (a token made with `--read-only` or `--app`, an OAuth
  * grant of `mcp:read`) and, for MCP, from what the client asked for (`backyard mcp --read-only
  * --features=… --app=…`, or `/mcp?read_only=true&features=…&app=…`). Every limit only narrows.

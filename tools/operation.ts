@@ -28,7 +28,7 @@ export const OPERATION_NAMES = [
 ] as const;
 
 /**
- * Lifecycle operations beyond the spec's 20 (design.md, "Lifecycle operations"; issue 14, item 3):
+ * Lifecycle operations beyond the spec's 20 (design.md, "Lifecycle operations"):
  * deleting, stopping and restarting what the spec's operations create. Listed after the spec's 20.
  */
 export const LIFECYCLE_NAMES = [
@@ -56,7 +56,7 @@ export type Effect = 'read' | 'create' | 'ensure' | 'replace' | 'mutate' | 'end'
 
 /**
  * The group an operation belongs to, as MCP connections select them (`--features`, `?features=`;
- * issue 15, after Supabase's MCP server): guides, development environments, Backend Apps, Web Apps
+ * after Supabase's MCP server): guides, development environments, Backend Apps, Web Apps
  * with their repositories.
  */
 export const FEATURES = ['guides', 'devenv', 'backend', 'webapps'] as const;
@@ -99,7 +99,7 @@ export interface OperationContext {
   /** What the caller's credentials and connection allow (tools/limits.ts); undefined for everything. */
   limits?: CallerLimits;
   /**
-   * Set when the caller follows progress (an MCP call with a `progressToken`, issue 15): long
+   * Set when the caller follows progress (an MCP call with a `progressToken`): long
    * operations report what they are doing, one sentence a person can read per call, and may then
    * wait for the outcome they would otherwise leave to a follow-up call (a deployment's end).
    */

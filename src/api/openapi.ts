@@ -22,8 +22,7 @@ const inputSchema = (schema: z.ZodType): JsonSchema => {
 };
 
 /**
- * The OpenAPI 3.1 document of the management API, generated from the operation table (issue 2,
- * item 5): one operation per routed table entry, its parameters, body, success and error answers.
+ * The OpenAPI 3.1 document of the management API, generated from the operation table: one operation per routed table entry, its parameters, body, success and error answers.
  * `serverUrl` is `{base_url}` (`<public url>/v1`).
  */
 export function openApiDocument(ops: readonly AnyOperation[], serverUrl: string, version: string): JsonSchema {

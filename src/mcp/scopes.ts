@@ -1,7 +1,7 @@
 import { READ_SCOPE, WRITE_SCOPE, allowsWrites } from '../platform/oauth/scopes.js';
 
 /**
- * The read-only limit of an OAuth grant (`mcp:read` without `mcp:write`, issue 15), as the sentence
+ * The read-only limit of an OAuth grant (`mcp:read` without `mcp:write`), as the sentence
  * that tools changing things are refused with (tools/limits.ts), or undefined for a full grant.
  */
 export function readOnlyGrant(scopes: readonly string[]): string | undefined {

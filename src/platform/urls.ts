@@ -96,8 +96,8 @@ export class PublicUrls {
 }
 
 /**
- * Fills the addresses of this Backyard into text written for assistants (guides, tool descriptions;
- * issue 14, "Real addresses everywhere"): `{backyard_url}`, `{base_url}`, `{data_api_url}`,
+ * Fills the addresses of this Backyard into text written for assistants (guides, tool
+ * descriptions): `{backyard_url}`, `{base_url}`, `{data_api_url}`,
  * `{sdk_script_url}`, `{repo_host}` (the built-in git host, e.g. `localhost:4000/git`: the spec's
  * name), `{backyard_url_in_environments}`, `{environment_git_host}` (`backyard.internal:4000/git`) and
  * `{hosting:<subdomain>}`; and what runs development environments (`PublicUrls.environments`): `{devenv_image}`, `{devenv_install_command}` (with `<package>`

@@ -1,5 +1,5 @@
 /**
- * The differential test's two sides (issue 13, "How to work"): the same requests go to Parse Server 9
+ * The differential test's two sides: the same requests go to Parse Server 9
  * (the oracle, on PostgreSQL) and to a Backend App, and the answers are compared after masking what
  * differs by nature (objectIds, dates, session tokens, error texts).
  */

@@ -1,7 +1,7 @@
 import { startParseServer, type ParseServerPeer } from '../../bench/parseServer.js';
 
 /**
- * Parse Server 9 on a throwaway PostgreSQL cluster: the oracle of the differential test (issue 13),
+ * Parse Server 9 on a throwaway PostgreSQL cluster: the oracle of the differential test,
  * started by bench/parseServer.ts. With PARSE_ORACLE=<serverURL>|<appId>|<masterKey>|<restKey> an
  * already running Parse Server is used instead (for quick runs while working; its classes are
  * suffixed per run, so runs do not meet).

@@ -5,7 +5,7 @@ import type { BrowserContext, Page } from 'playwright-core';
 import { expect } from 'vitest';
 
 /**
- * An OAuth client's own web server on loopback, as the MCP authorization tests need it (issue 15):
+ * An OAuth client's own web server on loopback, as the MCP authorization tests need it:
  * `/callback` is its redirect URI (each arrival is handed to the next waiter), `/client.json` its
  * client metadata document. Over HTTPS when given a key and certificate (a client metadata document
  * URL must be https for clients that follow the draft strictly, such as the Python SDK).

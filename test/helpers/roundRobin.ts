@@ -4,7 +4,7 @@ import { Readable } from 'node:stream';
 import { createProxyServer } from 'http-proxy-3';
 
 /**
- * A small HTTP load balancer for the several-processes test (issue 16): requests go to the targets
+ * A small HTTP load balancer for the several-processes test: requests go to the targets
  * in turn; a target that refuses the connection (a stopped process) is skipped and the request is
  * sent to the next one, as a load balancer with passive health checks does. Bodies are buffered so
  * that a refused request can be sent again.

@@ -196,7 +196,7 @@ export async function removeWebApps(home: string): Promise<void> {
  * The IPv4 address at which containers on `network` reach the host, read from a container's own view:
  * the gateway of its default route in `/proc/net/route` (a throwaway container of the offline image).
  * Docker does not promise a `Gateway` entry in the network's IPAM config (Debian's engine 20.10 lists
- * only the subnet for the default `bridge`), so that entry is never read (issue 12).
+ * only the subnet for the default `bridge`), so that entry is never read.
  * @throws Error when the container has no default route (an `internal` network).
  */
 export async function hostAddressFromContainers(network = 'bridge'): Promise<string> {

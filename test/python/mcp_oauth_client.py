@@ -1,4 +1,4 @@
-"""The Python MCP SDK's OAuth client against Backyard (issue 15), driven by test/mcp-oauth-python.test.ts.
+"""The Python MCP SDK's OAuth client against Backyard, driven by test/mcp-oauth-python.test.ts.
 
 Reads its settings as JSON from argv[1]: {"mcp", "redirect", "client_metadata_url" (or null for
 Dynamic Client Registration), "client_name", "app_name"}. Speaks JSON lines with the test: prints

@@ -70,8 +70,8 @@ const ACCOUNTS_RECHECK_MS = 1000;
 export const MAIN_RECHECK_MS = 1000;
 
 /**
- * Runs each Backend App's `cloud/main.js` in a worker process of its own (issue 4, item 4;
- * design.md, decision 8): started on first use, confined by Node's permission model to its own
+ * Runs each Backend App's `cloud/main.js` in a worker process of its own (design.md,
+ * decision 8): started on first use, confined by Node's permission model to its own
  * cloud folder, capped in memory, stopped and restarted when a call outruns its time limit or the
  * process dies, and replaced without dropping calls in flight when the code is deployed again.
  * Every call it sends is recorded with the console output the worker attributes to it (`recentRuns`).

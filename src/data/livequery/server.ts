@@ -66,7 +66,7 @@ interface Client {
 }
 
 /**
- * Parse's LiveQuery server (Parse LiveQuery protocol; issue 17): WebSocket clients at the data API's
+ * Parse's LiveQuery server (Parse LiveQuery protocol): WebSocket clients at the data API's
  * address (`ws://<host>/data`, upgraded on the HTTP port) `connect` with an app's keys, `subscribe`
  * to a query of a class listed in the app's `liveQuery.classNames`, and receive `create`, `enter`,
  * `update`, `leave` and `delete` events for objects saved through the data engine (REST, batch,

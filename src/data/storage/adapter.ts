@@ -93,8 +93,8 @@ export interface StorageTransaction extends StorageReads {
 }
 
 /**
- * The storage a Backend App's data API runs on (made asynchronous with an explicit
- * transaction handle in issue 16, so that a network database such as PostgreSQL can implement it).
+ * The storage a Backend App's data API runs on (asynchronous, with an explicit
+ * transaction handle, so that a network database such as PostgreSQL can implement it).
  * The schema is read from the adapter's cache, synchronously: it changes only through
  * `saveClass`/`dropClass` in a transaction, and a rolled-back transaction leaves it as it was.
  */

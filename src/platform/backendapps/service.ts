@@ -129,7 +129,7 @@ export class BackendAppService implements BackendAppOperations {
     }
     const { overrides } = changed({}, settings);
     // Application ids are letters and digits only: one starting with - or _ reads as an option on a
-    // command line (`backyard app keys -Ab3…`; issue 14). Keys keep the base64url alphabet.
+    // command line (`backyard app keys -Ab3…`). Keys keep the base64url alphabet.
     const key = (k: keyof BackendAppKeys) => given[k] ?? (k === 'applicationId' ? randomAlphanumeric(32) : randomSecret(24));
     const row: AppRow = {
       app_id: key('applicationId'),

@@ -55,7 +55,7 @@ export const WORKSPACE = '/workspace';
  * container with an init process, labels for account and environment, `/workspace` on a named volume,
  * not privileged, capabilities dropped, no new privileges, no host mounts, memory (without extra swap),
  * CPU and process limits, and `network`: the account's own network, or the one the operator set for
- * all (`ContainerSettings.network`; issue 18).
+ * all (`ContainerSettings.network`).
  */
 export function containerSpec(settings: ContainerSettings, accountId: string, environmentId: string, network: string): Docker.ContainerCreateOptions {
   const memory = settings.memoryMb * 1024 * 1024;

@@ -1,6 +1,6 @@
 /**
  * The output of a command execution as Interface A returns it: each stream kept to its last
- * `OUTPUT_LIMIT_BYTES` (1 MiB, issue 5 item 4), with a marker line in front when the start was cut.
+ * `OUTPUT_LIMIT_BYTES` (1 MiB), with a marker line in front when the start was cut.
  */
 
 /** How much of each stream is kept: the last 1 MiB (1,048,576 bytes) of it. */

@@ -458,7 +458,7 @@ export class DevEnvService implements DevEnvOperations {
   }
 
   /**
-   * executeCommand's wait (design.md, decision 9; issue 14): true once the execution exits; false at
+   * executeCommand's wait (design.md, decision 9): true once the execution exits; false at
    * `deadline` (ms since the epoch), when `signal` aborts, or as soon as the command is found waiting
    * for input, which is checked (`inputScript`, one exec) each time its output has been quiet for
    * `INPUT_QUIET_MS`, so that `read name` answers `running` with its prompt instead of after the whole wait.

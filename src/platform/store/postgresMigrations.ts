@@ -1,7 +1,7 @@
 import type { Migration } from '../../shared/sqlite.js';
 
 /**
- * The platform's tables on PostgreSQL (schema `backyard`; issue 16): the same tables and columns as
+ * The platform's tables on PostgreSQL (schema `backyard`): the same tables and columns as
  * `platform.db` after its migration 11 (migrations.ts), so one set of statements serves both. Where
  * SQLite compares without case (`COLLATE NOCASE`) the statements compare `lower()` and the indexes
  * here are on `lower()`; a column `rowid` stands for SQLite's implicit one (the insertion order,

@@ -89,7 +89,7 @@ const deploymentOf = (row: DeploymentRow): Deployment => ({
 });
 
 /**
- * Web Apps and their deployments (Interface A operations 15 to 20; issue 6, items 3 to 5): domain
+ * Web Apps and their deployments (Interface A operations 15 to 20): domain
  * rules, records in `platform.db`, the deployment pipeline on Docker, auto-deploy, and the reverse
  * proxy behind `appURL`. Knows nothing of REST or MCP.
  *
@@ -498,7 +498,7 @@ export class WebAppService implements WebAppOperations {
   }
 
   /**
-   * Deployments left unfinished by a Backyard that is gone (stopped or crashed: issue 6, "Restart")
+   * Deployments left unfinished by a Backyard that is gone (stopped or crashed)
    * read `failed` with a reason; their containers go at the next `start`'s sweep.
    */
   private async reconcile(): Promise<void> {

@@ -1,7 +1,7 @@
 import type { Answer, CaseApi, DiffCase } from '../harness.js';
 
 /**
- * Differential cases: aggregate (issue 13). Parse Server 9 on PostgreSQL runs a small subset of
+ * Differential cases: aggregate. Parse Server 9 on PostgreSQL runs a small subset of
  * MongoDB's pipeline (one SQL statement: no expressions but date parts in a compound `$group._id`, the
  * last `$match` wins, `$count` and `$geoNear` ignored); where it answers wrongly, Backyard answers as
  * MongoDB-backed Parse Server does and the case is `known` (docs/parse-differences.md).

@@ -1,6 +1,6 @@
 import type { Answer, CaseApi, DiffCase } from '../harness.js';
 
-/** Differential cases: objects-schemas (issue 13): polygons, GeoPoints, field names, dotted keys, keywords, /schemas. */
+/** Differential cases: objects-schemas: polygons, GeoPoints, field names, dotted keys, keywords, /schemas. */
 
 const geo = (latitude: number, longitude: number) => ({ __type: 'GeoPoint', latitude, longitude });
 const polygon = (coordinates: unknown) => ({ __type: 'Polygon', coordinates });

@@ -1,7 +1,7 @@
 import type { CaseApi, DiffCase } from '../harness.js';
 
 /**
- * Differential cases: query parameters and keys (issue 13, "Query parameters and keys"): `keys`,
+ * Differential cases: query parameters and keys: `keys`,
  * `excludeKeys` and `include` as the JS SDK sends them, `includeAll`, keys inside included objects,
  * dangling pointers and `redirectClassNameForKey`.
  */

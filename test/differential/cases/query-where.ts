@@ -1,7 +1,7 @@
 import type { Answer, CaseApi, DiffCase } from '../harness.js';
 
 /**
- * Differential cases: query-where (issue 13), the where/order compiler. Answers are reduced to the
+ * Differential cases: query-where, the where/order compiler. Answers are reduced to the
  * status and the `n` of each result (or the error), so that what `keys` and output formatting do
  * (other groups) does not decide these cases.
  */

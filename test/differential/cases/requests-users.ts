@@ -1,6 +1,6 @@
 import type { Answer, CaseApi, DiffCase } from '../harness.js';
 
-/** Differential cases: requests-users (issue 13): form bodies, writes to other users, anonymous users. */
+/** Differential cases: requests-users: form bodies, writes to other users, anonymous users. */
 
 const FORM = 'application/x-www-form-urlencoded';
 

@@ -1,7 +1,7 @@
 import type { CaseApi, DiffCase } from '../harness.js';
 
 /**
- * Differential cases: server options (issue 13, "Requests, users and files"). The Backend App runs
+ * Differential cases: server options. The Backend App runs
  * with the defaults and the oracle with Parse Server 9's (plus allowClientClassCreation), so these
  * show that the defaults behave alike.
  */

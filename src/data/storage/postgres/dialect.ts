@@ -1,5 +1,5 @@
 /**
- * The query compiler's SQL for PostgreSQL (query/dialect.ts, issue 16): JSONB operators over the
+ * The query compiler's SQL for PostgreSQL (query/dialect.ts): JSONB operators over the
  * layout of layout.ts. A field's value is the jsonb at its path, so equality is type-exact by itself
  * (`'1'::jsonb <> '"1"'::jsonb`) and numbers order numerically; strings, Dates (their `iso`), Files
  * and Pointers compare as text `COLLATE "C"`, byte by byte as Mongo does, whatever the database's

@@ -36,7 +36,7 @@ export interface DeployResult {
 }
 
 /**
- * The cloud code files of Backend Apps (issue 4, items 1 to 3): each app's tree
+ * The cloud code files of Backend Apps: each app's tree
  * `apps/<appId>/cloud/` with its roots `cloud/` and `public/`, its starting files, deploys (all
  * changes or none, then a reload of the app's cloud code) and reads. Another account's app behaves
  * as unknown (design.md, decision 2).
@@ -87,7 +87,7 @@ export class CloudCodeService implements CloudCodeOperations {
 
   /**
    * Applies `changes` to an app's tree, all or none, then reloads its cloud code unless a file under
-   * `cloud/` has a syntax error (spec, operation 11 and "Rules for deployCloudCode"; issue 4, item 2).
+   * `cloud/` has a syntax error (spec, operation 11 and "Rules for deployCloudCode").
    * The reload happens only when the deploy changed something under `cloud/`.
    *
    * @returns `message`, one line per change (`wrote cloud/main.js (append, 40 bytes added, now 352 bytes)`)
@@ -160,7 +160,7 @@ export class CloudCodeService implements CloudCodeOperations {
   }
 
   /**
-   * getCloudCode (spec, operation 12; issue 4, item 3): a file's content, or a folder's listing
+   * getCloudCode (spec, operation 12): a file's content, or a folder's listing
    * (format in `read.ts`).
    * @param treePath default: the whole tree (both roots).
    * @param recursive default true; ignored for a file.
