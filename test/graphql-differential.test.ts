@@ -256,7 +256,7 @@ const cases: GraphQLCase[] = [
     },
   },
   {
-    name: 'protected fields and a beforeSave-free class with required fields',
+    name: 'protected fields, and a required field',
     run: async (s, cls) => {
       const Card = cls('Card');
       await s.rest.call('POST', `/schemas/${Card}`, {
