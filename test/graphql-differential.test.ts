@@ -1,4 +1,6 @@
 import crypto from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
 import { fromGlobalId } from 'graphql-relay';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { httpCaseApi, mask, type CaseApi } from './differential/harness.js';
@@ -368,7 +370,28 @@ afterAll(async () => {
   await Promise.all([oracle?.close(), server?.close()]);
 });
 
-describe('where Backyard serves it', () => {
+describe('Backyard\'s GraphQL beside its data API', () => {
+  it('runs cloud code triggers as REST does: a beforeSave that changes and one that refuses', async () => {
+    const file = path.join(server.home, 'apps', app.appId, 'cloud', 'cloud', 'main.js');
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+    fs.writeFileSync(
+      file,
+      "Parse.Cloud.beforeSave('Hooked', (request) => { if (request.object.get('refuse')) throw new Parse.Error(142, 'refused by the trigger'); request.object.set('stamp', 'by trigger'); });\n",
+    );
+    await server.platform.services.cloud.reload(app.appId);
+    const s = backyard('hooks');
+    const saved = await s.graphql('mutation { createHooked(input: { fields: { title: \"a\" } }) { hooked { title } } }');
+    // The class is new: its fields appear in the schema once the first object made them.
+    expect(saved.status).toBe(400);
+    await s.rest.call('POST', '/schemas/Hooked', { master: true, body: { className: 'Hooked', fields: { title: { type: 'String' }, stamp: { type: 'String' }, refuse: { type: 'Boolean' } } } });
+    const created = await s.graphql('mutation { createHooked(input: { fields: { title: "a" } }) { hooked { title stamp } } }');
+    expect(created).toEqual({ status: 200, body: { data: { createHooked: { hooked: { title: 'a', stamp: 'by trigger' } } } } });
+    const refused = await s.graphql('mutation { createHooked(input: { fields: { title: "b", refuse: true } }) { hooked { title } } }');
+    expect(refused.status).toBe(200);
+    expect(refused.body).toMatchObject({ data: { createHooked: null }, errors: [{ message: 'refused by the trigger', path: ['createHooked'], extensions: { code: 142 } }] });
+    expect((await s.rest.call('GET', '/classes/Hooked', { query: { count: 1, limit: 0 } })).body.count).toBe(1);
+  });
+
   it('answers at <data API>/graphql as at /graphql, with the X-Backend-* headers too', async () => {
     const doc = '{ health users { count } }';
     const root = await backyard('x').graphql(doc);
