@@ -30,6 +30,24 @@ describe('the GraphQL schema built from an app\'s classes', () => {
     expect(sdl).toContain('score_DESC');
   });
 
+  it('leaves out a class whose names collide instead of failing the whole schema', () => {
+    const odd = buildSchema([
+      cls('_User', { username: { type: 'String' } }),
+      cls('User', { x: { type: 'String' } }),
+      cls('Query', {}),
+      cls('Health', {}),
+      cls('Game', { id: { type: 'String' }, score: { type: 'Number' } }),
+      cls('GameConnection', {}),
+    ]);
+    const text = printSchema(odd);
+    expect(text).toMatch(/type User implements[^}]*username: String/);
+    expect(text).not.toMatch(/type User implements[^}]*\bx: String/);
+    expect(text).not.toContain('health(');
+    expect(text).toContain('  games(');
+    expect(text).toMatch(/type Game implements[^}]*\bid: ID!/);
+    expect(odd.getQueryType()!.getFields().gameConnection).toBeUndefined();
+  });
+
   it('answers health without touching data, and refuses a schema query from a client key', async () => {
     const ctx: GraphQLContext = { master: false, maxLimit: null, call: async () => { throw new Error('no data call expected'); } };
     expect(await graphql({ schema, source: '{ health }', contextValue: ctx })).toEqual({ data: { health: true } });

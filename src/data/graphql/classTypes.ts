@@ -163,7 +163,8 @@ type Source = Record<string, any>;
 export function classTypes(className: string, fields: Readonly<Record<string, FieldType>>, build: Build): ClassTypes {
   const name = graphQLClassName(className);
   const all = Object.keys(fields).sort();
-  const custom = all.filter((f) => !OBJECT_FIELDS.has(f));
+  // A field called `id` would hide the Relay global id: Parse Server's `id` always is the global id.
+  const custom = all.filter((f) => !OBJECT_FIELDS.has(f) && f !== 'id');
   const outputs = className === '_User' ? custom.filter((f) => f !== 'password') : custom;
 
   const inputFields = (required: boolean) => (): GraphQLInputFieldConfigMap => {
@@ -203,7 +204,7 @@ export function classTypes(className: string, fields: Readonly<Record<string, Fi
     description: `The ${name}WhereInput input type is used in operations that involve filtering objects of ${name} class.`,
     fields: () => {
       const map: GraphQLInputFieldConfigMap = {};
-      for (const f of [...all, 'id']) {
+      for (const f of [...all.filter((f) => f !== 'id'), 'id']) {
         if (f === 'OR' || f === 'AND' || f === 'NOR') continue;
         const type = whereType(f, fields[f === 'id' ? 'objectId' : f]!, build);
         if (type) map[f] = { description: `This is the object ${f}.`, type };

@@ -11,7 +11,7 @@ import {
 import { fromGlobalId, mutationWithClientMutationId, nodeDefinitions } from 'graphql-relay';
 import pluralize from 'pluralize';
 import type { FieldType } from '../types.js';
-import { classTypes, payloadPaths, type Build, type ClassTypes } from './classTypes.js';
+import { classTypes, graphQLClassName, payloadPaths, type Build, type ClassTypes } from './classTypes.js';
 import type { GraphQLContext } from './context.js';
 import { nestedCreate, toParseFields } from './inputs.js';
 import { createObject, deleteObject, findObjects, getObject, updateObject, type FindArgs } from './objects.js';
@@ -34,6 +34,47 @@ export function queryNames(graphQLName: string): { get: string; find: string } {
 
 type Source = Record<string, any>;
 
+/** Type names the schema itself uses (Parse Server reserves these and its built-in types' names the same way). */
+const RESERVED_TYPES = new Set([
+  'String', 'Boolean', 'Int', 'Float', 'ID', 'Any', 'Object', 'Date', 'Bytes', 'File', 'FileInfo', 'FileInput', 'GeoPoint', 'GeoPointInput',
+  'ACL', 'ACLInput', 'UserACL', 'UserACLInput', 'RoleACL', 'RoleACLInput', 'PublicACL', 'PublicACLInput', 'ParseObject', 'Node', 'PageInfo',
+  'Element', 'ArrayResult', 'Query', 'Mutation', 'Subscription', 'Viewer', 'ReadPreference', 'ReadOptionsInput', 'SearchInput', 'TextInput',
+  'BoxInput', 'WithinInput', 'CenterSphereInput', 'GeoWithinInput', 'GeoIntersectsInput', 'SubqueryInput', 'SelectInput', 'KeyValueInput',
+  'SignUpInput', 'SignUpPayload', 'LogInInput', 'LogInPayload', 'LogOutInput', 'LogOutPayload',
+  ...['Id', 'String', 'Number', 'Boolean', 'Array', 'Object', 'Date', 'Bytes', 'File', 'GeoPoint', 'Polygon'].map((t) => `${t}WhereInput`),
+]);
+/** Query names the schema itself uses. */
+const RESERVED_QUERIES = new Set(['health', 'viewer', 'node', 'class', 'classes', 'cloudConfig']);
+
+/** Every type name a class brings into the schema (classTypes.ts, and its mutations' inputs and payloads). */
+const typeNamesOf = (name: string) => [
+  name, `Create${name}FieldsInput`, `Update${name}FieldsInput`, `${name}PointerInput`, `${name}RelationInput`, `${name}WhereInput`,
+  `${name}RelationWhereInput`, `${name}Order`, `${name}Connection`, `${name}Edge`,
+  ...['Create', 'Update', 'Delete'].flatMap((op) => [`${op}${name}Input`, `${op}${name}Payload`]),
+];
+
+/**
+ * The classes that can have types: a class whose GraphQL names would collide with the schema's own or
+ * with an earlier class's (`User` beside `_User`) is left out, as Parse Server leaves it out (with a
+ * warning in its log), so that one odd class name does not take the whole API down.
+ */
+function withoutCollisions(sorted: readonly SchemaClass[]): SchemaClass[] {
+  const taken = new Set(RESERVED_TYPES);
+  const queries = new Set(RESERVED_QUERIES);
+  const kept: SchemaClass[] = [];
+  // `_User` first, as Parse Server takes it: its names win over a class called `User`.
+  for (const cls of [...sorted.filter((c) => c.className === '_User'), ...sorted.filter((c) => c.className !== '_User')]) {
+    const name = graphQLClassName(cls.className);
+    const types = typeNamesOf(name);
+    const { get, find } = queryNames(name);
+    if (types.some((t) => taken.has(t)) || queries.has(get) || queries.has(find)) continue;
+    types.forEach((t) => taken.add(t));
+    queries.add(get).add(find);
+    kept.push(cls);
+  }
+  return kept.sort((a, b) => a.className.localeCompare(b.className));
+}
+
 /**
  * Builds an app's GraphQL schema from its classes as Parse Server 9 names and shapes it
  * (parse-server src/GraphQL/ParseGraphQLSchema.js and its loaders): per class a get and a find
@@ -42,7 +83,7 @@ type Source = Record<string, any>;
  * Classes are taken in name order so that the schema is the same for the same classes.
  */
 export function buildSchema(list: readonly SchemaClass[]): GraphQLSchema {
-  const sorted = [...list].sort((a, b) => a.className.localeCompare(b.className));
+  const sorted = withoutCollisions([...list].sort((a, b) => a.className.localeCompare(b.className)));
   const types = new Map<string, ClassTypes>();
   const { nodeInterface, nodeField } = nodeDefinitions<GraphQLContext>(
     async (globalId, ctx, info) => {
