@@ -333,7 +333,10 @@ const cases: GraphQLCase[] = [
       const wrong = await s.graphql(`mutation { logIn(input: { username: "${username}", password: "nope" }) { viewer { sessionToken } } }`);
       const out = await s.graphql('mutation { logOut(input: { clientMutationId: "o" }) { clientMutationId ok } }', { sessionToken: token });
       const after = await s.graphql('{ viewer { user { username } } }', { sessionToken: token });
-      return [signedUp, loggedIn, viewer, anonymous, wrong, out, after];
+      const outAnonymous = await s.graphql('mutation { logOut(input: {}) { ok } }');
+      const taken = await s.graphql(`mutation { signUp(input: { fields: { username: "${username}", password: "pw2" } }) { viewer { sessionToken } } }`);
+      const tokenOnly = await s.graphql(`mutation { signUp(input: { fields: { username: "${username}x", password: "pw2" } }) { viewer { sessionToken } } }`);
+      return [signedUp, loggedIn, viewer, anonymous, wrong, out, after, outAnonymous, taken, tokenOnly];
     },
   },
   {
