@@ -6,11 +6,16 @@ import { defineConfig } from 'vitest/config';
  * 16): `npm test` runs this after the main run. The set-up starts PostgreSQL from Debian's packages.
  */
 export default defineConfig({
+  // graphql ships ESM (`module`: index.mjs) beside CommonJS; Vite picks the ESM file while
+  // graphql-relay (CommonJS) requires the other, and graphql refuses types from a second copy.
+  // Node itself loads index.js for both (no `exports` map), as here.
+  resolve: { alias: [{ find: /^graphql$/, replacement: 'graphql/index.js' }] },
   test: {
     include: [
       'test/data-*.test.ts',
       'test/parity-*.test.ts',
       'test/parse-differential.test.ts',
+      'test/graphql-differential.test.ts',
       'test/query.test.ts',
       'test/postgres-*.test.ts',
       // The platform's own state on PostgreSQL: the management API, MCP (and its OAuth), the dashboard's settings.

@@ -175,6 +175,11 @@ export class Schema {
     return this.storage.fields(className);
   }
 
+  /** Changes whenever the app's schema does: caches built from the schema (the GraphQL schema) key on it. */
+  generation(): number {
+    return this.storage.schemaGeneration();
+  }
+
   all(): Readonly<StoredClass>[] {
     return this.storage.loadSchema();
   }

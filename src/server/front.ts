@@ -4,6 +4,11 @@ import type { DataHandler } from '../data/rest/handler.js';
 
 /** Where the data API is mounted (design.md, URL table). */
 export const DATA_PREFIX = '/data';
+/**
+ * Parse's GraphQL API, answered by the data API (its `/graphql` route) at the root of the host too,
+ * where Parse Server serves it (`graphQLPath`, beside `mountPath`).
+ */
+export const GRAPHQL_PATH = '/graphql';
 
 export interface FrontOptions {
   /** Answers requests for hosted sites and Web Apps (by `Host`); false for every other request. */
@@ -24,15 +29,16 @@ export interface Front {
  * The request listener in front of Fastify (design.md, "One process, one port"). The two kinds of
  * traffic whose speed is measured (bench/data-api, bench/webapps) never pass through Fastify's routing,
  * hooks and reply objects: a `Host` under the hosting domain goes to the hosted site or the Web App
- * proxy, and a path under `/data` to the data API, both on Node's own objects. Everything else (`/v1`,
+ * proxy, and a path under `/data` (or `/graphql`) to the data API, both on Node's own objects. Everything else (`/v1`,
  * `/mcp`, `/dashboard`, `/git`, `/sdk`, `/healthz`) goes to Fastify. One log line per request at
  * `info` for the traffic it answers, as Fastify's hook writes for the rest.
  */
 export function createFront(options: FrontOptions): Front {
   const { hosted, data, log } = options;
   const logRequests = log.isLevelEnabled('info');
-  const isData = (url: string) =>
-    url.startsWith(DATA_PREFIX) && (url.length === DATA_PREFIX.length || url[DATA_PREFIX.length] === '/' || url[DATA_PREFIX.length] === '?');
+  const under = (url: string, prefix: string) =>
+    url.startsWith(prefix) && (url.length === prefix.length || url[prefix.length] === '/' || url[prefix.length] === '?');
+  const isData = (url: string) => under(url, DATA_PREFIX);
   const front: Front = {
     closing: false,
     serverFactory: (fastifyHandler) =>
@@ -42,8 +48,9 @@ export function createFront(options: FrontOptions): Front {
         const url = req.url ?? '/';
         const start = logRequests ? performance.now() : 0;
         if (!hosted(req, res)) {
-          if (!isData(url)) return fastifyHandler(req, res);
-          data(req, res, url.slice(DATA_PREFIX.length) || '/');
+          if (isData(url)) data(req, res, url.slice(DATA_PREFIX.length) || '/');
+          else if (under(url, GRAPHQL_PATH)) data(req, res, url);
+          else return fastifyHandler(req, res);
         }
         if (logRequests) {
           res.once('finish', () =>

@@ -129,6 +129,8 @@ export interface StorageAdapter extends StorageReads {
 
   /** Every class's schema entry (copies). */
   loadSchema(): StoredClass[];
+  /** A number that changes whenever any class's schema entry does (storage/schemaCache.ts `generation`). */
+  schemaGeneration(): number;
   /** One class's schema entry, shared and read-only (copy it to change it), or undefined. */
   getClass(className: string): Readonly<StoredClass> | undefined;
   /** Every field of a class with its type, the default fields included; undefined for an unknown class. */

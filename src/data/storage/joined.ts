@@ -30,6 +30,9 @@ export class JoinedStorage implements StorageAdapter {
   loadSchema() {
     return this.base.loadSchema();
   }
+  schemaGeneration() {
+    return this.base.schemaGeneration();
+  }
   getClass(className: string) {
     return this.base.getClass(className);
   }

@@ -5,6 +5,7 @@ import { batchRoutes } from './batch.js';
 import { classRoutes } from './classes.js';
 import { extraRoutes } from './misc.js';
 import { functionRoutes } from './functions.js';
+import { graphQLRoutes } from './graphql.js';
 import { hookRoutes } from './hooks.js';
 import { jobScheduleRoutes } from './jobSchedules.js';
 import { installationRoutes } from './installations.js';
@@ -33,5 +34,6 @@ export function createDataRouter(log: Logger, mountPath: () => string): DataRout
   audienceRoutes(router);
   scriptLogRoutes(router);
   securityRoutes(router);
+  graphQLRoutes(router, log);
   return router;
 }

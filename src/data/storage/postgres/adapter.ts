@@ -170,6 +170,9 @@ export class PostgresAdapter implements StorageAdapter, SchemaLookup {
     return this.cache.load();
   }
 
+  schemaGeneration(): number {
+    return this.cache.generation;
+  }
   getClass(className: string): Readonly<StoredClass> | undefined {
     return this.cache.get(className);
   }

@@ -57,6 +57,9 @@ export class SqliteAdapter implements StorageAdapter {
   loadSchema(): StoredClass[] {
     return this.database.classes.load();
   }
+  schemaGeneration(): number {
+    return this.database.classes.generation;
+  }
   getClass(className: string): Readonly<StoredClass> | undefined {
     return this.database.getClass(className);
   }

@@ -1,0 +1,35 @@
+import { GraphQLError } from 'graphql';
+
+/** One data API call made on behalf of a GraphQL operation. */
+export interface DataCall {
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE';
+  /** Path below the data API's mount: `/classes/GameScore`, `/users/me`, `/login`. */
+  path: string;
+  /** Query parameters of a GET, as JSON values (`where` an object, `count` 1). */
+  query?: Record<string, unknown>;
+  body?: unknown;
+  /** Acts with this session instead of the request's (a user just signed up or logged in). */
+  sessionToken?: string;
+}
+
+/**
+ * What resolvers get: the caller's data API, so that every operation passes the same checks as a
+ * REST call with the same keys (ACLs, CLPs, protected fields, triggers, limits: the REST routes
+ * themselves answer it). Built per request by the HTTP mount (src/data/rest/routes/graphql.ts).
+ */
+export interface GraphQLContext {
+  /**
+   * Runs one data API call and answers its JSON body.
+   * @throws GraphQLError with `extensions.code` the Parse error code when the call answers an error.
+   */
+  call(call: DataCall): Promise<any>;
+  /** The request's session token, if any (`viewer`, `logOut`). */
+  sessionToken?: string;
+  /** Whether the request carries the master key (introspection). */
+  master: boolean;
+  /** The app's `maxLimit` option (src/data/settings.ts), which caps `last` as Parse caps it. */
+  maxLimit: number | null;
+}
+
+/** A Parse error as a GraphQL error: the message, and the code under `extensions.code` (parse-server src/GraphQL/parseGraphQLUtils.js). */
+export const parseError = (code: number, message: string): GraphQLError => new GraphQLError(message, { extensions: { code } });

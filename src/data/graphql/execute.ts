@@ -1,0 +1,138 @@
+import {
+  execute,
+  getOperationAST,
+  GraphQLError,
+  Kind,
+  parse,
+  validate,
+  type DocumentNode,
+  type ExecutionResult,
+  type GraphQLFormattedError,
+  type GraphQLSchema,
+  type SelectionSetNode,
+} from 'graphql';
+import type { GraphQLContext } from './context.js';
+
+/** The parameters of a GraphQL-over-HTTP request: a POST body, or a GET's query string (variables as JSON text). */
+export interface GraphQLParams {
+  query?: unknown;
+  variables?: unknown;
+  operationName?: unknown;
+}
+
+/** An answer: the HTTP status and the JSON body (`{data, errors}` or `{errors}`). */
+export interface GraphQLAnswer {
+  status: number;
+  body: { data?: unknown; errors?: GraphQLFormattedError[] };
+}
+
+/** Codes of the request errors, as Apollo Server (which Parse Server 9 runs) writes them under `extensions.code`. */
+const REQUEST_ERROR = {
+  badRequest: 'BAD_REQUEST',
+  parse: 'GRAPHQL_PARSE_FAILED',
+  validation: 'GRAPHQL_VALIDATION_FAILED',
+  input: 'BAD_USER_INPUT',
+  operation: 'OPERATION_RESOLUTION_FAILURE',
+  internal: 'INTERNAL_SERVER_ERROR',
+} as const;
+
+const refuse = (status: number, message: string, code: string): GraphQLAnswer => ({ status, body: { errors: [{ message, extensions: { code } }] } });
+
+/** Whether the document asks for the schema (`__schema`, or `__type(name:)`), which only the master key may (Parse Server's `graphQLPublicIntrospection` is off by default). */
+function introspects(document: DocumentNode): boolean {
+  const walk = (set: SelectionSetNode | undefined): boolean =>
+    (set?.selections ?? []).some((s) => {
+      if (s.kind === Kind.FIELD && (s.name.value === '__schema' || (s.name.value === '__type' && (s.arguments?.length ?? 0) > 0))) return true;
+      return 'selectionSet' in s && walk(s.selectionSet);
+    });
+  return document.definitions.some((d) => 'selectionSet' in d && walk(d.selectionSet));
+}
+
+/** graphql-js's "Did you mean …?" hints name classes and fields: dropped for callers who may not introspect, as Parse Server drops them. */
+const withoutHints = (message: string) => message.replace(/ ?Did you mean(.+?)\?$/, '');
+
+/**
+ * An execution error as Parse Server answers it: a Parse error keeps its numeric code, any other
+ * failure of a resolver is code 1 "Internal server error" (parse-server src/GraphQL/parseGraphQLUtils.js);
+ * an error of graphql-js itself (a scalar that cannot be shown) carries Apollo's INTERNAL_SERVER_ERROR.
+ */
+function formatError(error: GraphQLError, hideHints: boolean, onInternal: (error: unknown) => void): GraphQLFormattedError {
+  const original = error.originalError;
+  const message = hideHints ? withoutHints(error.message) : error.message;
+  if (original && !(original instanceof GraphQLError)) {
+    onInternal(original);
+    return { message: 'Internal server error', locations: error.locations, path: error.path, extensions: { code: 1 } };
+  }
+  const code = (original instanceof GraphQLError ? original.extensions.code : error.extensions.code) ?? REQUEST_ERROR.internal;
+  return { message, locations: error.locations, path: error.path, extensions: { code } };
+}
+
+/**
+ * Answers one GraphQL request on an app's schema, as Parse Server's GraphQL endpoint (Apollo
+ * Server) answers it: 400 with `extensions.code` for a request that is no GraphQL (no query,
+ * variables that are no object), a syntax error, an invalid document or variables that do not fit;
+ * 405 for a mutation sent with GET; 403 for introspection without the master key; otherwise 200
+ * with `data` and the resolvers' errors, each with its path and the Parse error code.
+ * @param onInternal told of a resolver's failure that is not a Parse error (for the log).
+ */
+export async function answerGraphQL(
+  schema: GraphQLSchema,
+  params: GraphQLParams,
+  method: 'GET' | 'POST',
+  ctx: GraphQLContext,
+  onInternal: (error: unknown) => void = () => undefined,
+): Promise<GraphQLAnswer> {
+  const hideHints = !ctx.master;
+  const { query, operationName } = params;
+  let variables = params.variables;
+  if (typeof query !== 'string' || query === '') {
+    return refuse(400, 'GraphQL operations must contain a non-empty `query` or a `persistedQuery` extension.', REQUEST_ERROR.badRequest);
+  }
+  if (typeof variables === 'string') {
+    try {
+      variables = JSON.parse(variables);
+    } catch {
+      return refuse(400, '`variables` in a GET request must be JSON text.', REQUEST_ERROR.badRequest);
+    }
+  }
+  if (variables !== undefined && variables !== null && (typeof variables !== 'object' || Array.isArray(variables))) {
+    return refuse(400, '`variables` must be an object.', REQUEST_ERROR.badRequest);
+  }
+  if (operationName !== undefined && operationName !== null && typeof operationName !== 'string') {
+    return refuse(400, '`operationName` must be a string.', REQUEST_ERROR.badRequest);
+  }
+  let document: DocumentNode;
+  try {
+    document = parse(query);
+  } catch (error) {
+    const e = error as GraphQLError;
+    return { status: 400, body: { errors: [{ message: e.message, locations: e.locations, extensions: { code: REQUEST_ERROR.parse } }] } };
+  }
+  const invalid = validate(schema, document);
+  if (invalid.length) {
+    return { status: 400, body: { errors: invalid.map((e) => ({ message: hideHints ? withoutHints(e.message) : e.message, locations: e.locations, extensions: { code: REQUEST_ERROR.validation } })) } };
+  }
+  const operation = getOperationAST(document, (operationName as string | undefined) ?? undefined);
+  if (!operation) {
+    const message = operationName ? `Unknown operation named "${operationName}".` : 'Must provide operation name if query contains multiple operations.';
+    return refuse(400, message, REQUEST_ERROR.operation);
+  }
+  if (method === 'GET' && operation.operation !== 'query') {
+    return refuse(405, `Can only perform a ${operation.operation} operation from a POST request.`, REQUEST_ERROR.badRequest);
+  }
+  if (!ctx.master && introspects(document)) return refuse(403, 'Introspection is not allowed', REQUEST_ERROR.internal);
+  const result: ExecutionResult = await execute({
+    schema,
+    document,
+    contextValue: ctx,
+    variableValues: (variables ?? undefined) as Record<string, unknown> | undefined,
+    operationName: (operationName as string | undefined) ?? undefined,
+  });
+  // Variables that do not fit their types end execution before it starts: no data, 400.
+  if (!('data' in result) || result.data === undefined) {
+    return { status: 400, body: { errors: (result.errors ?? []).map((e) => ({ message: hideHints ? withoutHints(e.message) : e.message, locations: e.locations, extensions: { code: REQUEST_ERROR.input } })) } };
+  }
+  const body: GraphQLAnswer['body'] = { data: result.data };
+  if (result.errors?.length) body.errors = result.errors.map((e) => formatError(e, hideHints, onInternal));
+  return { status: 200, body };
+}

@@ -1,0 +1,50 @@
+import type { Logger } from '../../../log.js';
+import { appGraphQLSchema } from '../../graphql/appSchema.js';
+import { parseError, type DataCall, type GraphQLContext } from '../../graphql/context.js';
+import { answerGraphQL, type GraphQLParams } from '../../graphql/execute.js';
+import { ParseCode } from '../../errors.js';
+import { isPlainObject } from '../../values.js';
+import type { DataRouter } from '../router.js';
+import type { DataRequest, DataResponse } from '../types.js';
+
+/**
+ * The GraphQL context of a data API request: each call is dispatched through the data API's own
+ * routes with the request's credentials (or with a session just opened), so GraphQL passes every
+ * check, trigger and limit that REST does; an error answer becomes a GraphQL error with its Parse code.
+ */
+function requestContext(req: DataRequest, router: DataRouter): GraphQLContext {
+  return {
+    master: req.auth.master,
+    sessionToken: req.auth.sessionToken,
+    maxLimit: req.engine.settings().maxLimit,
+    async call(call: DataCall) {
+      const auth = call.sessionToken ? await req.services.sessions.clientAuth(call.sessionToken, req.auth.installationId) : req.auth;
+      const answer = await router.dispatch({ ...req, method: call.method, path: call.path, query: call.query ?? {}, body: call.body, raw: undefined, auth });
+      if (answer.status >= 400) {
+        const body = isPlainObject(answer.body) ? answer.body : {};
+        throw parseError(typeof body.code === 'number' ? body.code : ParseCode.INTERNAL_SERVER_ERROR, typeof body.error === 'string' ? body.error : 'Internal server error.');
+      }
+      return answer.body;
+    },
+  };
+}
+
+/**
+ * `GET` and `POST /graphql`: Parse's GraphQL API of the app the credentials choose (design.md, "Parse
+ * clients we serve"), on the schema built from its classes (src/data/graphql). The front serves it
+ * at `/graphql` on the data API's host as Parse Server does, and at `<data API>/graphql`.
+ */
+export function graphQLRoutes(router: DataRouter, log: Logger): void {
+  const answer = async (req: DataRequest): Promise<DataResponse> => {
+    if (req.method === 'POST' && !isPlainObject(req.body)) {
+      return { status: 400, body: { errors: [{ message: 'The POST body must be a JSON object with `query`, and optionally `variables` and `operationName`.', extensions: { code: 'BAD_REQUEST' } }] } };
+    }
+    const params = (req.method === 'GET' ? req.query : req.body) as GraphQLParams;
+    const schema = appGraphQLSchema(req.engine.schema);
+    const { status, body } = await answerGraphQL(schema, params, req.method === 'GET' ? 'GET' : 'POST', requestContext(req, router), (err) =>
+      log.error({ err, path: req.path }, 'GraphQL resolver failure'),
+    );
+    return { status, body };
+  };
+  router.on(['GET', 'POST'], '/graphql', answer);
+}

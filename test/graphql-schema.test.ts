@@ -1,0 +1,118 @@
+import fc from 'fast-check';
+import { graphql, GraphQLError, printSchema } from 'graphql';
+import { offsetToCursor, toGlobalId } from 'graphql-relay';
+import { describe, expect, it } from 'vitest';
+import { answerGraphQL } from '../src/data/graphql/execute.js';
+import { pageWindow } from '../src/data/graphql/objects.js';
+import { toParseWhere } from '../src/data/graphql/where.js';
+import { buildSchema } from '../src/data/graphql/schema.js';
+import type { GraphQLContext } from '../src/data/graphql/context.js';
+import { DEFAULT_FIELDS, type FieldType } from '../src/data/types.js';
+
+const cls = (className: string, fields: Record<string, FieldType>) => ({ className, fields: { ...DEFAULT_FIELDS, ...fields } });
+
+describe('the GraphQL schema built from an app\'s classes', () => {
+  const schema = buildSchema([
+    cls('_User', { username: { type: 'String' }, password: { type: 'String' }, email: { type: 'String' } }),
+    cls('GameScore', { score: { type: 'Number' }, tags: { type: 'Array' }, player: { type: 'Pointer', targetClass: '_User' }, fans: { type: 'Relation', targetClass: '_User' }, title: { type: 'String', required: true } }),
+    cls('Person', { name: { type: 'String' } }),
+  ]);
+  const sdl = printSchema(schema);
+
+  it('names queries, mutations and types as Parse Server does', () => {
+    for (const name of ['gameScore(', 'gameScores(', 'user(', 'users(', 'person(', 'people(', 'node(', 'health:', 'viewer:']) expect(sdl).toContain(`  ${name}`);
+    for (const name of ['createGameScore(', 'updateGameScore(', 'deleteGameScore(', 'signUp(', 'logIn(', 'logOut(']) expect(sdl).toContain(`  ${name}`);
+    for (const type of ['type GameScore implements ParseObject & Node', 'input CreateGameScoreFieldsInput', 'input UserPointerInput', 'input GameScoreWhereInput', 'enum GameScoreOrder', 'type GameScoreConnection', 'union ArrayResult']) expect(sdl).toContain(type);
+    // A required field is required on create only; the password is never an output.
+    expect(sdl).toMatch(/input CreateGameScoreFieldsInput \{[^}]*title: String!/);
+    expect(sdl).toMatch(/input UpdateGameScoreFieldsInput \{[^}]*title: String\n/);
+    expect(sdl).not.toMatch(/type User implements[^}]*password/);
+    expect(sdl).toContain('score_DESC');
+  });
+
+  it('leaves out a class whose names collide instead of failing the whole schema', () => {
+    const odd = buildSchema([
+      cls('_User', { username: { type: 'String' } }),
+      cls('User', { x: { type: 'String' } }),
+      cls('Query', {}),
+      cls('Health', {}),
+      cls('Game', { id: { type: 'String' }, score: { type: 'Number' } }),
+      cls('GameConnection', {}),
+    ]);
+    const text = printSchema(odd);
+    expect(text).toMatch(/type User implements[^}]*username: String/);
+    expect(text).not.toMatch(/type User implements[^}]*\bx: String/);
+    expect(text).not.toContain('health(');
+    expect(text).toContain('  games(');
+    expect(text).toMatch(/type Game implements[^}]*\bid: ID!/);
+    expect(odd.getQueryType()!.getFields().gameConnection).toBeUndefined();
+  });
+
+  it('answers health without touching data, and refuses a schema query from a client key', async () => {
+    const ctx: GraphQLContext = { master: false, maxLimit: null, call: async () => { throw new Error('no data call expected'); } };
+    expect(await graphql({ schema, source: '{ health }', contextValue: ctx })).toEqual({ data: { health: true } });
+    expect(await answerGraphQL(schema, { query: '{ __schema { types { name } } }' }, 'POST', ctx)).toEqual({
+      status: 403,
+      body: { errors: [{ message: 'Introspection is not allowed', extensions: { code: 'INTERNAL_SERVER_ERROR' } }] },
+    });
+    expect((await answerGraphQL(schema, { query: '{ __schema { types { name } } }' }, 'POST', { ...ctx, master: true })).status).toBe(200);
+  });
+});
+
+describe('a connection\'s page window (Parse Server\'s calculateSkipAndLimit rules)', () => {
+  const count = fc.option(fc.integer({ min: 0, max: 50 }), { nil: undefined });
+  it('never skips or limits below zero, keeps first and before, and refuses negatives with 102', () => {
+    fc.assert(
+      fc.property(count, count, count, count, count, fc.option(fc.integer({ min: 1, max: 30 }), { nil: null }), (skip, first, after, before, last, maxLimit) => {
+        const args = { skip, first, last, after: after === undefined ? undefined : offsetToCursor(after), before: before === undefined ? undefined : offsetToCursor(before) };
+        const w = pageWindow(args, maxLimit);
+        expect(w.skip ?? 0).toBeGreaterThanOrEqual(0);
+        if (w.limit !== undefined) expect(w.limit).toBeGreaterThanOrEqual(0);
+        if (first !== undefined) expect(w.limit).toBeLessThanOrEqual(first);
+        if (before !== undefined && w.limit !== undefined && w.limit > 0) expect((w.skip ?? 0) + w.limit).toBeLessThanOrEqual(before);
+        if (last !== undefined && w.limit !== undefined) expect(w.limit).toBeLessThanOrEqual(maxLimit === null ? last : Math.min(last, maxLimit));
+        expect(w.preCount).toBe(last !== undefined && last > 0 && first === undefined && before === undefined && (maxLimit === null || maxLimit > 0));
+      }),
+    );
+    fc.assert(
+      fc.property(fc.constantFrom('skip', 'first', 'last'), fc.integer({ max: -1 }), (name, value) => {
+        const refused = (() => { try { pageWindow({ [name]: value }, null); } catch (e) { return e; } })();
+        expect(refused).toBeInstanceOf(GraphQLError);
+        expect((refused as GraphQLError).extensions.code).toBe(102);
+      }),
+    );
+    expect(() => pageWindow({ after: 'not a cursor' }, null)).toThrow('After is not a valid cursor');
+  });
+});
+
+describe('where-inputs as Parse where', () => {
+  // The GraphQL operator names and the Parse operators they stand for (Parse's GraphQL API guide, "Queries").
+  const OPS: Record<string, string> = { equalTo: '$eq', notEqualTo: '$ne', lessThan: '$lt', lessThanOrEqualTo: '$lte', greaterThan: '$gt', greaterThanOrEqualTo: '$gte', in: '$in', notIn: '$nin', exists: '$exists', matchesRegex: '$regex', options: '$options', containedBy: '$containedBy', contains: '$all' };
+  const classes = new Map([['Thing', { ...DEFAULT_FIELDS, a: { type: 'String' as const }, n: { type: 'Number' as const }, owner: { type: 'Pointer' as const, targetClass: 'Thing' } }]]);
+  const scalar = fc.oneof(fc.string(), fc.double({ noNaN: true }), fc.boolean(), fc.array(fc.integer(), { maxLength: 3 }));
+  const constraint = fc.dictionary(fc.constantFrom(...Object.keys(OPS)), scalar, { minKeys: 1 });
+  const where: fc.Arbitrary<Record<string, unknown>> = fc.letrec((tie) => ({
+    where: fc.record({ a: constraint, n: constraint, OR: fc.array(tie('where'), { maxLength: 2 }) }, { requiredKeys: [] }),
+  })).where as fc.Arbitrary<Record<string, unknown>>;
+  const expected = (w: Record<string, unknown>): Record<string, unknown> =>
+    Object.fromEntries(
+      Object.entries(w).map(([k, v]) =>
+        k === 'OR' ? ['$or', (v as Record<string, unknown>[]).map(expected)] : [k, Object.fromEntries(Object.entries(v as object).map(([op, x]) => [OPS[op], x]))],
+      ),
+    );
+  it('renames every operator and combinator and keeps every value', () => {
+    fc.assert(
+      fc.property(where, (w) => {
+        expect(toParseWhere(w, 'Thing', classes)).toEqual(expected(w));
+      }),
+    );
+  });
+  it('decodes global ids of the class, and makes pointer constraints subqueries', () => {
+    const id = toGlobalId('Thing', 'abc1234567');
+    expect(toParseWhere({ id: { equalTo: id, in: [id, 'plain'] } }, 'Thing', classes)).toEqual({ objectId: { $eq: 'abc1234567', $in: ['abc1234567', 'plain'] } });
+    expect(toParseWhere({ owner: { have: { a: { equalTo: 'x' } }, exists: true } }, 'Thing', classes)).toEqual({
+      owner: { $inQuery: { where: { a: { $eq: 'x' } }, className: 'Thing' }, $exists: true },
+    });
+    expect(toParseWhere({ meta: { lessThan: { key: 'a.b', value: 3 } } }, 'Thing', classes)).toEqual({ 'meta.a.b': { $lt: 3 } });
+  });
+});
