@@ -147,6 +147,21 @@ describe('who may open the Parse Dashboard', () => {
     }
   });
 
+  it('serves an app whose id and name hold "apps" at an address Parse Dashboard reads right', async () => {
+    // Parse Dashboard's client takes its page from what follows the first "apps" in the address (parse.ts, mountSegment).
+    const owner = (await server.platform.services.accounts.findByLogin('alice'))!.id;
+    const made = await server.platform.services.backendApps.create(owner, 'My Apps', { applicationId: 'myappsX1' });
+    const appPage = await get(`/dashboard/apps/${made.appId}`, aliceCookie, 'text/html');
+    expect(appPage.text).toContain('href="/dashboard/parse/my%61ppsX1/apps/my-app-s/browser"');
+    const typed = await get('/dashboard/parse/myappsX1/apps/my-app-s/config?x=1', aliceCookie, 'text/html');
+    expect(typed.status).toBe(303);
+    expect(typed.headers.get('location')).toBe('/dashboard/parse/my%61ppsX1/apps/my-app-s/config?x=1');
+    const config = await get('/dashboard/parse/my%61ppsX1/parse-dashboard-config.json', aliceCookie, 'application/json');
+    expect(config.status).toBe(200);
+    expect(JSON.parse(config.text).apps[0]).toMatchObject({ appId: 'myappsX1', appName: 'My Apps', appNameForURL: 'my-app-s' });
+    expect((await get('/dashboard/parse/my%61ppsX1/parse-dashboard-config.json', bobCookie)).status).toBe(404);
+  });
+
   it("drops the app's dashboard with the app: its page and configuration are gone", async () => {
     const doomed = await createTestApp(server, 'Doomed');
     expect((await get(`${parsePath(doomed.appId)}/parse-dashboard-config.json`, aliceCookie)).status).toBe(200);
