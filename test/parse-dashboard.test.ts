@@ -10,6 +10,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Writable } from 'node:stream';
+import { pino } from 'pino';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { ARTIFACTS_DIR, launchBrowser } from './helpers/browser.js';
 import { createTestApp, type TestApp } from './helpers/dataApp.js';
@@ -21,6 +23,8 @@ let bobAppId: string;
 let aliceCookie: string;
 let bobCookie: string;
 let browser: Browser | undefined;
+/** Every line the server logged, at debug level and above. */
+let logged = '';
 
 const parsePath = (appId: string) => `/dashboard/parse/${appId}`;
 
@@ -30,7 +34,13 @@ async function get(urlPath: string, cookie?: string, accept = '*/*') {
 }
 
 beforeAll(async () => {
-  server = await startTestServer();
+  const sink = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      logged += chunk.toString('utf8');
+      done();
+    },
+  });
+  server = await startTestServer({}, pino({ level: 'debug' }, sink));
   app = await createTestApp(server, 'Garden Log');
   const { accounts, backendApps } = server.platform.services;
   bobAppId = (await backendApps.create((await accounts.findByLogin('bob'))!.id, 'Bob App')).appId;
@@ -309,5 +319,9 @@ describe('Parse Dashboard in Chromium', () => {
     for (const s of carrying) expect(new URL(s.url).pathname.startsWith('/data/'), s.url).toBe(true);
     // The data API calls went where the configuration says: the app's serverURL.
     expect(seen.some((s) => s.method === 'POST' && s.url === `${server.url}/data/classes/Plant`)).toBe(true);
+    // The server logged its requests, Parse Dashboard's among them, and the master key nowhere.
+    expect(logged).toContain(`"url":"${parsePath(app.appId)}/parse-dashboard-config.json"`);
+    expect(logged).toContain('"url":"/data/classes/Plant"');
+    expect(logged).not.toContain(app.keys.masterKey);
   });
 });
