@@ -8,6 +8,7 @@
  * none carries the master key in its URL).
  */
 import fs from 'node:fs';
+import http from 'node:http';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Writable } from 'node:stream';
@@ -16,6 +17,7 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { ARTIFACTS_DIR, launchBrowser } from './helpers/browser.js';
 import { createTestApp, type TestApp } from './helpers/dataApp.js';
 import { dashboardCookie, startTestServer, type TestServer } from './helpers/server.js';
+import { ParseDashboards, type ParseDashboardApp } from '../src/server/parseDashboard.js';
 
 let server: TestServer;
 let app: TestApp;
@@ -180,6 +182,51 @@ describe('who may open the Parse Dashboard', () => {
     const after = await get(`${parsePath(doomed.appId)}/parse-dashboard-config.json`, aliceCookie);
     expect(after.status).toBe(404);
     expect(after.text).not.toContain(doomed.keys.masterKey);
+  });
+});
+
+describe('ParseDashboards: one express app per Backend App', () => {
+  it('builds on first use, keeps it while its configuration holds, rebuilds on a change, and drops it on delete or past its limit', async () => {
+    const dashboards = new ParseDashboards(2);
+    const configs = new Map<string, ParseDashboardApp>();
+    const make = (appId: string, appName: string): ParseDashboardApp => ({
+      appId, appName, appNameForURL: appId, masterKey: `mk-${appId}`, javascriptKey: 'js', restKey: 'rest', clientKey: 'client',
+      serverURL: 'http://localhost:1/data', graphQLServerURL: 'http://localhost:1/graphql',
+    });
+    const local = http.createServer((req, res) => {
+      const appId = req.url!.split('/')[2]!;
+      dashboards.serve(configs.get(appId)!, `/p/${appId}`, req, res, () => {
+        res.statusCode = 404;
+        res.end();
+      });
+    });
+    await new Promise<void>((resolve) => local.listen(0, '127.0.0.1', resolve));
+    const base = `http://127.0.0.1:${(local.address() as { port: number }).port}`;
+    const appsOf = async (appId: string) => ((await (await fetch(`${base}/p/${appId}/parse-dashboard-config.json`)).json()) as { apps: ParseDashboardApp[] }).apps;
+    try {
+      configs.set('a1', make('a1', 'First'));
+      expect(dashboards.size).toBe(0);
+      expect(await appsOf('a1')).toEqual([configs.get('a1')]);
+      expect(dashboards.size).toBe(1);
+      // A renamed app gets a dashboard with the new name.
+      configs.set('a1', make('a1', 'Renamed'));
+      expect((await appsOf('a1'))[0]!.appName).toBe('Renamed');
+      expect(dashboards.size).toBe(1);
+      // Past the limit, the least recently used goes (a1, used before a2).
+      configs.set('a2', make('a2', 'Second'));
+      configs.set('a3', make('a3', 'Third'));
+      await appsOf('a2');
+      await appsOf('a3');
+      expect([dashboards.size, dashboards.has('a1'), dashboards.has('a2'), dashboards.has('a3')]).toEqual([2, false, true, true]);
+      dashboards.drop('a3');
+      expect([dashboards.size, dashboards.has('a3')]).toEqual([1, false]);
+      // Each answers with its own app alone.
+      expect((await appsOf('a2')).map((a) => a.masterKey)).toEqual(['mk-a2']);
+      // Its mount path is its own: another path is not its business.
+      expect((await fetch(`${base}/q/a2/parse-dashboard-config.json`)).status).toBe(404);
+    } finally {
+      local.close();
+    }
   });
 });
 

@@ -92,6 +92,11 @@ export class ParseDashboards {
   get size(): number {
     return this.built.size;
   }
+
+  /** Whether the dashboard of `appId` is built (for tests). */
+  has(appId: string): boolean {
+    return this.built.has(appId);
+  }
 }
 
 function build(app: ParseDashboardApp, mountPath: string): Handler {

@@ -101,7 +101,7 @@ function secureAnswer(res: ServerResponse, connect: string[]): void {
 
 /**
  * The real Parse Dashboard (the `parse-dashboard` package) of each Backend App at
- * `/dashboard/apps/<appId>/parse/`, for the app's owner signed in to Backyard's dashboard, and no
+ * `/dashboard/parse/<appId>/` (`/dashboard/apps/<appId>/parse/...` leads there), for the app's owner signed in to Backyard's dashboard, and no
  * one else: the dashboard's guard (index.ts) turns a browser without a session away before this
  * runs, and another account's app answers the same 404 as an unknown one, so neither its page nor
  * its configuration (`parse-dashboard-config.json`, which holds the master key) reaches them.
@@ -122,7 +122,7 @@ export function parseDashboardRoutes(app: FastifyInstance, d: Dashboard, dashboa
     if (!backendApp) return reply;
     return redirect(reply, `${parseDashboardPath(backendApp.appId)}/`);
   });
-  app.get<AppParams & { Params: { '*': string } }>('/apps/:appId/parse/*', async (request, reply) => {
+  app.get<AppParams>('/apps/:appId/parse/*', async (request, reply) => {
     const backendApp = await ownApp(d, request, reply, request.params.appId);
     if (!backendApp) return reply;
     return redirect(reply, `${parseDashboardPath(backendApp.appId)}/${rest(request.raw.url!, `/parse/`)}`);
