@@ -25,6 +25,8 @@ export default defineConfig({
       'test/mcp-oauth.test.ts',
       'test/server-options.test.ts',
       'test/dashboard-settings.test.ts',
+      // The real Parse Dashboard in Chromium against the data API on PostgreSQL.
+      'test/parse-dashboard.test.ts',
       // LiveQuery and Parse's other subsystems with the apps and the platform on PostgreSQL.
       'test/livequery.test.ts',
       'test/sign-in-providers.test.ts',

@@ -32,7 +32,7 @@ const settings = (extra: ConfigOverrides = {}) => loadConfig({ home: program.opt
 /** Opens the home's platform for one short command, and closes it whatever happens. */
 async function withPlatform(body: (platform: Platform) => Promise<void> | void): Promise<void> {
   const config = settings();
-  const platform = await openPlatform(config, createLogger(config.logLevel));
+  const platform = await openPlatform(config, createLogger(config.logLevel, config.logFormat));
   // No listener here: URLs written by these commands (an imported app's starting page) use the configured port.
   platform.services.urls.bindDefault(`http://localhost:${config.port}`);
   try {
@@ -54,7 +54,7 @@ async function actAsOwner(
   what: string,
 ): Promise<Record<string, unknown>> {
   const config = settings();
-  const platform = await openPlatform(config, createLogger(config.logLevel));
+  const platform = await openPlatform(config, createLogger(config.logLevel, config.logFormat));
   platform.services.urls.bindDefault(`http://localhost:${config.port}`);
   try {
     const ownerId = await ownerOf(platform);
@@ -95,7 +95,7 @@ program
           `A Backyard is already serving ${config.home} at ${running.url} (pid ${running.pid}). Use that one (backyard mcp forwards to it), stop it first, or give this one another BACKYARD_HOME.`,
         );
       }
-      const log = createLogger(config.logLevel);
+      const log = createLogger(config.logLevel, config.logFormat);
       const platform = await openPlatform(config, log);
       await platform.services.accounts.ensure(config.account);
       try {
@@ -136,7 +136,7 @@ program
       const config = settings();
       const profile = askedProfile(options, { readOnly: '--read-only', features: '--features', app: '--app' });
       if ('problem' in profile) throw new Error(profile.problem);
-      await runStdioMcp(config, createLogger(config.logLevel), { start: startBackyard, findRunning: findRunningServer }, profile);
+      await runStdioMcp(config, createLogger(config.logLevel, config.logFormat), { start: startBackyard, findRunning: findRunningServer }, profile);
       process.exit(0);
     }),
   );
@@ -255,7 +255,7 @@ repo
       const parsed = parseRepoSlug(slug);
       if (!parsed) throw new Error(`"${slug}" is not <owner>/<repo>: the owner is an account login, the name 1 to 100 letters, digits, dots, dashes or underscores.`);
       const config = settings();
-      const platform = await openPlatform(config, createLogger(config.logLevel));
+      const platform = await openPlatform(config, createLogger(config.logLevel, config.logFormat));
       platform.services.urls.bindDefault(`http://localhost:${config.port}`);
       try {
         const { created, repository } = await platform.services.repoHost.builtin.create(parsed.owner, parsed.repo);

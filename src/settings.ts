@@ -91,7 +91,15 @@ export const SETTINGS = {
     default: 'info',
     defaultText: '`info`',
     schema: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
-    meaning: '`fatal`, `error`, `warn`, `info`, `debug`, `trace` or `silent`; logs are JSON on stderr',
+    meaning: '`fatal`, `error`, `warn`, `info`, `debug`, `trace` or `silent`; logs go to stderr',
+  }),
+  logFormat: setting({
+    variable: 'BACKYARD_LOG_FORMAT',
+    default: 'auto',
+    defaultText: '`auto`',
+    schema: z.enum(['auto', 'json', 'pretty'], { message: 'must be auto, json or pretty' }),
+    meaning:
+      '`pretty`: one readable line per event (time, level, message, fields), colored on a terminal; `json`: one JSON object per line, for log collectors; `auto`: `pretty` when stderr is a terminal, else `json`',
   }),
   allowedOrigins: setting({
     variable: 'BACKYARD_ALLOWED_ORIGINS',

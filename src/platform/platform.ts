@@ -50,6 +50,8 @@ export interface Platform {
   dataServices: DataServices;
   /** Parse's LiveQuery over WebSocket at the data API's address. */
   liveQuery: LiveQueryServer;
+  /** App deletions and cloud deploys, this process's and (PostgreSQL) the others': for front ends that hold something per app. */
+  events: Pick<AppEvents, 'on'>;
   /**
    * Starts the background work of the process that serves the data API (the HTTP server calls it
    * before it listens): hearing the other processes' app events and LiveQuery changes (PostgreSQL),
@@ -203,6 +205,7 @@ export async function openPlatform(config: Config, log: Logger): Promise<Platfor
     dataRouter,
     dataServices,
     liveQuery,
+    events,
     checkStorage: () => storage.check(),
     start: async () => {
       if (stopped) return;

@@ -70,6 +70,15 @@ export class PublicUrls {
     return `${this.base}/data`;
   }
 
+  /**
+   * Parse's GraphQL API of every Backend App, chosen by its application id header as on the data API
+   * (design.md, "Parse clients we serve, not rebuild"): `/graphql` on the data API's host. The one
+   * place that says where it is (Parse Dashboard's `graphQLServerURL` reads it).
+   */
+  get graphql(): string {
+    return `${this.base}/graphql`;
+  }
+
   /** `{sdk_script_url}`: the browser build of the Parse JavaScript SDK. */
   get sdkScript(): string {
     return `${this.base}/sdk/parse.min.js`;

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { loadConfig } from '../../src/config.js';
-import { createLogger } from '../../src/log.js';
+import { createLogger, type Logger } from '../../src/log.js';
 import { openPlatform, type Platform } from '../../src/platform/platform.js';
 import { startBackyard } from '../../src/serve.js';
 import type { HttpServer } from '../../src/server/http.js';
@@ -40,13 +40,14 @@ export const removeHome = (home: string) => fs.rmSync(home, { recursive: true, f
 
 /**
  * Starts a real Backyard on an ephemeral loopback port with a temporary home and two accounts.
- * `close()` stops it and deletes the home.
+ * `close()` stops it and deletes the home. `log`: a logger of the test's own (to read what was
+ * logged); by default, one at BACKYARD_LOG_LEVEL (silent unless `env` says otherwise).
  */
-export async function startTestServer(env: NodeJS.ProcessEnv = {}): Promise<TestServer> {
+export async function startTestServer(env: NodeJS.ProcessEnv = {}, log?: Logger): Promise<TestServer> {
   const home = makeHome();
   const database = await postgresDatabase();
   const config = loadConfig({ home, port: 0, host: '127.0.0.1' }, { BACKYARD_LOG_LEVEL: 'silent', ...database.env, ...env });
-  const platform = await openPlatform(config, createLogger(config.logLevel));
+  const platform = await openPlatform(config, log ?? createLogger(config.logLevel));
   const alice = (await platform.services.accounts.create('alice')).token;
   const bob = (await platform.services.accounts.create('bob')).token;
   const http = await startBackyard(platform, { port: 0, host: '127.0.0.1' });

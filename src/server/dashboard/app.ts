@@ -5,6 +5,7 @@ import { flashOf, ownApp, redirectWith, sendPage, sessionOf, type Dashboard } fr
 import { html, plural, type Html } from './html.js';
 import { badge, csrfField } from './layout.js';
 import { lifecycleButton } from './lifecycle.js';
+import { parseDataBrowserHref } from './parse.js';
 
 type AppParams = { Params: { appId: string } };
 
@@ -48,6 +49,8 @@ async function overviewPage(d: Dashboard, request: FastifyRequest, reply: Fastif
        <form method="post" action="${appHref(app.appId)}/hosting">${csrfField(session)}<button type="submit">Activate web hosting</button></form>`}
   <h3>Data</h3>
   <p>${plural(classes.length, 'class', 'classes')}, ${plural(objects, 'object')}. <a href="${appHref(app.appId, 'data')}">Open the data browser</a></p>
+  <p><a class="button secondary" id="open-parse-dashboard" href="${parseDataBrowserHref(app)}">Open in Parse Dashboard</a></p>
+  <p class="hint">The Parse Dashboard you know, with this app's keys: only you, signed in here, can open it.</p>
   <h3>Delete</h3>
   <p class="hint">Deletes the app's keys, data, files, cloud code and hosting for good.</p>
   ${lifecycleButton(session, `${appHref(app.appId)}/delete`, 'Delete this app', `Delete ${app.appName} for good, with all its data, files and cloud code? This cannot be undone.`)}

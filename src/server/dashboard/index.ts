@@ -20,6 +20,8 @@ import { lifecycleRoutes } from './lifecycle.js';
 import { serverSettingsRoutes } from './serverSettings.js';
 import { authorizeRoutes } from './authorize.js';
 import { connectionRoutes } from './connections.js';
+import { parseDashboardRoutes } from './parse.js';
+import { ParseDashboards } from '../parseDashboard.js';
 
 const isRead = (method: string) => method === 'GET' || method === 'HEAD';
 
@@ -97,7 +99,13 @@ export function dashboard(platform: Platform) {
       bindSession(request, session);
     });
 
+    // Each Backend App's Parse Dashboard, built on first use and dropped with the app.
+    const parseDashboards = new ParseDashboards();
+    const stopDropping = platform.events.on('app_deleted', ({ appId }) => (appId === undefined ? parseDashboards.dropAll() : parseDashboards.drop(appId)));
+
     app.addHook('preClose', async () => {
+      stopDropping();
+      parseDashboards.dropAll();
       for (const stream of d.streams) stream.end();
       d.streams.clear();
     });
@@ -132,5 +140,6 @@ export function dashboard(platform: Platform) {
     serverSettingsRoutes(app, d);
     authorizeRoutes(app, d);
     connectionRoutes(app, d);
+    parseDashboardRoutes(app, d, parseDashboards);
   };
 }
