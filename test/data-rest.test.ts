@@ -335,6 +335,32 @@ describe('callBackendAPI', () => {
     expect(responses[4]!.body.code).toBe(111);
   });
 
+  it('sends a GraphQL document to POST /graphql with the master key: queries, a mutation seen through REST, introspection', async () => {
+    const graphql = (query: string, variables?: Record<string, unknown>) => ({ method: 'POST', url: '/graphql', body: { query, ...(variables ? { variables } : {}) } });
+    const res = await api(server, 'POST', `/backend-apps/${app.appId}/call-backend-api`, {
+      token: server.alice,
+      body: {
+        requests: [
+          { method: 'POST', url: '/classes/Plant', body: { name: 'fern', height: 30 } },
+          graphql('{ health }'),
+          graphql('mutation Make($fields: CreatePlantFieldsInput) { createPlant(input: { fields: $fields }) { plant { objectId name height } } }', { fields: { name: 'moss', height: 2 } }),
+          graphql('{ plants(where: { height: { lessThan: 10 } }) { count edges { node { name } } } }'),
+          graphql('{ __schema { queryType { name } } }'),
+          { method: 'GET', url: '/classes/Plant', body: { where: { name: 'moss' } } },
+        ],
+      },
+    });
+    expect(res.status, res.text).toBe(200);
+    const { responses } = res.json() as { responses: Array<{ code: number; body: any }> };
+    expect(responses.map((r) => r.code)).toEqual([201, 200, 200, 200, 200, 200]);
+    expect(responses[1]!.body).toEqual({ data: { health: true } });
+    const made = responses[2]!.body.data.createPlant.plant;
+    expect(made).toMatchObject({ name: 'moss', height: 2 });
+    expect(responses[3]!.body.data.plants).toEqual({ count: 1, edges: [{ node: { name: 'moss' } }] });
+    expect(responses[4]!.body.data.__schema.queryType.name).toBe('Query');
+    expect(responses[5]!.body.results.map((r: { objectId: string }) => r.objectId)).toEqual([made.objectId]);
+  });
+
   it.each([
     ['/parse/classes/ToDo', /drop the prefix and send \/classes\/ToDo/],
     ['/1/classes/ToDo', /drop the prefix/],

@@ -13,6 +13,7 @@ export const callBackendAPI = defineOperation({
   description: [
     'Sends REST calls to a Backend App\'s data API (Parse REST protocol) with its master key; answers each call\'s HTTP code and JSON body, in order.',
     'Start with GET /schemas to learn the classes. body: the object\'s fields for POST and PUT; for GET, query parameters (where as JSON, order, limit, skip, keys, include, count) in url or as fields of body.',
+    'GraphQL: POST /graphql with body {query, variables} (Parse\'s GraphQL API, generated from the app\'s classes).',
   ].join(' '),
   effect: 'mutate',
   feature: 'backend',
