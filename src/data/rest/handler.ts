@@ -187,7 +187,7 @@ export function createDataHandler(options: DataHandlerOptions): DataHandler {
     if (path === '' || path.endsWith('/')) path = path.replace(/\/+$/, '') || '/';
     const query = q < 0 ? {} : (parseQuery(target.slice(q + 1)) as Record<string, unknown>);
     const httpMethod = req.method === 'HEAD' ? 'GET' : (req.method ?? 'GET');
-    const isFilePost = httpMethod === 'POST' && path.startsWith('/files/');
+    const isFilePost = httpMethod === 'POST' && (path === '/files' || path.startsWith('/files/'));
     const withBody = (): Answer => {
       if (!WITH_BODY.has(httpMethod)) {
         req.resume();
