@@ -247,7 +247,8 @@ describe('config, purge, serverInfo and health', () => {
     expect(await call('DELETE', '/purge/Junk', { master: true })).toMatchObject({ status: 200, body: {} });
     expect((await call('GET', '/classes/Junk?count=1&limit=0')).body.count).toBe(0);
     expect((await call('GET', '/schemas/Junk', { master: true })).body.fields.n).toEqual({ type: 'Number' });
-    expect((await call('DELETE', '/purge/NeverSeen', { master: true })).body.code).toBe(103);
+    // A class that does not exist has nothing to purge: 200, as Parse Server answers.
+    expect(await call('DELETE', '/purge/NeverSeen', { master: true })).toMatchObject({ status: 200, body: {} });
   });
 
   it('answers serverInfo with the credential headers, and health without any', async () => {
