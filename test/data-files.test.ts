@@ -357,6 +357,7 @@ describe('the per-app OpenAPI document', () => {
     expect(first.components.securitySchemes.applicationId).toMatchObject({ type: 'apiKey', in: 'header', name: 'X-Backend-Application-Id' });
     expect(first.components.securitySchemes.restApiKey.name).toBe('X-Backend-REST-API-Key');
     expect(first.paths[`/files/${appId}/{name}`].get.security).toEqual([]);
+    expect(first.paths[`/files/${appId}/metadata/{name}`].get.security).toEqual([]);
     expect(first.paths['/classes/Gadget']).toBeUndefined();
     const ids = Object.values(first.paths).flatMap((item: any) => Object.values(item).map((op: any) => op.operationId).filter(Boolean));
     expect(new Set(ids).size).toBe(ids.length);
