@@ -23,7 +23,7 @@ export interface ParseServerPeer {
 }
 
 const ROOT = packageRoot();
-const KEYS = { appId: 'oracle', restKey: 'oracleRest', masterKey: 'oracleMaster', javascriptKey: 'oracleJs' };
+const KEYS = { appId: 'oracle', restKey: 'oracleRest', masterKey: 'oracleMaster', javascriptKey: 'oracleJs', fileKey: 'oracleFile' };
 
 async function waitFor(check: () => Promise<boolean>, what: string, ms: number, child?: ChildProcess, log?: () => string): Promise<void> {
   const deadline = Date.now() + ms;
@@ -54,6 +54,8 @@ export async function startParseServer(options: { durable?: boolean; postgres?: 
   const config = {
     appId: KEYS.appId,
     masterKey: KEYS.masterKey,
+    // Every Backend App has a file key, which names legacy files' hosts in their URLs (files.parsetfss.com).
+    fileKey: KEYS.fileKey,
     restAPIKey: KEYS.restKey,
     javascriptKey: KEYS.javascriptKey,
     databaseURI: pg.url,

@@ -279,9 +279,13 @@ it('GHSA-9prm-jqwx-45x9, GHSA-v5hf-f4c3-m5rv, GHSA-hcj7-6gxh-24ww, GHSA-42ph-pf9
   expect(await upload('a.xml', 'text/plain')).toMatchObject(disabled('xml'));
   expect(await upload('a.xhtml', 'text/plain')).toMatchObject(disabled('xhtml'));
   expect(await upload('a.html', 'text/html')).toMatchObject(disabled('html'));
-  // A declared type is served as declared, so its subtype counts too, MIME parameters or not.
-  expect(await upload('a.txt', 'image/svg+xml; charset=utf-8')).toMatchObject(disabled('svg+xml'));
+  // A name without an extension is served with its declared type, so that type's subtype counts too.
   expect(await upload('feed', 'text/xml')).toMatchObject(disabled('xml'));
+  expect(await upload('feed', 'image/svg+xml; charset=utf-8')).toMatchObject(disabled('svg'));
+  // A known extension decides the type served (as Parse Server's FilesController), whatever was declared.
+  const text = await upload('a.txt', 'image/svg+xml; charset=utf-8');
+  expect(text.status).toBe(201);
+  expect((await fetch(text.body.url)).headers.get('content-type')).toBe('text/plain; charset=utf-8');
   // Positive controls: other files are stored and served with their type.
   const png = await upload('a.png', 'image/png', 'not really a png');
   expect(png.status).toBe(201);

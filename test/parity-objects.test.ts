@@ -77,7 +77,7 @@ describe('item 1: polygons, GeoPoints and field names', () => {
     expect(both.code).toBe(111);
     await new Parse.Object(className).save({ a: new Parse.GeoPoint(1, 2) });
     const second = await failure(new Parse.Object(className).save({ b: new Parse.GeoPoint(3, 4) }));
-    expect(second).toEqual({ code: 111, message: 'Only one GeoPoint field may exist in a class: adding b when a already exists.' });
+    expect(second).toEqual({ code: 111, message: 'there can only be one geopoint field in a class' });
     const schema = await app.call('POST', `/schemas/${cls('PlaceS')}`, { master: true, body: { fields: { a: { type: 'GeoPoint' }, b: { type: 'GeoPoint' } } } });
     expect(schema.body.code).toBe(111);
   });

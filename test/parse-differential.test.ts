@@ -7,6 +7,7 @@ import { createTestApp } from './helpers/dataApp.js';
 import { cases as aggregate } from './differential/cases/aggregate.js';
 import { cases as basics } from './differential/cases/basics.js';
 import { cases as dashboard } from './differential/cases/dashboard.js';
+import { cases as filesSchemasQueries } from './differential/cases/files-schemas-queries.js';
 import { cases as objectsSchemas } from './differential/cases/objects-schemas.js';
 import { cases as queryKeys } from './differential/cases/query-keys.js';
 import { cases as queryWhere } from './differential/cases/query-where.js';
@@ -17,7 +18,7 @@ import { cases as sessionsSubsystems } from './differential/cases/sessions-subsy
 // The same requests to Parse Server 9 (on PostgreSQL) and to a Backend App, answers compared after
 // masking ids, dates, tokens and error texts. Deliberate differences carry
 // `known` and are listed in docs/parse-differences.md.
-const groups: Record<string, DiffCase[]> = { basics, 'query-keys': queryKeys, 'query-where': queryWhere, 'objects-schemas': objectsSchemas, 'requests-users': requestsUsers, aggregate, 'server-options': serverOptions, dashboard, 'sessions-subsystems': sessionsSubsystems };
+const groups: Record<string, DiffCase[]> = { basics, 'query-keys': queryKeys, 'query-where': queryWhere, 'objects-schemas': objectsSchemas, 'requests-users': requestsUsers, aggregate, 'server-options': serverOptions, dashboard, 'sessions-subsystems': sessionsSubsystems, 'files-schemas-queries': filesSchemasQueries };
 
 let oracle: Oracle;
 let server: TestServer;

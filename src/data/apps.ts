@@ -4,6 +4,7 @@ import type { AppKeys } from './appKeys.js';
 import type { DataEngine } from './engine.js';
 import { AppServices } from './appServices.js';
 import { DataStore } from './store.js';
+import { fileLocation } from './fileLocation.js';
 import type { StorageProvider } from './storage/provider.js';
 import { DEFAULT_SETTINGS, type ServerSettings } from './settings.js';
 import { Outbox, type MailRecord } from './mail/outbox.js';
@@ -144,7 +145,7 @@ export class DataApps {
     const store = new DataStore(
       applicationId,
       this.storage.open(applicationId, folder),
-      (name) => `${this.dataApiUrl()}/files/${encodeURIComponent(applicationId)}/${encodeURIComponent(name)}`,
+      (name) => fileLocation(this.dataApiUrl(), applicationId, this.keyCache.get(applicationId)?.fileKey, name),
       () => this.settings(applicationId),
     );
     const open = { store, services: new AppServices(store) };

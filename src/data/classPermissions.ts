@@ -22,6 +22,9 @@ const isActionKey = (key: string) => key === '*' || key === 'requiresAuthenticat
 const isProtectedFieldsKey = (key: string) => key === '*' || key === 'authenticated' || key.startsWith('role:') || key.startsWith('userField:') || USER_ID.test(key);
 
 const invalid = (message: string) => new ParseError(ParseCode.INVALID_JSON, message);
+/** A value as Parse Server's texts show it: strings bare, objects as JSON. */
+const shown = (value: unknown): string => (value !== null && typeof value === 'object' ? JSON.stringify(value) : String(value));
+
 const badKey = (key: string) => invalid(`'${key}' is not a valid key for class level permissions`);
 
 function pointerPermission(name: string): ParseError {
@@ -63,13 +66,14 @@ export function parseClassLevelPermissions(raw: unknown, fields?: Readonly<Recor
       continue;
     }
     if (!(ACTIONS as readonly string[]).includes(action)) {
-      throw invalid(`${action} is not a valid operation for class level permissions; use ${ACTIONS.join(', ')} or protectedFields.`);
+      // Parse Server's texts to the letter (SchemaController.validateCLP), so clients matching them keep working.
+      throw invalid(`${action} is not a valid operation for class level permissions`);
     }
     if (!isPlainObject(entry)) throw invalid(`'${JSON.stringify(entry)}' is not a valid value for class level permissions ${action} - must be an object`);
     for (const [principal, allowed] of Object.entries(entry)) {
       if (principal === 'pointerFields') throw pointerPermission(`${action}.pointerFields`);
       if (!isActionKey(principal)) throw badKey(principal);
-      if (allowed !== true) throw invalid(`'${JSON.stringify(allowed)}' is not a valid value for class level permissions ${action}:${principal}; use true.`);
+      if (allowed !== true) throw invalid(`'${shown(allowed)}' is not a valid value for class level permissions acl ${action}:${principal}`);
     }
     out[action as (typeof ACTIONS)[number]] = entry as Record<string, boolean>;
   }

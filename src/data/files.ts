@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import mime from 'mime';
 import { ParseCode, ParseError } from './errors.js';
 
 /**
@@ -24,45 +25,20 @@ export const MAX_FILE_SIZE = 20 * 1024 * 1024;
 /** Stored names: a generated prefix (33 characters) plus an original name, or an imported Parse name. */
 const MAX_STORED_NAME_LENGTH = 200;
 
-/** Content types by extension, for uploads that do not say (the JS SDK's JSON form) or say `application/octet-stream`. */
-const TYPES: Record<string, string> = {
-  txt: 'text/plain',
-  csv: 'text/csv',
-  md: 'text/markdown',
-  css: 'text/css',
-  js: 'text/javascript',
-  mjs: 'text/javascript',
-  json: 'application/json',
-  xml: 'application/xml',
-  pdf: 'application/pdf',
-  zip: 'application/zip',
-  gz: 'application/gzip',
-  tar: 'application/x-tar',
-  wasm: 'application/wasm',
-  png: 'image/png',
-  jpg: 'image/jpeg',
-  jpeg: 'image/jpeg',
-  gif: 'image/gif',
-  webp: 'image/webp',
-  avif: 'image/avif',
-  bmp: 'image/bmp',
-  ico: 'image/x-icon',
-  svg: 'image/svg+xml',
-  mp3: 'audio/mpeg',
-  wav: 'audio/wav',
-  ogg: 'audio/ogg',
-  m4a: 'audio/mp4',
-  mp4: 'video/mp4',
-  webm: 'video/webm',
-  mov: 'video/quicktime',
-  woff: 'font/woff',
-  woff2: 'font/woff2',
-  ttf: 'font/ttf',
-  otf: 'font/otf',
-  docx: 'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
-  xlsx: 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
-  pptx: 'application/vnd.openxmlformats-officedocument.presentationml.presentation',
-};
+/**
+ * Types mime-db marks UTF-8 outside `text/*` (the ones a file extension maps to): served with
+ * `; charset=utf-8` as Parse Server's Express (through mime-types' `contentType`) serves them.
+ */
+const UTF8_TYPES = new Set([
+  'application/json',
+  'application/javascript',
+  'application/manifest+json',
+  'application/vnd.syncml+xml',
+  'application/vnd.syncml.dm+wbxml',
+  'application/vnd.syncml.dm+xml',
+  'application/vnd.syncml.dmddf+xml',
+  'application/vnd.wap.wbxml',
+]);
 
 const OCTET_STREAM = 'application/octet-stream';
 
@@ -86,9 +62,22 @@ const extensionOf = (name: string): string => {
   return dot > 0 ? name.slice(dot + 1).toLowerCase() : '';
 };
 
-/** The content type of a file name's extension, or undefined when Backyard does not know it. */
+/**
+ * The content type of a file name's extension, from the `mime` package's standard and other
+ * types, which Parse Server's FilesController and FilesRouter use; undefined for an unknown one.
+ */
 export function contentTypeFor(name: string): string | undefined {
-  return TYPES[extensionOf(name)];
+  return extensionOf(name) ? (mime.getType(name) ?? undefined) : undefined;
+}
+
+/**
+ * A content type as a download's header carries it: `; charset=utf-8` added to `text/*` and the
+ * UTF8_TYPES that name no charset, as Express adds it to Parse Server's downloads.
+ */
+export function servedContentType(contentType: string): string {
+  const base = contentType.split(';')[0]!.trim().toLowerCase();
+  if (/;\s*charset=/i.test(contentType) || !(base.startsWith('text/') || UTF8_TYPES.has(base))) return contentType;
+  return `${contentType}; charset=utf-8`;
 }
 
 /**
@@ -155,19 +144,18 @@ export class FileStore {
    */
   async save(originalName: string, data: Buffer, options: UploadOptions = {}): Promise<{ name: string; contentType: string }> {
     checkFileName(originalName);
-    if (data.length === 0) throw new ParseError(ParseCode.FILE_SAVE_ERROR, 'Invalid file upload: the file is empty.');
+    if (data.length === 0) throw new ParseError(ParseCode.FILE_SAVE_ERROR, 'Invalid file upload.');
     if (data.length > MAX_FILE_SIZE) {
       throw new ParseError(ParseCode.FILE_TOO_LARGE, `The file is ${data.length} bytes; files may hold at most ${MAX_FILE_SIZE} bytes.`, 413);
     }
     const given = options.contentType?.trim();
-    let contentType = given && CONTENT_TYPE.test(given) ? given : undefined;
+    const declaredType = given && CONTENT_TYPE.test(given) ? given : undefined;
     let name = originalName;
-    if (!extensionOf(name) && contentType) {
-      const base = contentType.split(';')[0]!.trim().toLowerCase();
-      const ext = Object.keys(TYPES).find((e) => TYPES[e] === base);
-      if (ext) name = `${name}.${ext}`;
-    }
-    if (!contentType || contentType.toLowerCase() === OCTET_STREAM) contentType = contentTypeFor(name) ?? contentType ?? OCTET_STREAM;
+    // Parse Server's FilesController.createFile: a name without an extension takes the declared
+    // type's (no second dot after a trailing one); a name with one is served as the extension says.
+    const added = !extensionOf(name) && declaredType ? mime.getExtension(declaredType) : null;
+    if (added) name = `${name}${name.endsWith('.') ? '' : '.'}${added}`;
+    const contentType = (added ? declaredType : contentTypeFor(name)) ?? declaredType ?? OCTET_STREAM;
     const allow = options.allowExtension;
     const declared = contentTypeFor(name) || !given ? '' : subtypeOf(given).replace(/\s+/g, '');
     const refused =

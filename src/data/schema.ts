@@ -93,7 +93,8 @@ export function checkClassName(className: string): void {
   if (CLASS_NAME.test(className) || (SYSTEM_CLASSES as readonly string[]).includes(className)) return;
   throw new ParseError(
     ParseCode.INVALID_CLASS_NAME,
-    `Invalid classname: ${className}, classnames can only have alphanumeric characters and _, and must start with an alpha character.`,
+    // Parse Server's text to the letter, its trailing space included (SchemaController.invalidClassNameMessage).
+    `Invalid classname: ${className}, classnames can only have alphanumeric characters and _, and must start with an alpha character `,
   );
 }
 
@@ -131,12 +132,15 @@ export const isBuiltInField = (className: string, field: string): boolean => fie
 
 /**
  * Parse Server allows one GeoPoint field per class (its SchemaController, for `$near` on MongoDB).
- * @throws ParseError 111 naming the two fields when `fields` holds more than one.
+ * @param byObject an object's write brought the second one: Parse Server's text for objects.
+ * @throws ParseError 111 naming the two fields when `fields` holds more than one (`/schemas`), or
+ *   "there can only be one geopoint field in a class" (`byObject`), Parse Server's texts.
  */
-export function checkOneGeoPoint(fields: Readonly<Record<string, FieldType>>): void {
+export function checkOneGeoPoint(fields: Readonly<Record<string, FieldType>>, byObject = false): void {
   const geoPoints = Object.keys(fields).filter((f) => fields[f]!.type === 'GeoPoint');
   if (geoPoints.length > 1) {
-    throw new ParseError(ParseCode.INCORRECT_TYPE, `Only one GeoPoint field may exist in a class: adding ${geoPoints[1]} when ${geoPoints[0]} already exists.`);
+    if (byObject) throw new ParseError(ParseCode.INCORRECT_TYPE, 'there can only be one geopoint field in a class');
+    throw new ParseError(ParseCode.INCORRECT_TYPE, `currently, only one GeoPoint field may exist in an object. Adding ${geoPoints[1]} when ${geoPoints[0]} already exists.`);
   }
 }
 
@@ -227,7 +231,7 @@ export class Schema {
       }
       cls.fields[field] = type;
       changed = true;
-      if (type.type === 'GeoPoint') checkOneGeoPoint(cls.fields);
+      if (type.type === 'GeoPoint') checkOneGeoPoint(cls.fields, true);
     }
     return changed ? tx.saveClass(cls) : undefined;
   }

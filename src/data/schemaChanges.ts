@@ -2,7 +2,7 @@ import { ParseCode, ParseError } from './errors.js';
 import { fieldPath } from './fieldPath.js';
 import { parseClassLevelPermissions } from './classPermissions.js';
 import type { DataStore, SchemaTransaction } from './store.js';
-import { checkClassName, checkOneGeoPoint, isBuiltInField, type SchemaResponse } from './schema.js';
+import { checkClassName, checkOneGeoPoint, isBuiltInField, type Schema, type SchemaResponse } from './schema.js';
 import { parseFieldDefinitions } from './schemaFields.js';
 import type { StoredClass } from './storage/adapter.js';
 import { DEFAULT_FIELDS, FIELD_NAME, type FieldType } from './types.js';
@@ -49,6 +49,18 @@ async function applyIndexes(tx: SchemaTransaction, cls: StoredClass, raw: unknow
     await tx.createIndex(cls.className, name, keys);
     cls.indexes[name] = keys;
   }
+}
+
+/**
+ * Classes that exist from an app's start: Parse Server creates `_User` and `_Role` when it starts
+ * (DatabaseController.performInitialization), so `/schemas` reads and changes them before any
+ * user or role is saved; Backyard stores them once something is written.
+ */
+const PRESENT_FROM_START = new Set(['_User', '_Role']);
+
+/** The class's entry, or the blank one of a class that exists from the start (PRESENT_FROM_START); undefined otherwise. */
+export function classOrImplicit(schema: Schema, className: string): StoredClass | undefined {
+  return schema.editable(className) ?? (PRESENT_FROM_START.has(className) ? schema.blank(className) : undefined);
 }
 
 /** A body's `className`, when given, must name the class of the path (Parse: 103). */
@@ -101,7 +113,7 @@ async function applyFieldChanges(tx: SchemaTransaction, cls: StoredClass, change
  */
 export function createClass(store: DataStore, className: string, body: Record<string, unknown>): Promise<SchemaResponse> {
   return store.changeSchema(async (tx) => {
-    if (store.schema.has(className)) throw new ParseError(ParseCode.INVALID_CLASS_NAME, `Class ${className} already exists.`);
+    if (store.schema.has(className) || PRESENT_FROM_START.has(className)) throw new ParseError(ParseCode.INVALID_CLASS_NAME, `Class ${className} already exists.`);
     checkClassName(className);
     const cls = store.schema.blank(className);
     for (const [name, type] of Object.entries(parseFieldDefinitions(className, body.fields, false))) {
@@ -123,7 +135,7 @@ export function createClass(store: DataStore, className: string, body: Record<st
  */
 export function updateClass(store: DataStore, className: string, body: Record<string, unknown>): Promise<SchemaResponse> {
   return store.changeSchema(async (tx) => {
-    const cls = store.schema.editable(className);
+    const cls = classOrImplicit(store.schema, className);
     if (!cls) throw new ParseError(ParseCode.INVALID_CLASS_NAME, `Class ${className} does not exist.`);
     await applyFieldChanges(tx, cls, parseFieldDefinitions(className, body.fields, true));
     const clp = parseClassLevelPermissions(body.classLevelPermissions, cls.fields);

@@ -116,7 +116,7 @@ export function encodeValue(field: string, value: unknown): { type: FieldType; s
 
 /**
  * A value inside an Array or Object field, checked and encoded as stored: typed values are checked,
- * keys may not start with `$` nor hold `.` (Mongo rule).
+ * keys may hold neither `$` nor `.` (Parse Server's rule).
  * @throws ParseError 111 for a malformed typed value, 121 for a bad key or a nested operation.
  */
 export function encodeNested(path: string, value: unknown): Json {
@@ -127,7 +127,8 @@ export function encodeNested(path: string, value: unknown): Json {
     if ('__op' in value) throw new ParseError(ParseCode.INVALID_NESTED_KEY, `${path}: operations cannot be nested inside values.`);
     const out: Record<string, Json> = {};
     for (const [k, v] of Object.entries(value)) {
-      if (k.startsWith('$') || k.includes('.')) throw new ParseError(ParseCode.INVALID_NESTED_KEY, `${path}: nested keys must not contain "$" or ".", got "${k}".`);
+      // Parse Server's rule and text (PostgresStorageAdapter validateKeys, MongoTransform): `$` anywhere in the key.
+      if (k.includes('$') || k.includes('.')) throw new ParseError(ParseCode.INVALID_NESTED_KEY, "Nested keys should not contain the '$' or '.' characters");
       out[k] = encodeNested(`${path}.${k}`, v);
     }
     return out;

@@ -29,10 +29,16 @@ export const dateValue = (ms: number): DateValue => ({ __type: 'Date', iso: new 
 export const canonical = (value: unknown): string =>
   JSON.stringify(value, (_k, v: unknown) => (isPlainObject(v) ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) : v));
 
-/** A field path's parts, with a leading `_id` read as `objectId` (Parse names the key so). */
+/** Names a pipeline may use for the columns, as MongoDB-backed Parse Server stores them. */
+const STORED_NAMES: Record<string, string> = { _id: 'objectId', _created_at: 'createdAt', _updated_at: 'updatedAt' };
+
+/**
+ * A field path's parts, with a leading `_id`, `_created_at` or `_updated_at` read as `objectId`,
+ * `createdAt` or `updatedAt` (the names Parse answers with; Parse Server takes both in a pipeline).
+ */
 export const pathParts = (path: string): string[] => {
   const parts = path.split('.');
-  if (parts[0] === '_id') parts[0] = 'objectId';
+  parts[0] = STORED_NAMES[parts[0]!] ?? parts[0]!;
   return parts;
 };
 

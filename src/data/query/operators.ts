@@ -8,7 +8,7 @@ import { compileRegex } from './regex.js';
 import { REGEX_OPTIONS } from './regexSyntax.js';
 import { isRelativeTime, relativeDate } from './relativeTime.js';
 import { FALSE, TRUE, and, anyOf, frag, invalidJson, invalidQuery, isColumn, isPlainObject, not, throughArray, type Ctx, type FieldRef } from './sql.js';
-import { compares, equals, needsWhole, oneOf, parseLiteral, parseRangeLiteral, type Literal } from './values.js';
+import { compares, equals, needsWhole, oneOf, parseLiteral, parseRangeLiteral, polygonForms, type Literal } from './values.js';
 
 /** One operator of a field's operator object; `ops` is that whole object (for `$options`, `$maxDistance`...). */
 export type FieldOperator = (ctx: Ctx, field: FieldRef, value: unknown, ops: Readonly<Record<string, unknown>>) => SqlFragment;
@@ -31,9 +31,14 @@ function refuseRelativeTime(value: unknown): void {
   if (isRelativeTime(value)) throw invalidJson('$relativeTime can only be used with the $lt, $lte, $gt, and $gte operators');
 }
 
-/** `{"f": v}` / `$eq`: equal, or on an Array field, contains (or equals the whole array). */
+/**
+ * `{"f": v}` / `$eq`: equal, or on an Array field, contains (or equals the whole array). A Polygon
+ * equals the same ring from any vertex, in either direction (values.ts polygonForms).
+ */
 export const $eq: FieldOperator = (ctx, field, value) => {
   refuseRelativeTime(value);
+  const forms = polygonForms(value);
+  if (forms) return anyOf(ctx, field, (t) => oneOf(ctx.options.dialect, t, forms), needsWhole(forms));
   const lit = literalFor(field, value);
   return anyOf(ctx, field, (t) => equals(ctx.options.dialect, t, lit), needsWhole([lit]));
 };
@@ -165,10 +170,19 @@ function allElement(ctx: Ctx, field: FieldRef, value: unknown): SqlFragment {
   return anyOf(ctx, field, (t) => equals(ctx.options.dialect, t, lit), needsWhole([lit]));
 }
 
-/** `$all`: the array holds every value; an empty list matches nothing (Mongo). */
+/** A `{"$regex": ...}` element, as the SDKs send for `containsAllStartingWith`. */
+const isRegexElement = (value: unknown): boolean => isPlainObject(value) && typeof value.$regex === 'string';
+
+/**
+ * `$all`: the array holds every value; an empty list matches nothing (Mongo). Regexes may not be
+ * mixed with other values: 107 with Parse Server's text (the list shown as JavaScript joins it).
+ * Parse Server on PostgreSQL also refuses a `^\Q…\E` regex beside another regex; Backyard matches
+ * each (docs/parse-differences.md).
+ */
 export const $all: FieldOperator = (ctx, field, value) => {
   const values = listOf(value, '$all');
   if (values.length === 0) return FALSE;
+  if (values.some(isRegexElement) && !values.every(isRegexElement)) throw invalidJson(`All $all values must be of regex type or none: ${String(values)}`);
   return and(values.map((v) => allElement(ctx, field, v)));
 };
 

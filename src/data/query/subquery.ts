@@ -27,13 +27,14 @@ function subQueryClass(ctx: Ctx, value: Record<string, unknown>, op: string): st
 }
 
 /**
- * `{className, where, redirectClassNameForKey?}` of a sub-query; throws 102 for a bad shape or a class
- * the schema does not know, 119 when the class's CLP does not let the caller `find` (checked for the
- * class read after a redirect). The where is the caller's (QueryAccess.scopeWhere).
+ * `{className, where, redirectClassNameForKey?}` of a sub-query, or undefined for a class the schema
+ * does not know (whose sub-query finds nothing, as Parse Server answers); throws 102 for a bad shape,
+ * 119 when the class's CLP does not let the caller `find` (checked for the class read after a
+ * redirect). The where is the caller's (QueryAccess.scopeWhere).
  */
-function subQuerySpec(ctx: Ctx, value: unknown, op: string): { className: string; where: unknown } {
+function subQuerySpec(ctx: Ctx, value: unknown, op: string): { className: string; where: unknown } | undefined {
   if (!isPlainObject(value) || !isClassName(value.className)) throw invalidQuery(`${op} needs {"className": ..., "where": {...}}`);
-  if (!ctx.options.schema.fields(value.className)) throw invalidQuery(`${op}: unknown class ${value.className}`);
+  if (!ctx.options.schema.fields(value.className)) return undefined;
   const className = subQueryClass(ctx, value, op);
   ctx.options.access?.checkFind(className);
   const where = value.where ?? {};
@@ -67,7 +68,9 @@ function pointsInto(ctx: Ctx, t: Target, className: string, where: unknown): Sql
 
 /** `$inQuery: {className, where}`: the pointer points to an object the sub-query finds. */
 export const $inQuery: FieldOperator = (ctx, field, value) => {
-  const { className, where } = subQuerySpec(ctx, value, '$inQuery');
+  const spec = subQuerySpec(ctx, value, '$inQuery');
+  if (!spec) return FALSE;
+  const { className, where } = spec;
   return anyOf(ctx, field, (t) => pointsInto(ctx, t, className, where));
 };
 
@@ -130,7 +133,9 @@ function selectedBy(ctx: Ctx, t: Target, keyType: FieldTypeName | undefined, key
  */
 export const $select: FieldOperator = (ctx, field, value) => {
   if (!isPlainObject(value) || typeof value.key !== 'string') throw invalidQuery('$select needs {"query": {...}, "key": ...}');
-  const { className, where } = subQuerySpec(ctx, value.query, '$select');
+  const spec = subQuerySpec(ctx, value.query, '$select');
+  if (!spec) return FALSE;
+  const { className, where } = spec;
   const key = keyPath(value.key);
   ctx.options.access?.checkField(className, value.key, 'query');
   const keyType = key.length === 1 ? (DEFAULT_FIELDS[key[0]!] ?? ctx.options.schema.fields(className)?.[key[0]!])?.type : undefined;

@@ -62,12 +62,42 @@ export function parseLiteral(value: unknown): Literal {
       return { kind: 'json', json: JSON.stringify({ __type: 'GeoPoint', latitude: p.latitude, longitude: p.longitude }) };
     }
     case 'Polygon':
+      return polygonForms(value)?.[0] ?? { kind: 'json', json: JSON.stringify(checkJson(value)) };
     case 'Bytes':
       return { kind: 'json', json: JSON.stringify(checkJson(value)) };
     default:
       throw invalidQuery(`Unsupported __type in a query value: ${JSON.stringify(value.__type)}`);
   }
 }
+
+/**
+ * The forms a Polygon value may be stored in, as Literals: the ring closed (objects' values.ts
+ * repeats the first vertex on save), from each vertex and in both directions, so that equality finds
+ * the same polygon however its path was given, as Parse Server's PostgreSQL `~=` does. A value that is
+ * no list of 3 or more number pairs gives undefined (it is compared as given and equals no stored
+ * Polygon); rings of more than MAX_RING_FORMS vertices are compared only as given, closed.
+ */
+export function polygonForms(value: unknown): Literal[] | undefined {
+  if (!isPlainObject(value) || value.__type !== 'Polygon') return undefined;
+  const { coordinates } = value;
+  const isPair = (p: unknown): p is [number, number] => Array.isArray(p) && p.length === 2 && p.every((n) => typeof n === 'number' && Number.isFinite(n));
+  if (!Array.isArray(coordinates) || coordinates.length < 3 || !coordinates.every(isPair)) return undefined;
+  const ring = coordinates.map(([latitude, longitude]) => [latitude, longitude] as const);
+  const [first, last] = [ring[0]!, ring.at(-1)!];
+  const open = first[0] === last[0] && first[1] === last[1] ? ring.slice(0, -1) : ring;
+  const closed = (vertices: ReadonlyArray<readonly [number, number]>) =>
+    JSON.stringify({ __type: 'Polygon', coordinates: [...vertices, vertices[0]!].map(([a, b]) => [a, b]) });
+  const forms = new Set([closed(open)]);
+  if (open.length <= MAX_RING_FORMS) {
+    for (const path of [open, [...open].reverse()]) {
+      for (let i = 0; i < path.length; i++) forms.add(closed([...path.slice(i), ...path.slice(0, i)]));
+    }
+  }
+  return [...forms].map((json) => ({ kind: 'json', json }));
+}
+
+/** Vertices up to which every rotation and direction of a Polygon is matched (2 forms per vertex). */
+const MAX_RING_FORMS = 100;
 
 /** Plain JSON without operator keys (`{"$gt": 1}` is not a value). */
 function checkJson(value: unknown): unknown {

@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { parse as parseQuery } from 'fast-querystring';
+import { parseQueryString } from './queryString.js';
 import getRawBody from 'raw-body';
 import type { Logger } from '../../log.js';
 import type { DataApps } from '../apps.js';
@@ -185,9 +186,9 @@ export function createDataHandler(options: DataHandlerOptions): DataHandler {
     const q = target.indexOf('?');
     let path = q < 0 ? target : target.slice(0, q);
     if (path === '' || path.endsWith('/')) path = path.replace(/\/+$/, '') || '/';
-    const query = q < 0 ? {} : (parseQuery(target.slice(q + 1)) as Record<string, unknown>);
+    const query = q < 0 ? {} : parseQueryString(target.slice(q + 1));
     const httpMethod = req.method === 'HEAD' ? 'GET' : (req.method ?? 'GET');
-    const isFilePost = httpMethod === 'POST' && path.startsWith('/files/');
+    const isFilePost = httpMethod === 'POST' && (path === '/files' || path.startsWith('/files/'));
     const withBody = (): Answer => {
       if (!WITH_BODY.has(httpMethod)) {
         req.resume();

@@ -73,11 +73,14 @@ export const filesOf = (req: Pick<DataRequest, 'apps' | 'keys'>): FileStore => n
 
 /**
  * `/files/<name>` (Parse REST guide, "Files"): upload answers 201 `{url, name}` with `Location`
- * (the stored name is `<32 hex>_<name>`); delete needs the master key and answers 200 `{}`, or 153
+ * (the stored name is `<32 hex>_<name>`), and 122 "Filename not provided." without a name; delete needs the master key and answers 200 `{}`, or 153
  * FILE_DELETE_ERROR for an unknown file. Downloads (`GET /files/<appId>/<name>`) need no keys and
  * are answered by `public.ts`.
  */
 export function fileRoutes(router: DataRouter): void {
+  router.on('POST', '/files', () => {
+    throw new ParseError(ParseCode.INVALID_FILE_NAME, 'Filename not provided.');
+  });
   // Files live outside the app's database: a transactional batch could not take them back.
   router.on('POST', '/files/:name', async (req, { name }) => {
     refuseInTransaction(req);

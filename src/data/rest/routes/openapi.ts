@@ -242,6 +242,15 @@ export function dataApiDocument(req: Pick<DataRequest, 'engine' | 'mountUrl'>, r
         responses: { 200: { description: 'The file, with its content type', content: { '*/*': { schema: { type: 'string', contentMediaType: 'application/octet-stream' } } } }, 404: { description: 'No such file' } },
       },
     };
+    paths[`/files/${req.engine.appId}/metadata/{name}`] = {
+      get: {
+        operationId: 'fileMetadata',
+        summary: "A file's metadata as its upload gave it ({metadata}); {} for an unknown file (no keys needed)",
+        security: [],
+        parameters: [name('name')],
+        responses: { 200: json({ type: 'object', properties: { metadata: { type: 'object' } } }, 'The metadata, or {}') },
+      },
+    };
   }
   return {
     openapi: '3.1.0',

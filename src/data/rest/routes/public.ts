@@ -1,10 +1,11 @@
 import { ParseCode } from '../../errors.js';
-import { FileStore } from '../../files.js';
+import { FileStore, servedContentType } from '../../files.js';
 import type { PublicRoute } from '../handler.js';
 import type { DataResponse, RouteApps } from '../types.js';
 import { mailPages } from './pages.js';
 
 const FILE_PATH = /^\/files\/([^/]+)\/([^/]+)$/;
+const METADATA_PATH = /^\/files\/([^/]+)\/metadata\/(.+)$/;
 
 /**
  * Headers of every download. A file is served from the data API's origin, which the dashboard
@@ -33,6 +34,9 @@ const notFound = (): DataResponse => ({ status: 404, body: undefined, raw: { dat
  * - `GET /files/<appId>/<name>`: the file's bytes with its stored content type (the URLs that
  *   `DataEngine.fileUrl` gives); 403 `{code: 119}` for an unknown application id and 404
  *   `File not found.` (text, as Parse Server) for an unknown file.
+ * - `GET /files/<appId>/metadata/<name>`: 200 `{metadata}` (the upload's `fileData.metadata`, `{}`
+ *   when none) for a stored file, and 200 `{}` for an unknown file or application, as Parse Server's
+ *   FilesRouter answers through a files adapter that keeps metadata (GridFS);
  * - `/apps/<appId>/...`: the pages of verification and password reset mails (pages.ts).
  * Any other path: undefined, so that the keyed routes answer it.
  */
@@ -45,13 +49,21 @@ export function publicRoutes(apps: RouteApps): PublicRoute {
     if (!(await apps.keys(appId))) return { status: 403, body: { code: ParseCode.OPERATION_FORBIDDEN, error: 'Invalid application ID.' } };
     const file = await new FileStore(apps.filesFolder(appId)).read(name);
     if (!file) return notFound();
-    return { status: 200, body: undefined, headers: DOWNLOAD_HEADERS, raw: file };
+    return { status: 200, body: undefined, headers: DOWNLOAD_HEADERS, raw: { data: file.data, contentType: servedContentType(file.contentType) } };
+  };
+  const metadata = async (match: RegExpExecArray): Promise<DataResponse> => {
+    const appId = decode(match[1]!);
+    const name = decode(match[2]!);
+    const info = appId !== undefined && name !== undefined && (await apps.keys(appId)) ? new FileStore(apps.filesFolder(appId)).info(name) : undefined;
+    return { status: 200, body: info ? { metadata: info.metadata ?? {} } : {} };
   };
   const pages = mailPages(apps);
   return (method, path, query, body) => {
     if (path.startsWith('/apps/')) return pages(method, path, query, body);
     if (method !== 'GET') return undefined;
     if (path === '/health') return { status: 200, body: { status: 'ok' } };
+    const described = METADATA_PATH.exec(path);
+    if (described) return metadata(described);
     const match = FILE_PATH.exec(path);
     return match ? download(match) : undefined;
   };

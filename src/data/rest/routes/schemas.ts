@@ -1,5 +1,6 @@
 import { ParseCode, ParseError } from '../../errors.js';
-import { checkBodyClassName } from '../../schemaChanges.js';
+import { checkBodyClassName, classOrImplicit } from '../../schemaChanges.js';
+import { checkClassName } from '../../schema.js';
 import { isPlainObject } from '../../values.js';
 import type { DataRouter } from '../router.js';
 import { ok } from '../types.js';
@@ -22,7 +23,7 @@ export function schemaRoutes(router: DataRouter): void {
   });
   router.on('GET', '/schemas/:className', (req, { className }) => {
     requireMaster(req);
-    const cls = req.engine.schema.get(className!);
+    const cls = classOrImplicit(req.engine.schema, className!);
     if (!cls) throw new ParseError(ParseCode.INVALID_CLASS_NAME, `Class ${className} does not exist.`);
     return ok(req.engine.schema.response(cls));
   });
@@ -34,9 +35,10 @@ export function schemaRoutes(router: DataRouter): void {
   router.on('POST', '/schemas', (req) => {
     requireMaster(req);
     const name = isPlainObject(req.body) ? req.body.className : undefined;
-    if (name === undefined || name === null || name === '') throw new ParseError(ParseCode.MISSING_REQUIRED_FIELD, 'POST /schemas needs a class name (className in the body).');
-    if (typeof name !== 'string') throw new ParseError(ParseCode.INVALID_JSON, 'className must be a string.');
-    return create(req, name);
+    // Parse Server's SchemasRouter: a falsy className is missing (135), any other non-string is a bad name (103).
+    if (!name) throw new ParseError(ParseCode.MISSING_REQUIRED_FIELD, 'POST /schemas needs a class name.');
+    if (typeof name !== 'string') checkClassName(JSON.stringify(name));
+    return create(req, name as string);
   });
   router.on('POST', '/schemas/:className', (req, { className }) => {
     requireMaster(req);
