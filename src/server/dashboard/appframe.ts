@@ -5,7 +5,7 @@ import { html, path, type Html } from './html.js';
 import { tabs, type Crumb } from './layout.js';
 
 /** The sections of a Backend App's page. */
-export type AppSection = 'overview' | 'data' | 'schema' | 'cloud' | 'console' | 'jobs' | 'mail' | 'push' | 'settings';
+export type AppSection = 'overview' | 'data' | 'schema' | 'cloud' | 'console' | 'graphql' | 'jobs' | 'mail' | 'push' | 'settings';
 
 /** The URL of a section of an app's page. */
 export const appHref = (appId: string, section: AppSection = 'overview'): string =>
@@ -26,6 +26,7 @@ export function appHeading(app: BackendApp, current: AppSection, title?: string)
     { id: 'schema', label: 'Schema' },
     { id: 'cloud', label: 'Cloud code' },
     { id: 'console', label: 'API console' },
+    { id: 'graphql', label: 'GraphQL' },
     { id: 'jobs', label: 'Functions and jobs' },
     { id: 'mail', label: 'Mail' },
     { id: 'push', label: 'Push' },

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 
 /**
- * The dashboard's only static assets: one style sheet and one small script, kept here as text so
+ * The dashboard's own static assets: one style sheet and two small scripts, kept here as text so
  * that `npm run build` (tsc) ships them and nothing is built on the user's machine. Pages work
  * without the script; it adds confirmations, copy buttons and live command output.
  */
@@ -138,6 +138,7 @@ details[open] > summary { margin-bottom: .5rem; }
 .no { color: var(--muted); }
 .signin { max-width: 28rem; margin: 3rem auto; }
 .signin .panel { padding: 1.25rem 1.5rem; background: var(--bg); }
+.graphiql { height: 75vh; min-height: 28rem; border: 1px solid var(--line); border-radius: var(--radius); overflow: hidden; }
 .signin input { width: 100%; }
 .empty { color: var(--muted); padding: 1rem; text-align: center; }
 .actions { display: flex; flex-wrap: wrap; gap: .5rem; align-items: center; margin: .75rem 0; }
@@ -277,12 +278,35 @@ const JS = String.raw`
 })();
 `;
 
+/**
+ * The GraphQL page's script (graphql.ts): GraphiQL (its UMD build, with React's) on the element
+ * `#graphiql`, whose data attributes give the endpoint and the session's CSRF token. Documents go to
+ * the dashboard's own endpoint, which runs them with the master key on the server: the key never
+ * reaches the browser.
+ */
+const GRAPHIQL_JS = String.raw`
+(function () {
+  var el = document.getElementById('graphiql');
+  if (!el || !window.GraphiQL || !window.React || !window.ReactDOM) return;
+  var fetcher = function (params) {
+    return fetch(el.dataset.endpoint, {
+      method: 'POST',
+      credentials: 'same-origin',
+      headers: { 'content-type': 'application/json', 'x-csrf-token': el.dataset.csrf },
+      body: JSON.stringify(params)
+    }).then(function (response) { return response.json(); });
+  };
+  ReactDOM.render(React.createElement(GraphiQL, { fetcher: fetcher, defaultQuery: el.dataset.query }), el);
+})();
+`;
+
 const version = (text: string) => createHash('sha256').update(text).digest('hex').slice(0, 12);
 
 /** The assets by file name: content type, body and a content hash for cache-busting URLs. */
 export const ASSETS: Record<string, { type: string; body: string; version: string }> = {
   'dashboard.css': { type: 'text/css; charset=utf-8', body: CSS, version: version(CSS) },
   'dashboard.js': { type: 'text/javascript; charset=utf-8', body: JS, version: version(JS) },
+  'graphiql-start.js': { type: 'text/javascript; charset=utf-8', body: GRAPHIQL_JS, version: version(GRAPHIQL_JS) },
 };
 
 /** The URL of an asset, with its content hash so that browsers may cache it for long. */

@@ -11,6 +11,7 @@ import { dataRoutes } from './data.js';
 import { schemaRoutes } from './schema.js';
 import { cloudRoutes } from './cloud.js';
 import { consoleRoutes } from './console.js';
+import { graphQLRoutes } from './graphql.js';
 import { jobRoutes } from './jobs.js';
 import { mailRoutes } from './mail.js';
 import { pushRoutes } from './push.js';
@@ -131,6 +132,7 @@ export function dashboard(platform: Platform) {
     schemaRoutes(app, d);
     cloudRoutes(app, d);
     consoleRoutes(app, d);
+    graphQLRoutes(app, d);
     jobRoutes(app, d);
     mailRoutes(app, d);
     pushRoutes(app, d);
