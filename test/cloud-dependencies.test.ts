@@ -201,3 +201,32 @@ describe('cloud code dependencies and http/https clients, in the sandbox', () =>
     expect(JSON.parse(answer.slice(4))).toMatchObject({ results: [{ n: 1 }] });
   });
 });
+
+describe('cloud code dependencies under Node\'s permission model alone (no sandbox)', () => {
+  let server: TestServer;
+  let app: TestApp;
+
+  beforeAll(async () => {
+    server = await startTestServer({ BACKYARD_CLOUD_CONFINEMENT: 'none' });
+    app = await createTestApp(server, 'unconfined');
+  }, 60_000);
+
+  afterAll(async () => {
+    await server?.close();
+  });
+
+  it('requires an installed package, and a deploy that removes the dependencies removes the folder', async () => {
+    const deploy = (changes: Change[]) => api(server, 'POST', `/backend-apps/${app.appId}/cloud-code`, { token: server.alice, body: { changes } });
+    const res = await deploy([write('cloud/package.json', '{"dependencies": {"is-number": "^7.0.0"}}'), write('cloud/main.js', MAIN)]);
+    expect(res.text).toContain('installed 1 dependency');
+    expect(res.status).toBe(200);
+    expect((await app.call('POST', '/functions/isNumber', { body: { value: 3 } })).body).toEqual({ result: [true, false] });
+
+    const modules = path.join(server.home, 'apps', app.appId, 'cloud', 'cloud', 'node_modules');
+    const removed = await deploy([write('cloud/package.json', '{"name": "no-packages"}'), write('cloud/main.js', "Parse.Cloud.define('version', () => 'plain');")]);
+    expect(removed.status).toBe(200);
+    expect(removed.text).toContain('removed cloud/node_modules/: cloud/package.json names no dependencies any more');
+    expect(fs.existsSync(modules)).toBe(false);
+    expect((await app.call('POST', '/functions/version', { body: {} })).body).toEqual({ result: 'plain' });
+  }, 180_000);
+});

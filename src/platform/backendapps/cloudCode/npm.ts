@@ -95,7 +95,7 @@ export function runNpm(args: readonly string[], options: NpmOptions): Promise<vo
     });
     child.once('close', (status) => {
       clearTimeout(timer);
-      if (timedOut) return reject(new NpmFailure(`npm did not finish within ${Math.round(options.timeoutMs / 1000)} s and was stopped`, 'timeout'));
+      if (timedOut) return reject(new NpmFailure(`npm did not finish within ${options.timeoutMs / 1000} s and was stopped`, 'timeout'));
       if (status === 0) return resolve();
       const { reason, code } = npmReason(output);
       reject(new NpmFailure(reason || `npm exited with status ${status}`, code));
