@@ -49,9 +49,12 @@ function checkSpec(field: string, name: string, spec: unknown): void {
   }
 }
 
+/** The fields of a lock file's entry that say where a package comes from (npm's package-lock.json documentation). */
+type LockEntry = { link?: unknown; resolved?: unknown; dependencies?: unknown };
+
 /** Lock entries must come from `registry` (an origin like `https://registry.npmjs.org`), and link nothing. */
 function checkLock(treePath: string, text: string, registry: string): void {
-  let lock: any; // eslint-disable-line @typescript-eslint/no-explicit-any
+  let lock: { packages?: Record<string, LockEntry>; dependencies?: Record<string, LockEntry> } | null;
   try {
     lock = JSON.parse(text);
   } catch (error) {
@@ -59,7 +62,7 @@ function checkLock(treePath: string, text: string, registry: string): void {
   }
   if (!lock || typeof lock !== 'object' || Array.isArray(lock)) throw invalid(`${treePath} must hold a JSON object, as npm writes it.`);
   const origin = new URL(registry).origin;
-  const check = (key: string, entry: any) => { // eslint-disable-line @typescript-eslint/no-explicit-any
+  const check = (key: string, entry: LockEntry | undefined) => {
     if (!entry || typeof entry !== 'object') return;
     if (entry.link === true) throw invalid(`${treePath} links "${key}" to a folder; cloud code installs packages from the npm registry only.`);
     if (entry.resolved === undefined) return;
@@ -76,7 +79,7 @@ function checkLock(treePath: string, text: string, registry: string): void {
   for (const [key, entry] of Object.entries(lock.packages ?? {})) if (key !== '') check(key, entry);
   // Lock files of version 1 nest their entries under `dependencies`.
   const walk = (deps: unknown, prefix: string) => {
-    for (const [name, entry] of Object.entries((deps && typeof deps === 'object' ? deps : {}) as Record<string, any>)) { // eslint-disable-line @typescript-eslint/no-explicit-any
+    for (const [name, entry] of Object.entries((deps && typeof deps === 'object' ? deps : {}) as Record<string, LockEntry | undefined>)) {
       check(`${prefix}${name}`, entry);
       walk(entry?.dependencies, `${prefix}${name} > `);
     }

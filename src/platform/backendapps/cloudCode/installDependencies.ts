@@ -65,11 +65,19 @@ const CALLER_CODES = new Set(['E404', 'ETARGET', 'ERESOLVE', 'EUSAGE', 'EJSONPAR
  * @param appFolder `apps/<appId>/`, where the staging folder is made (same file system as the tree).
  * @param mentioned whether the deploy wrote or deleted `cloud/package.json` or a lock file: then the
  *   answer says what became of the dependencies even when nothing changed.
+ * @param progress told when npm starts (an install takes seconds to minutes).
  * @throws ManagementError(invalid) (400) with npm's reason when npm refuses the manifest (a package
  *   or version that does not exist, a lock file out of step with package.json, ...);
  *   ManagementError(unavailable) (500) when npm cannot run, reach its registry or finish in time.
  */
-export async function prepareDependencies(appFolder: string, tree: string, manifest: DependencyManifest | undefined, mentioned: boolean, limits: InstallLimits = {}): Promise<DependencyChange> {
+export async function prepareDependencies(
+  appFolder: string,
+  tree: string,
+  manifest: DependencyManifest | undefined,
+  mentioned: boolean,
+  limits: InstallLimits = {},
+  progress?: (message: string) => void,
+): Promise<DependencyChange> {
   const target = onDisk(tree, DEPENDENCIES_FOLDER);
   const installed = installedHash(tree);
   removeStaleInstalls(appFolder);
@@ -103,6 +111,8 @@ export async function prepareDependencies(appFolder: string, tree: string, manif
   };
   const fresh = path.join(staging, 'install');
   const command = manifest.lock ? 'ci' : 'install';
+  const counted = `${manifest.count} ${manifest.count === 1 ? 'dependency' : 'dependencies'}`;
+  progress?.(`Installing ${counted} of cloud/package.json (npm ${command}).`);
   try {
     fs.mkdirSync(fresh);
     fs.writeFileSync(path.join(fresh, 'package.json'), manifest.packageJson);
@@ -124,7 +134,7 @@ export async function prepareDependencies(appFolder: string, tree: string, manif
   const aside = path.join(staging, 'old');
   let hadOld = false;
   return {
-    line: `installed ${manifest.count} ${manifest.count === 1 ? 'dependency' : 'dependencies'} of cloud/package.json into ${DEPENDENCIES_FOLDER}/ (npm ${command}${manifest.lock ? ` with ${manifest.lock.treePath}` : ''})`,
+    line: `installed ${counted} of cloud/package.json into ${DEPENDENCIES_FOLDER}/ (npm ${command}${manifest.lock ? ` with ${manifest.lock.treePath}` : ''})`,
     commit: () => {
       fs.mkdirSync(path.dirname(target), { recursive: true });
       hadOld = fs.existsSync(target);

@@ -205,8 +205,7 @@ export class CloudCodeService implements CloudCodeOperations {
     const manifest = await dependencyManifest(after, registry);
     const named = [PACKAGE_JSON, ...LOCK_FILES] as string[];
     const mentioned = changes.some((c) => named.includes(c.path));
-    if (manifest) progress?.(`Checking the ${manifest.count} dependencies of ${PACKAGE_JSON}.`);
-    return prepareDependencies(appFolder, tree, manifest, mentioned, this.deps.npm);
+    return prepareDependencies(appFolder, tree, manifest, mentioned, this.deps.npm, progress);
   }
 
   /**
