@@ -162,6 +162,23 @@ describe('cloud code dependencies and http/https clients, in the sandbox', () =>
     expect(fs.readdirSync(path.join(server.home, 'apps', app.appId)).filter((n) => n.startsWith('.cloud-deps-'))).toEqual([]);
   }, 180_000);
 
+  it('puts the previous packages back when the deploy\'s files cannot be written after the install', async () => {
+    const installed = marker();
+    server.platform.services.cloudCode.applyStepHook = () => {
+      throw new Error('simulated disk failure');
+    };
+    try {
+      const res = await deploy([write('cloud/package.json', JSON.stringify({ dependencies: { 'is-number': '6.0.0' } })), write('cloud/main.js', MAIN.replace("'v1'", "'v4'")), { path: 'cloud/package-lock.json', operation: 'delete' }]);
+      expect(res.status).toBe(500);
+    } finally {
+      server.platform.services.cloudCode.applyStepHook = undefined;
+    }
+    expect(marker()).toEqual(installed);
+    expect(JSON.parse(fs.readFileSync(path.join(modules(), 'is-number', 'package.json'), 'utf8')).version).toBe('7.0.0');
+    expect(fs.readdirSync(path.join(server.home, 'apps', app.appId)).filter((n) => n.startsWith('.cloud-deps-'))).toEqual([]);
+    expect(await run('version')).toEqual({ result: 'v2' });
+  }, 180_000);
+
   it('refuses dependencies from outside the registry before running npm', async () => {
     const local = await deploy([write('cloud/package.json', JSON.stringify({ dependencies: { secrets: 'file:/etc' } }))]);
     expect(local.status).toBe(400);
