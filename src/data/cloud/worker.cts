@@ -32,7 +32,8 @@ if (config.sandbox) routeFetch(config.sandbox);
 /**
  * In the sandbox there is no network but the bound Unix sockets: `fetch` (the Parse SDK's transport,
  * `Parse.Cloud.httpRequest` and the app's own calls) goes to the data API socket for the app's
- * serverURL, and through the egress proxy's CONNECT tunnels for everything else.
+ * serverURL, and through the egress proxy's CONNECT tunnels for everything else; so do Node's
+ * `http` and `https` clients (`routeNodeClients`).
  */
 function routeFetch(sockets: { dataSocket: string; egressSocket?: string }): void {
   const undici = require('undici') as typeof import('undici');
@@ -68,6 +69,7 @@ function routeFetch(sockets: { dataSocket: string; egressSocket?: string }): voi
     socket.on('data', onData);
   };
   const egress = sockets.egressSocket ? new undici.Agent({ connect: tunnel as any }) : undefined;
+  routeNodeClients(sockets, dataOrigin, tunnel);
   const fetchThrough = undici.fetch;
   (globalThis as any).fetch = (input: any, init?: any) => {
     const url = new URL(typeof input === 'string' || input instanceof URL ? input : input.url);
@@ -77,6 +79,49 @@ function routeFetch(sockets: { dataSocket: string; egressSocket?: string }): voi
     }
     return fetchThrough(input, { ...init, dispatcher });
   };
+}
+
+/**
+ * Node's own clients, `http.request` and `https.request` (so `get`, and axios, node-fetch, stripe and
+ * the rest built on them), take the same ways out as `fetch`: every Agent's connections, the global
+ * ones and those libraries make, open through the egress proxy's CONNECT tunnel (TLS then runs inside
+ * it, with the request's own TLS options), or to the data API socket for the app's serverURL. The
+ * proxy applies its rules to them as to fetch.
+ */
+function routeNodeClients(
+  sockets: { dataSocket: string; egressSocket?: string },
+  dataOrigin: string,
+  tunnel: (options: { hostname: string; port: string; protocol: string }, callback: (error: Error | null, socket: any) => void) => void,
+): void {
+  const http = require('node:http') as typeof import('node:http');
+  const https = require('node:https') as typeof import('node:https');
+  const net = require('node:net') as typeof import('node:net');
+  const data = new URL(dataOrigin);
+  const route = (protocol: 'http:' | 'https:', secure: (options: any, socket: any) => any) =>
+    function createConnection(this: unknown, options: any, callback?: (error: Error | null, socket?: any) => void): any {
+      // A request to a Unix socket of its own (`socketPath`) is no network request: Node's own way.
+      if (options?.socketPath) return secure.call(this, options, undefined);
+      const hostname = String(options?.hostname ?? options?.host ?? 'localhost');
+      const port = String(options?.port ?? (protocol === 'https:' ? 443 : 80));
+      if (protocol === 'http:' && hostname === data.hostname && port === (data.port || '80')) return net.connect(sockets.dataSocket);
+      const done = callback ?? (() => undefined);
+      if (!sockets.egressSocket) {
+        const error = new Error(`${protocol}//${hostname}:${port}: cloud code has no network access here (BACKYARD_CLOUD_NETWORK=none); it can reach only its app's data API.`);
+        process.nextTick(() => done(error));
+        return undefined;
+      }
+      tunnel({ hostname, port, protocol: 'http:' }, (error, socket) => {
+        if (error) return done(error);
+        done(null, secure.call(this, options, socket));
+      });
+      return undefined;
+    };
+  http.Agent.prototype.createConnection = route('http:', (options, socket) => socket ?? net.createConnection(options));
+  const tlsConnection = https.Agent.prototype.createConnection as (options: any) => any;
+  // https.Agent's own createConnection makes the TLS socket (session cache, servername, ca, ...); given `socket`, over the tunnel.
+  https.Agent.prototype.createConnection = route('https:', function (this: unknown, options, socket) {
+    return tlsConnection.call(this, socket ? { ...options, socket } : options);
+  });
 }
 
 const Parse: any = require('parse/node');

@@ -15,6 +15,16 @@ export type CloudRoot = (typeof CLOUD_ROOTS)[number];
 /** The entry file of the server code, relative to the tree. */
 export const CLOUD_ENTRY = 'cloud/main.js';
 
+/**
+ * Where the packages named in `cloud/package.json` are installed on deploy (dependencies.ts): beside
+ * that file, so the worker's `require` finds them. Backyard owns this folder: deploys may not write
+ * into it, and listings, limits and deploys of the tree leave it out.
+ */
+export const DEPENDENCIES_FOLDER = 'cloud/node_modules';
+
+/** True for `cloud/node_modules` and every path inside it. */
+export const isDependencyPath = (treePath: string): boolean => treePath === DEPENDENCIES_FOLDER || treePath.startsWith(`${DEPENDENCIES_FOLDER}/`);
+
 /** The tree's folder inside an app's folder (`apps/<appId>/cloud`). */
 export const treeFolder = (appFolder: string): string => path.join(appFolder, 'cloud');
 

@@ -1,6 +1,6 @@
 import { forbidden, invalid } from '../../../errors.js';
 import { MAX_CHANGES, MAX_FILE_BYTES, MAX_TREE_BYTES, formatLimit } from './limits.js';
-import { ancestorsOf, isRoot, parseTreePath } from './paths.js';
+import { ancestorsOf, DEPENDENCIES_FOLDER, isDependencyPath, isRoot, parseTreePath } from './paths.js';
 import { isInside, type TreeState } from './tree.js';
 
 /** One element of `changes` (spec, "CloudCodeChange"), as the operation's schema passes it. */
@@ -41,7 +41,8 @@ const bytes = (n: number) => plural(n, 'byte');
  * @throws ManagementError(invalid) (400) for more than 200 changes, a bad path, a write without
  *   `writeMode` or `data`, a delete with them, a write onto a folder or inside a file, a delete of a
  *   path that does not exist, a file over 1 MiB or a tree over 20 MiB after the changes;
- *   ManagementError(forbidden) (403) for a path outside `cloud/` and `public/`, or a write to a root.
+ *   ManagementError(forbidden) (403) for a path outside `cloud/` and `public/`, a write to a root, or a
+ *   path inside `cloud/node_modules` (installed dependencies, see dependencies.ts).
  */
 export function planDeploy(before: TreeState, changes: readonly CloudCodeChange[], readFile: (treePath: string) => Buffer): DeployPlan {
   if (changes.length > MAX_CHANGES) {
@@ -57,6 +58,11 @@ export function planDeploy(before: TreeState, changes: readonly CloudCodeChange[
     const field = `changes[${index}].path`;
     const { path: p, root } = parseTreePath(change.path, { field, trailingSlash: change.operation === 'delete' });
     const label = `changes[${index}] (${p})`;
+    if (isDependencyPath(p)) {
+      throw forbidden(
+        `${label} lies in ${DEPENDENCIES_FOLDER}/, where Backyard installs the packages named in cloud/package.json. Add the package to "dependencies" in cloud/package.json instead; it is installed on deploy.`,
+      );
+    }
     if (change.operation === 'write') {
       if (isRoot(p)) throw forbidden(`${label} writes to the root folder ${p}/ itself. Write a file inside it, e.g. ${root === 'cloud' ? 'cloud/main.js' : 'public/index.html'}.`);
       if (change.writeMode === undefined) {

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { notFound } from '../../../errors.js';
-import { CLOUD_ROOTS, isRoot, onDisk, parseTreePath } from './paths.js';
+import { CLOUD_ROOTS, DEPENDENCIES_FOLDER, isRoot, onDisk, parseTreePath } from './paths.js';
 import { kindAt } from './tree.js';
 
 /**
@@ -15,7 +15,8 @@ import { kindAt } from './tree.js';
  * - with `recursive` false, each sub-folder as its path with a trailing `/`, and no content; with
  *   `recursive` true (the default), the files of every sub-folder, and empty sub-folders as `path/`;
  * - an empty folder answers `(<path>/ is empty)`.
- * The whole tree (no path) lists both roots, `cloud/` then `public/`.
+ * The whole tree (no path) lists both roots, `cloud/` then `public/`. Listings leave out
+ * `cloud/node_modules` (installed dependencies) unless it, or a path in it, is asked for.
  */
 
 /** Header line of a file in a listing. */
@@ -46,6 +47,8 @@ function children(tree: string, folder: string): Array<{ path: string; kind: 'fi
   return entries
     .filter((e) => e.isFile() || e.isDirectory())
     .map((e) => ({ path: folder === '' ? e.name : `${folder}/${e.name}`, kind: e.isFile() ? ('file' as const) : ('folder' as const) }))
+    // The installed dependencies are listed only when asked for by their own path.
+    .filter((e) => e.path !== DEPENDENCIES_FOLDER)
     .sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
 }
 

@@ -2,12 +2,15 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { homePaths } from '../../../config.js';
 import { CloudLoadError } from '../../../data/cloud/types.js';
-import { notFound } from '../../../errors.js';
+import { notFound, unavailable } from '../../../errors.js';
 import type { PublicUrls } from '../../urls.js';
 import type { BackendApp, BackendAppService } from '../service.js';
 import { applyPlan, type StepHook } from './apply.js';
+import { dependencyManifest, LOCK_FILES, PACKAGE_JSON } from './dependencies.js';
+import { prepareDependencies, type InstallLimits } from './installDependencies.js';
+import { npmRegistry } from './npm.js';
 import { onDisk, treeFolder } from './paths.js';
-import { planDeploy, type CloudCodeChange } from './plan.js';
+import { planDeploy, type CloudCodeChange, type DeployPlan } from './plan.js';
 import { readTree, textOf } from './read.js';
 import { templateFiles, type PublicAppFacts } from './template.js';
 import { scanTree } from './tree.js';
@@ -26,6 +29,8 @@ export interface CloudCodeDeps {
   reload(appId: string): Promise<void>;
   /** How long a reload may take before the deploy answers without waiting for it (default 30 s). */
   reloadTimeoutMs?: number;
+  /** Limits and environment of the npm runs that install `cloud/package.json`'s dependencies. */
+  npm?: InstallLimits;
 }
 
 /** deployCloudCode's answer (spec, operation 11). */
@@ -46,6 +51,8 @@ export class CloudCodeService implements CloudCodeOperations {
   private readonly queues = new Map<string, Promise<unknown>>();
   /** Tests only: called before each step of a deploy's commit; throwing there simulates a failed step. */
   applyStepHook: StepHook | undefined;
+  /** The registry npm installs from, asked once (a deployed lock file must resolve packages there). */
+  private registry: Promise<string> | undefined;
 
   constructor(private readonly deps: CloudCodeDeps) {}
 
@@ -88,12 +95,16 @@ export class CloudCodeService implements CloudCodeOperations {
   /**
    * Applies `changes` to an app's tree, all or none, then reloads its cloud code unless a file under
    * `cloud/` has a syntax error (spec, operation 11 and "Rules for deployCloudCode").
-   * The reload happens only when the deploy changed something under `cloud/`.
+   * The reload happens only when the deploy changed something under `cloud/`. Such a deploy first
+   * installs the dependencies `cloud/package.json` names, as Back4App does, when they changed
+   * (installDependencies.ts); if npm refuses them, nothing is changed.
    *
    * @returns `message`, one line per change (`wrote cloud/main.js (append, 40 bytes added, now 352 bytes)`)
    *   and a line on the reload; `warnings`, the rules the tree breaks (see `deployWarnings`).
    * @throws ManagementError(notFound) (404) for an unknown or foreign app; ManagementError(invalid)
-   *   (400) and ManagementError(forbidden) (403) as `planDeploy` says, before anything is touched.
+   *   (400) and ManagementError(forbidden) (403) as `planDeploy` says, and ManagementError(invalid)
+   *   (400) with npm's reason or ManagementError(unavailable) (500) as `prepareDependencies` says,
+   *   before anything is touched.
    */
   async deploy(accountId: string, appId: string, changes: readonly CloudCodeChange[], progress?: (message: string) => void): Promise<DeployResult> {
     await this.requireApp(accountId, appId);
@@ -116,7 +127,20 @@ export class CloudCodeService implements CloudCodeOperations {
     const tree = treeFolder(appFolder);
     const before = scanTree(tree);
     const plan = planDeploy(before, changes, (p) => fs.readFileSync(onDisk(tree, p)));
-    applyPlan(appFolder, tree, before, plan, this.applyStepHook);
+    const changedCloud = changes.some((c) => c.path.startsWith('cloud/') || c.path === 'cloud');
+    // Dependencies are installed before any file is touched, so that a refused install changes nothing.
+    const dependencies = changedCloud ? await this.prepareDependencies(appFolder, tree, plan, changes, progress) : undefined;
+    try {
+      dependencies?.commit();
+      try {
+        applyPlan(appFolder, tree, before, plan, this.applyStepHook);
+      } catch (error) {
+        dependencies?.undo();
+        throw error;
+      }
+    } finally {
+      dependencies?.finish();
+    }
 
     const read = (p: string) => {
       const content = plan.files.get(p)?.content ?? fs.readFileSync(onDisk(tree, p));
@@ -127,7 +151,7 @@ export class CloudCodeService implements CloudCodeOperations {
       this.deps.urls.sdkScript,
     );
     const lines = [...plan.lines];
-    const changedCloud = changes.some((c) => c.path.startsWith('cloud/') || c.path === 'cloud');
+    if (dependencies?.line) lines.push(dependencies.line);
     if (!changedCloud) lines.push('Nothing under cloud/ changed, so the cloud code was not reloaded.');
     else if (syntaxErrors > 0) lines.push('The cloud code was not reloaded because of a syntax error (see warnings); the previous version keeps running.');
     else {
@@ -157,6 +181,31 @@ export class CloudCodeService implements CloudCodeOperations {
       }
     }
     return { message: lines.join('\n'), warnings };
+  }
+
+  /**
+   * The change of `cloud/node_modules` the tree after `plan` needs (installDependencies.ts): npm runs
+   * here when `cloud/package.json`'s dependencies or its lock file changed.
+   * @throws ManagementError(invalid) (400) for a bad package.json or lock file, or npm's refusal;
+   *   ManagementError(unavailable) (500) when npm cannot run.
+   */
+  private async prepareDependencies(appFolder: string, tree: string, plan: DeployPlan, changes: readonly CloudCodeChange[], progress?: (message: string) => void) {
+    const after = (p: string) => {
+      const file = plan.files.get(p);
+      if (!file) return undefined;
+      return textOf(file.content ?? fs.readFileSync(onDisk(tree, p))) ?? '';
+    };
+    const registry = () => {
+      this.registry ??= npmRegistry(appFolder, this.deps.npm?.env);
+      return this.registry.catch((error: unknown) => {
+        this.registry = undefined;
+        throw unavailable(`The npm registry this server uses could not be read to check the lock file: ${(error as Error).message}`);
+      });
+    };
+    const manifest = await dependencyManifest(after, registry);
+    const named = [PACKAGE_JSON, ...LOCK_FILES] as string[];
+    const mentioned = changes.some((c) => named.includes(c.path));
+    return prepareDependencies(appFolder, tree, manifest, mentioned, this.deps.npm, progress);
   }
 
   /**

@@ -1,11 +1,12 @@
 import fs from 'node:fs';
-import { CLOUD_ROOTS, onDisk } from './paths.js';
+import { CLOUD_ROOTS, DEPENDENCIES_FOLDER, onDisk } from './paths.js';
 
 /**
  * What the cloud code tree holds, by tree path (`cloud/main.js`): files with their sizes in bytes,
  * and folders. The roots `cloud` and `public` are always listed as folders, even before they exist
  * on disk (an app made before cloud code existed has none). Symbolic links and other special files
- * are left out: nothing follows them.
+ * are left out: nothing follows them. So is `cloud/node_modules`, the installed dependencies
+ * (dependencies.ts), which no deploy writes and no tree limit counts.
  */
 export interface TreeState {
   files: Map<string, number>;
@@ -25,6 +26,7 @@ export function scanTree(tree: string): TreeState {
     }
     for (const entry of entries) {
       const child = `${treePath}/${entry.name}`;
+      if (child === DEPENDENCIES_FOLDER) continue;
       if (entry.isDirectory()) {
         state.folders.add(child);
         walk(child);
