@@ -230,6 +230,8 @@ interface Workload {
   options: autocannon.Options;
   baselines: Record<string, autocannon.Options>;
   goal?: Goal;
+  /** What one answer must hold, checked on Backyard and on Parse Server before the rounds: a bench of the wrong rows measures nothing. */
+  answer?: (body: { results?: unknown[]; count?: number }) => boolean;
 }
 
 export async function dataApiBench(): Promise<void> {
@@ -351,11 +353,12 @@ async function benchOn(database: DatabaseKind): Promise<void> {
     const query = (root: string, className: string, where: unknown, extra: Record<string, string>) =>
       `${root}/classes/${className}?${new URLSearchParams({ where: JSON.stringify(where), ...extra })}`;
     /** A read of `className` at `connections`, the same on both sides but for the root, the headers and the objectId. */
-    const read = (name: string, connections: number, goal: Goal, url: (root: string, objectId: string) => string, objectId: string): Workload => ({
+    const read = (name: string, connections: number, goal: Goal, url: (root: string, objectId: string) => string, objectId: string, answer?: Workload['answer']): Workload => ({
       name,
       options: { url: url(data, objectId), connections, headers },
       baselines: { bare: bareOptions(connections), ...onPeer((r, h) => ({ url: url(r, PEER_OBJECT_ID), connections, headers: h })) },
       goal,
+      answer,
     });
     const sections: Array<{ title: string; workloads: Workload[] }> = [
       {
@@ -378,10 +381,10 @@ async function benchOn(database: DatabaseKind): Promise<void> {
           workloads: [
             read('GET by id (1 connection)', 1, toParse(10, 4), (r, objectId) => `${r}/classes/${className}/${objectId}`, ids[size]!),
             read('GET by id (16 connections)', 16, toParse(10, 4), (r, objectId) => `${r}/classes/${className}/${objectId}`, ids[size]!),
-            read('where equality, 100 rows', 1, toParse(10, 4), (r) => query(r, className, { category: 'c42' }, { limit: '100' }), ''),
-            read('range + order + limit 10', 1, toParse(10, 4), (r) => query(r, className, { score: { $gte: 500, $lt: 600 } }, { order: '-score', limit: '10' }), ''),
-            read('count, equality (100 rows)', 1, toParse(10, 4), (r) => query(r, className, { category: 'c7' }, { count: '1', limit: '0' }), ''),
-            read(`count, range (${width * seedShape(size).perScore} rows)`, 1, toParse(10, 4), (r) => query(r, className, { score: { $gte: 0, $lt: width } }, { count: '1', limit: '0' }), ''),
+            read('where equality, 100 rows', 1, toParse(10, 4), (r) => query(r, className, { category: 'c3' }, { limit: '100' }), '', (b) => b.results?.length === 100),
+            read('range + order + limit 10', 1, toParse(10, 4), (r) => query(r, className, { score: { $gte: 500, $lt: 600 } }, { order: '-score', limit: '10' }), '', (b) => b.results?.length === 10),
+            read('count, equality (100 rows)', 1, toParse(10, 4), (r) => query(r, className, { category: 'c7' }, { count: '1', limit: '0' }), '', (b) => b.count === 100),
+            read(`count, range (${width * seedShape(size).perScore} rows)`, 1, toParse(10, 4), (r) => query(r, className, { score: { $gte: 0, $lt: width } }, { count: '1', limit: '0' }), '', (b) => b.count === width * seedShape(size).perScore),
           ],
         };
       }),
@@ -405,7 +408,13 @@ async function benchOn(database: DatabaseKind): Promise<void> {
  * Runs a workload for ROUNDS rounds, each next to its baselines, and prints one line: the medians of
  * rate and latency, the median ratio to each baseline, and the goal with whether it was met.
  */
-async function runWorkload({ name, options, baselines, goal }: Workload, database: DatabaseKind): Promise<void> {
+async function runWorkload({ name, options, baselines, goal, answer }: Workload, database: DatabaseKind): Promise<void> {
+  if (answer) {
+    for (const [side, o] of Object.entries({ Backyard: options, ...baselines }).filter(([side]) => side !== 'bare')) {
+      const body = (await (await fetch(o.url, { headers: o.headers as Record<string, string> })).json()) as { results?: unknown[]; count?: number };
+      if (!answer(body)) throw new Error(`${name}: ${side} answered ${JSON.stringify(body).slice(0, 200)}, not the rows the workload is about`);
+    }
+  }
   const rounds: Result[] = [];
   const ratios: Record<string, number[]> = Object.fromEntries(Object.keys(baselines).map((b) => [b, []]));
   for (let round = 0; round < ROUNDS; round++) {
