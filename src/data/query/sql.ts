@@ -25,13 +25,30 @@ export const invalidKey = (name: string) => new ParseError(ParseCode.INVALID_KEY
 /** A malformed operator value where Parse Server answers 107 (`bad $in value`, `bad $geoWithin value`...). */
 export const invalidJson = (message: string) => new ParseError(ParseCode.INVALID_JSON, message);
 
-/** Conjunction; drops always-true parts and collapses to `0` when a part is always false. */
+/** The parts a conjunction was made of, so that a conjunction of conjunctions is one flat list. */
+const conjuncts = new WeakMap<SqlFragment, readonly SqlFragment[]>();
+
+/**
+ * Conjunction, flattened; drops always-true parts and a part without parameters written before (a
+ * range's two bounds each bring the same type guard: SQLite evaluates it once per row less), and
+ * collapses to `0` when a part is always false.
+ */
 export function and(parts: readonly SqlFragment[]): SqlFragment {
-  const kept = parts.filter((p) => p.sql !== TRUE.sql);
+  const flat = parts.flatMap((p) => conjuncts.get(p) ?? [p]);
+  const seen = new Set<string>();
+  const kept = flat.filter((p) => {
+    if (p.sql === TRUE.sql) return false;
+    if (p.params.length > 0) return true;
+    if (seen.has(p.sql)) return false;
+    seen.add(p.sql);
+    return true;
+  });
   if (kept.some((p) => p.sql === FALSE.sql)) return FALSE;
   if (kept.length === 0) return TRUE;
   if (kept.length === 1) return kept[0]!;
-  return { sql: kept.map((p) => (p.sql.includes(' OR ') ? `(${p.sql})` : p.sql)).join(' AND '), params: kept.flatMap((p) => p.params) };
+  const joined = { sql: kept.map((p) => (p.sql.includes(' OR ') ? `(${p.sql})` : p.sql)).join(' AND '), params: kept.flatMap((p) => p.params) };
+  conjuncts.set(joined, kept);
+  return joined;
 }
 
 /** Disjunction; drops always-false parts and collapses to `1` when a part is always true. */
