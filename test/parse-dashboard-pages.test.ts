@@ -230,6 +230,12 @@ async function dashboardPages(target: Target, page: Page, seeded: Seeded, step: 
     return status?.status === 'succeeded';
   }, 'the job run to succeed, seen in _JobStatus');
   expect(status).toMatchObject({ jobName: 'nightlyTally', status: 'succeeded', message: 'tallied "the dashboard"' });
+  // Backyard keeps what the run was given in its _JobStatus (docs/parse-differences.md, "Parse Dashboard's endpoints").
+  if (target.name === 'backyard') expect(status.params).toMatchObject({ jobName: 'nightlyTally', input: { who: 'the dashboard' } });
+  else expect(status.params).toBeUndefined();
+  // Backyard lists _JobSchedule among the classes (the data browser shows it); Parse Server does not (same document).
+  const classes = ((await target.rest('GET', '/schemas', { master: true })).body.results as Array<{ className: string }>).map((c) => c.className);
+  expect(classes.includes('_JobSchedule')).toBe(target.name === 'backyard');
   await open('jobs status', 'jobs/status');
   await text('nightlyTally').waitFor();
   await shoot(page, target, 'jobs-status');
