@@ -193,7 +193,7 @@ async function dashboardPages(target: Target, page: Page, seeded: Seeded, step: 
   await text(seeded.installationId).waitFor();
   await text('android').waitFor();
 
-  // The class-level permissions dialog of Specimen: public read and write, as a class made by a client has.
+  // The class-level permissions dialog of Specimen: public read and write, as a class made by a client has; an edit.
   await open('CLP dialog', 'browser/Specimen');
   await text('Alpha fern').waitFor();
   await page.getByText('Security', { exact: true }).first().click();
@@ -201,7 +201,13 @@ async function dashboardPages(target: Target, page: Page, seeded: Seeded, step: 
   await page.getByText('Save CLP', { exact: true }).waitFor();
   await text('Public').waitFor();
   await shoot(page, target, 'clp');
-  await page.getByText('Cancel', { exact: true }).click();
+  // Public's "Add field" taken away (the Public row comes first), read back through REST.
+  const clpOf = async () => (await target.rest('GET', '/schemas/Specimen', { master: true })).body.classLevelPermissions;
+  expect((await clpOf()).addField).toEqual({ '*': true });
+  await page.getByText('Add field', { exact: true }).first().click();
+  await page.getByText('Save CLP', { exact: true }).click();
+  await until(async () => (await clpOf()).addField?.['*'] === undefined, 'the CLP edit through REST');
+  expect(await clpOf()).toMatchObject({ get: { '*': true }, find: { '*': true }, create: { '*': true }, update: { '*': true }, delete: { '*': true }, addField: {} });
 
   // Cloud Code: Parse Dashboard offers its file view only to a server whose /serverInfo has
   // features.cloudCode.viewCode (and answers releases/latest and scripts/<file>, parse.com's API);
