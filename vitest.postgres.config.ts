@@ -27,6 +27,7 @@ export default defineConfig({
       'test/dashboard-settings.test.ts',
       // The real Parse Dashboard in Chromium against the data API on PostgreSQL.
       'test/parse-dashboard.test.ts',
+      'test/parse-dashboard-pages.test.ts',
       // LiveQuery and Parse's other subsystems with the apps and the platform on PostgreSQL.
       'test/livequery.test.ts',
       'test/sign-in-providers.test.ts',

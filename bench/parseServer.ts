@@ -38,11 +38,15 @@ async function waitFor(check: () => Promise<boolean>, what: string, ms: number, 
 /**
  * Starts PostgreSQL and Parse Server 9 on ports of their own.
  * @param options.graphQL mount Parse's GraphQL API too, at `/graphql` beside `/parse`.
+ * @param options.config more of Parse Server's options (its `cloud` file, `logLevel`...), over the ones set here;
+ *   relative paths are read from the server's working directory (`dir` below).
  * @param options.durable keep PostgreSQL's fsync on, as a bench against a server that syncs each
  *   write must (the oracle turns it off: it checks answers, not speed).
  * @throws Error when PostgreSQL is not installed (naming the packages), or when either does not start.
  */
-export async function startParseServer(options: { durable?: boolean; postgres?: Postgres; liveQueryClassNames?: string[]; graphQL?: boolean } = {}): Promise<ParseServerPeer> {
+export async function startParseServer(
+  options: { durable?: boolean; postgres?: Postgres; liveQueryClassNames?: string[]; graphQL?: boolean; config?: Record<string, unknown> } = {},
+): Promise<ParseServerPeer> {
   // On a cluster given (shared with Backyard on PostgreSQL, bench/data-api.ts), in a database of its own.
   const shared = options.postgres;
   const pg = shared
@@ -73,6 +77,7 @@ export async function startParseServer(options: { durable?: boolean; postgres?: 
     ...(options.graphQL ? { mountGraphQL: true, graphQLPath: '/graphql' } : {}),
     // Its LiveQuery server on the same HTTP server (ws://127.0.0.1:<port>/parse), for bench/livequery.ts.
     ...(options.liveQueryClassNames ? { startLiveQueryServer: true, liveQuery: { classNames: options.liveQueryClassNames } } : {}),
+    ...options.config,
   };
   fs.writeFileSync(path.join(dir, 'config.json'), JSON.stringify(config));
   let log = '';

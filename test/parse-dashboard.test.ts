@@ -101,6 +101,7 @@ describe('who may open the Parse Dashboard', () => {
         clientKey: app.keys.clientKey,
         serverURL: `${server.url}/data`,
         graphQLServerURL: `${server.url}/graphql`,
+        enableSecurityChecks: true,
       },
     ]);
 
@@ -191,7 +192,7 @@ describe('ParseDashboards: one express app per Backend App', () => {
     const configs = new Map<string, ParseDashboardApp>();
     const make = (appId: string, appName: string): ParseDashboardApp => ({
       appId, appName, appNameForURL: appId, masterKey: `mk-${appId}`, javascriptKey: 'js', restKey: 'rest', clientKey: 'client',
-      serverURL: 'http://localhost:1/data', graphQLServerURL: 'http://localhost:1/graphql',
+      serverURL: 'http://localhost:1/data', graphQLServerURL: 'http://localhost:1/graphql', enableSecurityChecks: true,
     });
     const local = http.createServer((req, res) => {
       const appId = req.url!.split('/')[2]!;

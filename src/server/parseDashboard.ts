@@ -18,6 +18,12 @@ export interface ParseDashboardApp {
   serverURL: string;
   /** The GraphQL API as a browser reaches it (the API console's GraphQL page). */
   graphQLServerURL: string;
+  /**
+   * Whether the dashboard's Security page (App Settings, Security) runs the data API's
+   * `GET /security` report; without it the page only asks for this option (Parse Dashboard's
+   * README, "Security Checks").
+   */
+  enableSecurityChecks: boolean;
 }
 
 /** A node request handler; `done` is called when the dashboard did not answer (with the error, if one was thrown). */

@@ -152,6 +152,8 @@ export function parseDashboardRoutes(app: FastifyInstance, d: Dashboard, dashboa
       clientKey: backendApp.clientKey,
       serverURL: backendApp.apiURL,
       graphQLServerURL: urls.graphql,
+      // The data API answers GET /security for the master key (src/data/rest/routes/security.ts).
+      enableSecurityChecks: true,
     };
     reply.hijack();
     const res = reply.raw;
