@@ -10,6 +10,7 @@ import type { Browser, Page } from 'playwright-core';
 import { launchBrowser } from './helpers/browser.js';
 import { createTestApp, type TestApp } from './helpers/dataApp.js';
 import { dashboardCookie, startTestServer, type TestServer } from './helpers/server.js';
+import { recordRequests, type SeenRequest } from './helpers/pageRequests.js';
 
 let server: TestServer;
 let app: TestApp;
@@ -86,23 +87,15 @@ describe('who may use the GraphQL page', () => {
 
 describe('GraphiQL in Chromium', () => {
   let page: Page;
-  const seen: Array<{ url: string; status?: number; failure?: string; body?: string | null }> = [];
+  let seen: SeenRequest[] = [];
   const errors: string[] = [];
 
   beforeAll(async () => {
     browser = await launchBrowser();
     const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
     page = await context.newPage();
-    page.on('request', (r) => void seen.push({ url: r.url(), body: r.postData() }));
+    seen = recordRequests(page);
     page.on('pageerror', (e) => void errors.push(String(e)));
-    page.on('response', (r) => {
-      const entry = seen.find((s) => s.url === r.url() && s.status === undefined);
-      if (entry) entry.status = r.status();
-    });
-    page.on('requestfailed', (r) => {
-      const entry = seen.find((s) => s.url === r.url() && s.failure === undefined);
-      if (entry) entry.failure = r.failure()?.errorText ?? 'failed';
-    });
   }, 90_000);
 
   it("opens from the app's page, runs the first query and one of a class, and never holds the master key", async () => {

@@ -19,6 +19,7 @@ import { startParseServer, type ParseServerPeer } from '../bench/parseServer.js'
 import { ARTIFACTS_DIR, launchBrowser } from './helpers/browser.js';
 import { createTestApp, type TestApp } from './helpers/dataApp.js';
 import { dashboardCookie, startTestServer, type TestServer } from './helpers/server.js';
+import { recordRequests, type SeenRequest } from './helpers/pageRequests.js';
 
 /** Calls a data API with its application id and the REST key, or the master key when `master`. */
 type Rest = (method: string, path: string, options?: { body?: unknown; master?: boolean; rawBody?: string; contentType?: string }) => Promise<{ status: number; body: any }>;
@@ -49,15 +50,7 @@ interface Target {
 }
 
 /** Every request the page sent, with its answer's status (undefined when it got none). */
-interface Seen {
-  method: string;
-  url: string;
-  type: string;
-  status?: number;
-  failure?: string;
-  /** The page step it was sent in. */
-  step: string;
-}
+type Seen = SeenRequest;
 
 function restClient(serverURL: string, appId: string, restKey: string, masterKey: string): Rest {
   return async (method, route, options = {}) => {
@@ -289,25 +282,6 @@ async function dashboardPages(target: Target, page: Page, seeded: Seeded, step: 
   await shoot(page, target, 'security');
 }
 
-function record(page: Page, current: () => string): Seen[] {
-  const seen: Seen[] = [];
-  const byRequest = new Map<unknown, Seen>();
-  page.on('request', (request) => {
-    const entry: Seen = { method: request.method(), url: request.url(), type: request.resourceType(), step: current() };
-    byRequest.set(request, entry);
-    seen.push(entry);
-  });
-  page.on('response', (response) => {
-    const entry = byRequest.get(response.request());
-    if (entry) entry.status = response.status();
-  });
-  page.on('requestfailed', (request) => {
-    const entry = byRequest.get(request);
-    if (entry) entry.failure = request.failure()?.errorText ?? 'failed';
-  });
-  return seen;
-}
-
 /** A request as compared between the servers: its method and path below the data API or the dashboard, and its page step. */
 function shape(target: Target, s: Seen): string {
   const url = new URL(s.url);
@@ -331,7 +305,7 @@ async function runFor(target: Target): Promise<void> {
     await target.enter(context);
     const page = await context.newPage();
     let current = 'start';
-    const seen = record(page, () => current);
+    const seen = recordRequests(page, () => current);
     page.setDefaultTimeout(15_000);
     try {
       await dashboardPages(target, page, seeded, (name) => {

@@ -17,6 +17,7 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { ARTIFACTS_DIR, launchBrowser } from './helpers/browser.js';
 import { createTestApp, type TestApp } from './helpers/dataApp.js';
 import { dashboardCookie, startTestServer, type TestServer } from './helpers/server.js';
+import { recordRequests, type SeenRequest } from './helpers/pageRequests.js';
 import { ParseDashboards, type ParseDashboardApp } from '../src/server/parseDashboard.js';
 
 let server: TestServer;
@@ -232,35 +233,7 @@ describe('ParseDashboards: one express app per Backend App', () => {
 });
 
 /** Every request the page sent, with its answer's status (undefined when it got none). */
-interface Seen {
-  method: string;
-  url: string;
-  /** Playwright's resource type: document, script, fetch, image... */
-  type: string;
-  headers: Record<string, string>;
-  body: string | null;
-  status?: number;
-  failure?: string;
-}
-
-function record(page: Page): Seen[] {
-  const seen: Seen[] = [];
-  const byRequest = new Map<unknown, Seen>();
-  page.on('request', (request) => {
-    const entry: Seen = { method: request.method(), url: request.url(), type: request.resourceType(), headers: request.headers(), body: request.postData() };
-    byRequest.set(request, entry);
-    seen.push(entry);
-  });
-  page.on('response', (response) => {
-    const entry = byRequest.get(response.request());
-    if (entry) entry.status = response.status();
-  });
-  page.on('requestfailed', (request) => {
-    const entry = byRequest.get(request);
-    if (entry) entry.failure = request.failure()?.errorText ?? 'failed';
-  });
-  return seen;
-}
+type Seen = SeenRequest;
 
 /** Polls `check` until it returns true, failing after `ms`. */
 async function until(check: () => Promise<boolean>, what: string, ms = 15_000): Promise<void> {
@@ -288,7 +261,7 @@ describe('Parse Dashboard in Chromium', () => {
     browser = await launchBrowser();
     context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
     page = await context.newPage();
-    seen = record(page);
+    seen = recordRequests(page);
   }, 90_000);
 
   it("opens from the app's page and lists the seeded class with its rows", async () => {

@@ -92,7 +92,7 @@ export async function answerGraphQL(
     try {
       variables = JSON.parse(variables);
     } catch {
-      return refuse(400, '`variables` in a GET request must be JSON text.', REQUEST_ERROR.badRequest);
+      return refuse(400, '`variables` must be an object, or its JSON text (as a GET request sends it).', REQUEST_ERROR.badRequest);
     }
   }
   if (variables !== undefined && variables !== null && (typeof variables !== 'object' || Array.isArray(variables))) {
