@@ -16,6 +16,7 @@ export default defineConfig({
       'test/parity-*.test.ts',
       'test/parse-differential.test.ts',
       'test/graphql-differential.test.ts',
+      'test/graphql-documents.test.ts',
       'test/query.test.ts',
       'test/postgres-*.test.ts',
       // The platform's own state on PostgreSQL: the management API, MCP (and its OAuth), the dashboard's settings.

@@ -1,14 +1,13 @@
-import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
-import net from 'node:net';
-import os from 'node:os';
 import path from 'node:path';
 import { createRequire } from 'node:module';
-import { fileURLToPath } from 'node:url';
-import autocannon from 'autocannon';
+import type autocannon from 'autocannon';
 import { postgresBin, startParseServer, type ParseServerPeer } from './parseServer.js';
-import { startPostgres, type Postgres } from './postgres.js';
+import { freePort, type Postgres } from './postgres.js';
+import { DATABASES, startBackyard, waitFor, type DatabaseKind } from './backyardServer.js';
+import { load, median, ROUNDS, ROUND_SECONDS, runWorkload, startBareServer, toParse, WORKLOAD_HEADER, type Goal, type Workload } from './rounds.js';
 
 /**
  * The data API under load: Backyard (`backyard serve`, a child process) and, in the same
@@ -19,76 +18,12 @@ import { startPostgres, type Postgres } from './postgres.js';
  * per request on the same cluster. For each workload: requests per second, p50 and p99 latency, and the ratio of its
  * rate to the bare server's and to Parse Server's at the same concurrency.
  */
-const CLI = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../src/cli.js');
-const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 /**
  * The data sizes, each seeded into a class of its own (`Item<size>`) so that one run measures both:
  * apps with a few thousand objects and apps with a hundred thousand answer from differently shaped
  * indexes and caches.
  */
 const SIZES = (process.env.BENCH_SIZES ?? process.env.BENCH_OBJECTS ?? '2000,100000').split(',').map(Number);
-/**
- * Each workload runs in ROUNDS rounds, each next to its baseline: on a machine whose speed drifts
- * from one second to the next, a ratio taken within a round compares like with like.
- */
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
-const ROUND_SECONDS = Number(process.env.BENCH_ROUND_SECONDS ?? 2);
-/**
- * The databases Backyard keeps the app on, one after the other (BENCH_DATABASE: `sqlite`, `postgres` or
- * `both`, the default). On PostgreSQL (BACKYARD_DATABASE_URL) the app is on the same cluster as the peer
- * (fsync on), each in a database of its own.
- */
-type DatabaseKind = 'sqlite' | 'postgres';
-const DATABASES: DatabaseKind[] = process.env.BENCH_DATABASE === 'postgres' ? ['postgres'] : process.env.BENCH_DATABASE === 'sqlite' ? ['sqlite'] : ['sqlite', 'postgres'];
-
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-
-/** A TCP port free on loopback now (bench/livequery.ts uses it too). */
-export const freePort = () =>
-  new Promise<number>((resolve) => {
-    const s = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as net.AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
-
-/** Resolves once `url` answers at all (a child server has started); throws after 10 s. */
-export async function waitFor(url: string): Promise<void> {
-  for (let i = 0; i < 200; i++) {
-    try {
-      await fetch(url);
-      return;
-    } catch {
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  }
-  throw new Error(`${url} did not answer`);
-}
-
-/**
- * The baselines: a bare `node:http` server answering a fixed JSON body; given a file (argv[2]), the
- * same server made durable in the cheapest way there is: before each answer it overwrites 4 KiB of
- * that file (written in full beforehand, as a reused WAL is) and waits for `fdatasync` on the event
- * loop. No server that answers a write only once it is on disk can beat the second one here.
- */
-const BARE_SERVER = `
-  const fs = require('node:fs');
-  const body = JSON.stringify({ objectId: 'abcdefghij', createdAt: '2026-11-21T00:00:00.000Z' });
-  const file = process.argv[2];
-  const fd = file ? fs.openSync(file, 'w+') : undefined;
-  const page = Buffer.alloc(4096, 1);
-  if (fd !== undefined) { fs.writeSync(fd, Buffer.alloc(4 * 1024 * 1024)); fs.fdatasyncSync(fd); }
-  let n = 0;
-  require('node:http').createServer((req, res) => {
-    req.resume();
-    req.on('end', () => {
-      if (fd !== undefined) { fs.writeSync(fd, page, 0, page.length, (n++ % 1024) * 4096); fs.fdatasyncSync(fd); }
-      res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(body);
-    });
-  }).listen(Number(process.argv[1]), '127.0.0.1');
-`;
-
 /**
  * The baseline of creates on PostgreSQL: a bare `node:http` server that, before each answer, runs one
  * prepared INSERT of the request's body into a table keyed by a random id (argv[2]: the database's
@@ -114,18 +49,6 @@ const BARE_POSTGRES_SERVER = `
 `;
 
 const BARE_POSTGRES = 'bare + PostgreSQL insert';
-
-interface Result {
-  rps: number;
-  p50: number;
-  p99: number;
-  errors: number;
-}
-
-async function load(options: autocannon.Options): Promise<Result> {
-  const r = await autocannon({ duration: SECONDS, ...options });
-  return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, errors: r.errors + r.non2xx };
-}
 
 /**
  * Median microseconds of a write and an `fdatasync` in `folder`: 4 KiB over the start of a file (a
@@ -213,27 +136,6 @@ async function startPeer(cluster: Postgres | undefined): Promise<PeerTarget | un
 /** The objectId the peer's seeding gave object 0 (md5 of its number, as the SQL above). */
 const PEER_OBJECT_ID = createHash('md5').update('0').digest('hex').slice(0, 10);
 
-/**
- * The goals of the data API, as ratios: each workload's rate over Parse Server's on the same machine,
- * per database; sequential creates over the bare durable write instead (no server that answers once a
- * create is on disk can pass it).
- */
-interface Goal {
-  baseline: string;
-  sqlite: number;
-  postgres: number;
-}
-const toParse = (sqlite: number, postgres: number): Goal => ({ baseline: 'Parse Server', sqlite, postgres });
-
-interface Workload {
-  name: string;
-  options: autocannon.Options;
-  baselines: Record<string, autocannon.Options>;
-  goal?: Goal;
-  /** What one answer must hold, checked on Backyard and on Parse Server before the rounds: a bench of the wrong rows measures nothing. */
-  answer?: (body: { results?: unknown[]; count?: number }) => boolean;
-}
-
 export async function dataApiBench(): Promise<void> {
   for (const database of DATABASES) {
     if (database === 'postgres' && !postgresBin()) {
@@ -247,47 +149,30 @@ export async function dataApiBench(): Promise<void> {
 
 /** Every workload with the app on `database`, each size in turn. */
 async function benchOn(database: DatabaseKind): Promise<void> {
-  const home = fs.mkdtempSync(path.join(os.tmpdir(), 'backyard-bench-data-'));
   const children: ChildProcess[] = [];
   let peer: PeerTarget | undefined;
-  let cluster: Postgres | undefined;
-  if (database === 'postgres') {
-    cluster = await startPostgres({ durable: true, database: 'backyard' });
-    console.log(`Backyard keeps the app on PostgreSQL (fsync on) at ${cluster.url}`);
-  }
-  const env = { ...process.env, BACKYARD_HOME: home, BACKYARD_LOG_LEVEL: 'warn', ...(cluster ? { BACKYARD_DATABASE_URL: cluster.url } : {}) };
+  // A cloud function, written before the app's first data API call so its worker loads it.
+  const backyard = await startBackyard(database, (home, appId) => {
+    const cloudMain = path.join(home, 'apps', appId, 'cloud', 'cloud', 'main.js');
+    fs.mkdirSync(path.dirname(cloudMain), { recursive: true });
+    fs.writeFileSync(cloudMain, "Parse.Cloud.define('echo', (request) => ({ echo: request.params.value }));\n");
+  });
+  const { cluster, home, data, headers } = backyard;
+  const masterKey = backyard.app.masterKey;
+  if (cluster) console.log(`Backyard keeps the app on PostgreSQL (fsync on) at ${cluster.url}`);
   try {
-    const token = execFileSync(process.execPath, [CLI, 'account', 'create', 'bench'], { env }).toString().trim();
-    const port = await freePort();
-    children.push(spawn(process.execPath, [CLI, 'serve', '--port', String(port)], { env, stdio: ['ignore', 'ignore', 'inherit'] }));
-    const barePort = await freePort();
-    children.push(spawn(process.execPath, ['-e', BARE_SERVER, String(barePort)], { stdio: 'inherit' }));
-    const durablePort = await freePort();
-    children.push(spawn(process.execPath, ['-e', BARE_SERVER, String(durablePort), path.join(home, 'bare-durable.tmp')], { stdio: 'inherit' }));
+    const bareServer = await startBareServer();
+    children.push(bareServer.child);
+    const durableServer = await startBareServer(path.join(home, 'bare-durable.tmp'));
+    children.push(durableServer.child);
     // On PostgreSQL, creates are also set beside the bare server that commits one INSERT per request.
     const barePostgresPort = cluster ? await freePort() : undefined;
     if (cluster && barePostgresPort) {
       const pgModule = createRequire(import.meta.url).resolve('pg');
       children.push(spawn(process.execPath, ['-e', BARE_POSTGRES_SERVER, String(barePostgresPort), cluster.createDatabase('bare').url, pgModule], { stdio: 'inherit' }));
+      await waitFor(`http://127.0.0.1:${barePostgresPort}/`);
     }
-    const base = `http://localhost:${port}`;
-    const bare = `http://127.0.0.1:${barePort}/`;
-    await waitFor(`${base}/healthz`);
-    await waitFor(bare);
-    await waitFor(`http://127.0.0.1:${durablePort}/`);
-    if (barePostgresPort) await waitFor(`http://127.0.0.1:${barePostgresPort}/`);
-
-    const app = (await (
-      await fetch(`${base}/v1/backend-apps`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: '{"appName":"bench"}' })
-    ).json()) as { appId: string; restKey: string };
-    const keys = execFileSync(process.execPath, [CLI, 'app', 'keys', app.appId], { env }).toString();
-    const masterKey = /^masterKey\t(.+)$/m.exec(keys)![1]!;
-    const headers = { 'x-parse-application-id': app.appId, 'x-parse-rest-api-key': app.restKey, 'content-type': 'application/json' };
-    // A cloud function, written before the app's first data API call so its worker loads it.
-    const cloudMain = path.join(home, 'apps', app.appId, 'cloud', 'cloud', 'main.js');
-    fs.mkdirSync(path.dirname(cloudMain), { recursive: true });
-    fs.writeFileSync(cloudMain, "Parse.Cloud.define('echo', (request) => ({ echo: request.params.value }));\n");
-    const data = `${base}/data`;
+    const bare = bareServer.url;
 
     // Each size's objects through the API itself, in transactional batches of 1,000.
     const ids: Record<number, string> = {};
@@ -318,7 +203,7 @@ async function benchOn(database: DatabaseKind): Promise<void> {
     peer = await startPeer(cluster);
 
     const bareOptions = (connections: number): autocannon.Options => ({ url: bare, connections, method: 'POST', body: '{}' });
-    const durableOptions: autocannon.Options = { url: `http://127.0.0.1:${durablePort}/`, connections: 1, method: 'POST', body: '{}' };
+    const durableOptions: autocannon.Options = { url: durableServer.url, connections: 1, method: 'POST', body: '{}' };
     /** The bare PostgreSQL insert at `connections`, as a baseline of creates, when the app is on PostgreSQL. */
     const onBarePostgres = (connections: number): Record<string, autocannon.Options> =>
       barePostgresPort
@@ -332,7 +217,7 @@ async function benchOn(database: DatabaseKind): Promise<void> {
     if (database === 'sqlite') {
       // A create answers once its commit is on disk (durability.ts), so one connection waits for one
       // fdatasync per create: with the bare round trip, that bounds sequential creates on this disk.
-      const sync = fdatasyncMicros(path.join(home, 'apps', app.appId));
+      const sync = fdatasyncMicros(path.join(home, 'apps', backyard.app.appId));
       console.log(
         `write + fdatasync in the app's folder (median of 200): ${sync.overwrite.toFixed(0)} µs for a 4 KiB overwrite, ${sync.append.toFixed(0)} µs for an 8 KiB append; ` +
           `one append sync per create bounds sequential creates at ${(1e6 / (1e6 / bare1.rps + sync.append)).toFixed(0)}/s`,
@@ -392,50 +277,12 @@ async function benchOn(database: DatabaseKind): Promise<void> {
     console.log(`each workload: ${ROUNDS} rounds of ${ROUND_SECONDS} s, each round next to its baselines at the same concurrency; medians over the rounds, ratios taken per round`);
     for (const { title, workloads } of sections) {
       console.log(`\n${title}`);
-      console.log(`${'workload'.padEnd(34)} ${'req/s'.padStart(8)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)}  ratio to the baseline; goal`);
-      for (const workload of workloads) await runWorkload(workload, database);
+      console.log(WORKLOAD_HEADER);
+      for (const workload of workloads) await runWorkload(workload, database, { bare: BARE_POSTGRES, peer: 'Parse Server' });
     }
   } finally {
     await peer?.server.close();
     for (const child of children) child.kill('SIGTERM');
-    await new Promise((r) => setTimeout(r, 300));
-    cluster?.stop();
-    fs.rmSync(home, { recursive: true, force: true });
+    await backyard.close();
   }
-}
-
-/**
- * Runs a workload for ROUNDS rounds, each next to its baselines, and prints one line: the medians of
- * rate and latency, the median ratio to each baseline, and the goal with whether it was met.
- */
-async function runWorkload({ name, options, baselines, goal, answer }: Workload, database: DatabaseKind): Promise<void> {
-  if (answer) {
-    for (const [side, o] of Object.entries({ Backyard: options, ...baselines }).filter(([side]) => side !== 'bare')) {
-      const body = (await (await fetch(o.url, { headers: o.headers as Record<string, string> })).json()) as { results?: unknown[]; count?: number };
-      if (!answer(body)) throw new Error(`${name}: ${side} answered ${JSON.stringify(body).slice(0, 200)}, not the rows the workload is about`);
-    }
-  }
-  const rounds: Result[] = [];
-  const ratios: Record<string, number[]> = Object.fromEntries(Object.keys(baselines).map((b) => [b, []]));
-  for (let round = 0; round < ROUNDS; round++) {
-    const r = await load({ ...options, duration: ROUND_SECONDS });
-    rounds.push(r);
-    for (const [baseline, baselineOptions] of Object.entries(baselines)) ratios[baseline]!.push(r.rps / (await load({ ...baselineOptions, duration: ROUND_SECONDS })).rps);
-  }
-  const errors = rounds.reduce((n, r) => n + r.errors, 0);
-  const vs = Object.entries(ratios)
-    .map(([baseline, xs]) => `${median(xs).toFixed(2)}× ${baseline}`)
-    .join(', ');
-  const column = (pick: (r: Result) => number, digits: number, width: number) => median(rounds.map(pick)).toFixed(digits).padStart(width);
-  // How far Parse Server is below the bare insert, round by round: the most any server that commits each create could reach.
-  const ceiling =
-    ratios[BARE_POSTGRES] && ratios['Parse Server']
-      ? `; the bare insert was ${median(ratios['Parse Server'].map((toPeer, i) => toPeer / ratios[BARE_POSTGRES]![i]!)).toFixed(2)}× Parse Server`
-      : '';
-  let verdict = '';
-  if (goal && ratios[goal.baseline]) {
-    const wanted = goal[database];
-    verdict = `; goal ≥ ${wanted}× ${goal.baseline}: ${median(ratios[goal.baseline]!) >= wanted ? 'met' : 'NOT met'}`;
-  }
-  console.log(`${name.padEnd(34)} ${column((r) => r.rps, 0, 8)} ${column((r) => r.p50, 2, 7)} ${column((r) => r.p99, 2, 7)}  ${vs}${ceiling}${verdict}${errors ? `  (${errors} errors)` : ''}`);
 }

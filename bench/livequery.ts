@@ -5,7 +5,8 @@ import path from 'node:path';
 import { WebSocket } from 'ws';
 import { packageRoot } from '../src/packageRoot.js';
 import { postgresBin, startParseServer, type ParseServerPeer } from './parseServer.js';
-import { freePort, waitFor } from './data-api.js';
+import { freePort } from './postgres.js';
+import { waitFor } from './backyardServer.js';
 
 /**
  * LiveQuery: `SUBSCRIBERS` WebSocket clients subscribed to one class; a REST create is

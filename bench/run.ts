@@ -5,6 +5,7 @@ import { webAppsBench } from './webapps.js';
 import { cloudBench } from './cloud.js';
 import { engineBench } from './engine.js';
 import { liveQueryBench } from './livequery.js';
+import { graphQLBench } from './graphql.js';
 
 // `npm run bench`: every benchmark, each printing ratios against a baseline measured in the same run.
 const only = process.argv[2];
@@ -19,6 +20,10 @@ if (!only || only === 'engine') {
 if (!only || only === 'data-api') {
   console.log('\n## data API (Backyard, a bare node:http server and Parse Server 9 on PostgreSQL as child processes, loaded with autocannon)');
   await dataApiBench();
+}
+if (!only || only === 'graphql') {
+  console.log("\n## GraphQL API (backyard serve as a child process, against Parse Server 9's GraphQL API on PostgreSQL and a bare node:http server, loaded with autocannon)");
+  await graphQLBench();
 }
 if (!only || only === 'livequery') {
   console.log('\n## LiveQuery (backyard serve as a child process, WebSocket subscribers, against a bare ws broadcast and Parse Server 9\'s LiveQuery)');
