@@ -84,9 +84,10 @@ program
   .description('run the HTTP server: management API (/v1), MCP (/mcp), data API, dashboard')
   .option('-p, --port <port>', 'TCP port (env BACKYARD_PORT, default 4000)')
   .option('-H, --host <address>', 'address to bind (env BACKYARD_HOST, default 127.0.0.1)')
+  .option('--role <role>', 'all, data or platform: what this node serves (env BACKYARD_ROLE, default all; data and platform need BACKYARD_DATABASE_URL)')
   .action(
-    run(async (opts: { port?: string; host?: string }) => {
-      const config = settings({ port: opts.port, host: opts.host });
+    run(async (opts: { port?: string; host?: string; role?: string }) => {
+      const config = settings({ port: opts.port, host: opts.host, role: opts.role });
       // One server per home: a second one would fight over the apps' databases. With the
       // apps on PostgreSQL, several serve the same home and database.
       const running = config.databaseUrl ? undefined : await findRunningServer(config.home);

@@ -27,6 +27,7 @@ export interface GitHubAppConfig {
 /** Flags from the command line; each overrides its environment variable. */
 export interface ConfigOverrides {
   home?: string;
+  role?: string;
   host?: string;
   port?: string | number;
   publicUrl?: string;
@@ -69,6 +70,12 @@ export function loadConfig(overrides: ConfigOverrides = {}, env: NodeJS.ProcessE
     values[key] = parsed.data;
   }
   const { githubAppId, githubApiUrl, githubPrivateKey, githubPrivateKeyFile, ...settings } = values as SettingValues;
+  // A node of one role shares everything else with the others through PostgreSQL; on SQLite files there is nothing to share.
+  if (settings.role !== 'all' && settings.databaseUrl === undefined) {
+    throw new ConfigError(
+      `Invalid configuration: BACKYARD_ROLE (--role) ${settings.role} needs BACKYARD_DATABASE_URL: the ${settings.role === 'data' ? 'platform and the other data nodes' : 'data nodes'} share the apps and the platform's state with this one through PostgreSQL. Without it, serve every role in one process (--role all).`,
+    );
+  }
   return { ...settings, github: githubAppConfig(githubAppId, githubApiUrl, githubPrivateKey, githubPrivateKeyFile) };
 }
 

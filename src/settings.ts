@@ -57,6 +57,15 @@ export const SETTINGS = {
     meaning:
       "PostgreSQL for every Backend App's data (a schema `app_<appId>` each) and the platform's own state (schema `backyard`, instead of `platform.db`)",
   }),
+  role: setting({
+    variable: 'BACKYARD_ROLE',
+    flag: '--role',
+    default: 'all',
+    defaultText: '`all`',
+    schema: z.enum(['all', 'data', 'platform'], { message: 'must be all, data or platform' }),
+    meaning:
+      "what `backyard serve` serves: `all`, everything; `data`, the data API (`/data`, `/graphql`, LiveQuery, files, Backend Apps' hosted sites) with cloud code and scheduled jobs, any number of them; `platform`, the management API, MCP, the dashboard, the git host, development environments and Web Apps. `data` and `platform` need `BACKYARD_DATABASE_URL`",
+  }),
   host: setting({
     variable: 'BACKYARD_HOST',
     flag: '--host',

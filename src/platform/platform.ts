@@ -55,8 +55,9 @@ export interface Platform {
   /**
    * Starts the background work of the process that serves the data API (the HTTP server calls it
    * before it listens): hearing the other processes' app events and LiveQuery changes (PostgreSQL),
-   * LiveQuery's session checks, and the scheduled jobs. Opening the platform starts none of it, so
-   * that a short command (the CLI's) runs nothing in the background. Does nothing after `stop`.
+   * LiveQuery's session checks, and the scheduled jobs (the last two not on a `platform` node,
+   * `BACKYARD_ROLE`). Opening the platform starts none of it, so that a short command (the CLI's)
+   * runs nothing in the background. Does nothing after `stop`.
    */
   start(): Promise<void>;
   /**
@@ -209,7 +210,9 @@ export async function openPlatform(config: Config, log: Logger): Promise<Platfor
     checkStorage: () => storage.check(),
     start: async () => {
       if (stopped) return;
-      await Promise.all([events.start(), liveQuery.start(), scheduler.start()]);
+      // A platform node serves no data API: LiveQuery and scheduled jobs are the data nodes' (BACKYARD_ROLE).
+      const servesData = config.role !== 'platform';
+      await Promise.all([events.start(), ...(servesData ? [liveQuery.start(), scheduler.start()] : [])]);
     },
     stop,
     close: async () => {

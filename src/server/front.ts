@@ -13,8 +13,8 @@ export const GRAPHQL_PATH = '/graphql';
 export interface FrontOptions {
   /** Answers requests for hosted sites and Web Apps (by `Host`); false for every other request. */
   hosted: (req: IncomingMessage, res: ServerResponse) => boolean;
-  /** The data API, given the request target below DATA_PREFIX. */
-  data: DataHandler;
+  /** The data API, given the request target below DATA_PREFIX; undefined on a platform node (BACKYARD_ROLE), where `/data` is Fastify's 404. */
+  data: DataHandler | undefined;
   log: Logger;
 }
 
@@ -48,8 +48,8 @@ export function createFront(options: FrontOptions): Front {
         const url = req.url ?? '/';
         const start = logRequests ? performance.now() : 0;
         if (!hosted(req, res)) {
-          if (isData(url)) data(req, res, url.slice(DATA_PREFIX.length) || '/');
-          else if (under(url, GRAPHQL_PATH)) data(req, res, url);
+          if (data && isData(url)) data(req, res, url.slice(DATA_PREFIX.length) || '/');
+          else if (data && under(url, GRAPHQL_PATH)) data(req, res, url);
           else return fastifyHandler(req, res);
         }
         if (logRequests) {

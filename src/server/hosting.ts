@@ -127,7 +127,7 @@ async function serveFolder(req: IncomingMessage, res: ServerResponse, root: stri
  * @returns a function that answers such a request and returns true, or returns false at once (after
  *   one string comparison) for every other request (the bare domain, `localhost:4000`, other hosts).
  */
-export function hostedSites(platform: Platform): (req: IncomingMessage, res: ServerResponse) => boolean {
+export function hostedSites(platform: Platform, options: { webApps: boolean } = { webApps: true }): (req: IncomingMessage, res: ServerResponse) => boolean {
   const { services, config, log } = platform;
   // Known once the listener is bound (the base URL may depend on the port); fixed from then on.
   let domains: { parent: string; publicHostname: string } | undefined;
@@ -149,6 +149,8 @@ export function hostedSites(platform: Platform): (req: IncomingMessage, res: Ser
     if (sub === undefined) return false;
     const serve = async () => {
       const webApp = await services.webApps.proxy.route(sub);
+      // Web Apps run on the platform node's engine (BACKYARD_ROLE): a data node cannot reach them.
+      if (webApp && !options.webApps) return errorPage(req, res, 404, `${sub}.${d!.parent} is a Web App, served by the platform node: route this host there.`);
       if (webApp) return services.webApps.proxy.web(req, res, webApp);
       if (req.method !== 'GET' && req.method !== 'HEAD') {
         return errorPage(req, res, 405, 'Hosted sites answer GET and HEAD only.', { Allow: 'GET, HEAD' });
@@ -169,8 +171,9 @@ export function hostedSites(platform: Platform): (req: IncomingMessage, res: Ser
  * An `upgrade` listener for the HTTP server: WebSocket upgrades to a Web App's subdomain
  * are proxied to its active container; those to the data API's path on Backyard's own host go to
  * LiveQuery; any other upgrade is refused (closed), as Node does when no listener is set.
+ * `serves` (BACKYARD_ROLE) leaves out LiveQuery on a platform node and Web Apps on a data node.
  */
-export function hostedUpgrades(platform: Platform): (req: IncomingMessage, socket: Duplex, head: Buffer) => void {
+export function hostedUpgrades(platform: Platform, serves: { data: boolean; webApps: boolean } = { data: true, webApps: true }): (req: IncomingMessage, socket: Duplex, head: Buffer) => void {
   const { services } = platform;
   return (req, socket, head) => {
     let sub: string | undefined;
@@ -184,10 +187,11 @@ export function hostedUpgrades(platform: Platform): (req: IncomingMessage, socke
     if (sub === undefined) {
       // LiveQuery: the SDK turns the data API's http(s) address into ws(s) on the same path.
       const pathname = (req.url ?? '').split('?')[0]!.replace(/\/+$/, '');
-      if (dataPath !== undefined && pathname === dataPath) return platform.liveQuery.upgrade(req, socket, head);
+      if (serves.data && dataPath !== undefined && pathname === dataPath) return platform.liveQuery.upgrade(req, socket, head);
       socket.destroy();
       return;
     }
+    if (!serves.webApps) return socket.destroy();
     services.webApps.proxy
       .route(sub)
       .then((webApp) => {

@@ -49,7 +49,9 @@ export interface HttpServerOptions {
  * Starts the one HTTP listener that serves every interface by path (design.md, "One process, one
  * port"): `/v1` (management API), the `mounts` (`/mcp`), `/dashboard`, `/git`, `/sdk`, `/healthz`
  * through Fastify, and in front of it (front.ts) `/data` (the data API) and the hosted sites and Web
- * Apps by `Host`. `startBackyard` (src/serve.ts) calls it with every interface.
+ * Apps by `Host`. `startBackyard` (src/serve.ts) calls it with every interface. `BACKYARD_ROLE`
+ * narrows it: a `data` node answers `/data`, `/graphql`, Backend Apps' sites, `/sdk` and `/healthz`;
+ * a `platform` node everything but the data API (which `callBackendAPI` still reaches in process).
  * @throws Error with code EADDRINUSE when the port is taken.
  */
 export async function startHttpServer(platform: Platform, options: HttpServerOptions): Promise<HttpServer> {
@@ -69,7 +71,11 @@ export async function startHttpServer(platform: Platform, options: HttpServerOpt
   services.cloud.confinement();
   // Scheduled jobs run where the data API is served, and it follows the other processes (platform.ts `start`).
   await platform.start();
-  const front = createFront({ hosted: hostedSites(platform), data, log });
+  // BACKYARD_ROLE: a data node serves the data API and Backend Apps' sites; a platform node the rest.
+  const role = platform.config.role;
+  const servesData = role !== 'platform';
+  const servesPlatform = role !== 'data';
+  const front = createFront({ hosted: hostedSites(platform, { webApps: servesPlatform }), data: servesData ? data : undefined, log });
   const app = Fastify({
     loggerInstance: log as unknown as import('fastify').FastifyBaseLogger,
     // One line per request, written by the onResponse hook below, instead of Fastify's two.
@@ -92,15 +98,17 @@ export async function startHttpServer(platform: Platform, options: HttpServerOpt
     });
   }
   // WebSocket upgrades to Web Apps' subdomains go to their containers.
-  app.server.on('upgrade', hostedUpgrades(platform));
-  app.get('/healthz', async () => ({ service: 'backyard', instanceId }));
-  await app.register(managementApi(platform, operations), { prefix: '/v1' });
-  for (const mount of options.mounts ?? []) await app.register(mount);
-  // MCP authorization: discovery documents and the OAuth endpoints; consent is a dashboard page.
-  await app.register(oauthEndpoints(platform));
-  await app.register(dashboard(platform), { prefix: '/dashboard' });
+  app.server.on('upgrade', hostedUpgrades(platform, { data: servesData, webApps: servesPlatform }));
+  app.get('/healthz', async () => ({ service: 'backyard', instanceId, role }));
+  if (servesPlatform) {
+    await app.register(managementApi(platform, operations), { prefix: '/v1' });
+    for (const mount of options.mounts ?? []) await app.register(mount);
+    // MCP authorization: discovery documents and the OAuth endpoints; consent is a dashboard page.
+    await app.register(oauthEndpoints(platform));
+    await app.register(dashboard(platform), { prefix: '/dashboard' });
+    await app.register(gitHost(platform), { prefix: '/git' });
+  }
   await app.register(sdkScript());
-  await app.register(gitHost(platform), { prefix: '/git' });
 
   await app.listen({ port: options.port, host: options.host });
   const address = app.server.address();
@@ -112,20 +120,22 @@ export async function startHttpServer(platform: Platform, options: HttpServerOpt
   // Containers reach the same server on the host's bridge address, by the name backyard.internal;
   // opened by the development environment service once, before its first environment answers.
   const forContainers: http.Server[] = [];
-  services.devenvs.serveContainersWith(async (hostAddress) => {
-    const server = http.createServer((req, res) => app.server.emit('request', req, res));
-    await new Promise<void>((resolve, reject) => server.once('error', reject).listen(port, hostAddress, () => resolve()));
-    forContainers.push(server);
-    return `http://${CONTAINER_HOST_NAME}:${port}`;
-  });
-  // Finds active Web App containers again and starts auto-deploy polling.
-  services.webApps.start();
+  if (servesPlatform) {
+    services.devenvs.serveContainersWith(async (hostAddress) => {
+      const server = http.createServer((req, res) => app.server.emit('request', req, res));
+      await new Promise<void>((resolve, reject) => server.once('error', reject).listen(port, hostAddress, () => resolve()));
+      forContainers.push(server);
+      return `http://${CONTAINER_HOST_NAME}:${port}`;
+    });
+    // Finds active Web App containers again and starts auto-deploy polling.
+    services.webApps.start();
+  }
 
   const serverFile = homePaths(platform.config.home).serverFile;
   fs.mkdirSync(path.dirname(serverFile), { recursive: true });
   const record: ServerFile = { pid: process.pid, url, instanceId };
   fs.writeFileSync(serverFile, JSON.stringify(record));
-  log.info({ url, mcp: services.urls.mcp, home: platform.config.home }, 'Backyard is listening');
+  log.info({ url, role, ...(servesPlatform ? { mcp: services.urls.mcp } : {}), home: platform.config.home }, 'Backyard is listening');
 
   return {
     app,
