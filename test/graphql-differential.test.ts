@@ -552,6 +552,47 @@ describe('Backyard\'s GraphQL beside its data API', () => {
   });
 });
 
+describe('GraphQL uploads on Backyard', () => {
+  const createFile = 'mutation ($f: Upload!) { createFile(input: { upload: $f }) { fileInfo { name url } } }';
+  const fileParts = (file: { name: string; type: string; content: string }): MultipartPart[] => [
+    { field: 'operations', value: { query: createFile, variables: { f: null } } },
+    { field: 'map', value: { 1: ['variables.f'] } },
+    { field: '1', file },
+  ];
+
+  it('stores an upload with the files route\'s checks: who may upload, refused types, at <data API>/graphql too', async () => {
+    const s = backyard('uploads');
+    const publicUpload = await s.multipart(fileParts({ name: 'a.txt', type: 'text/plain', content: 'a' }));
+    expect(publicUpload.status).toBe(200);
+    expect(publicUpload.body).toMatchObject({ data: { createFile: null }, errors: [{ path: ['createFile'], extensions: { code: 130 }, message: expect.stringMatching(/File upload by public is disabled/) }] });
+    const username = `up${crypto.randomBytes(4).toString('hex')}`;
+    const user = await s.rest.call('POST', '/users', { body: { username, password: 'pw' } });
+    const byUser = await s.multipart(fileParts({ name: 'b.txt', type: 'text/plain', content: 'by a user' }), { sessionToken: user.body.sessionToken });
+    expect(byUser.status).toBe(200);
+    const info = byUser.body.data.createFile.fileInfo;
+    expect(info.name).toMatch(/^[0-9a-f]{32}_b\.txt$/);
+    expect(await s.download(info.url)).toEqual({ status: 200, type: 'text/plain; charset=utf-8', text: 'by a user' });
+    const html = await s.multipart(fileParts({ name: 'page.html', type: 'text/html', content: '<script></script>' }), { master: true });
+    expect(html.body).toMatchObject({ data: { createFile: null }, errors: [{ path: ['createFile'], extensions: { code: 130 }, message: expect.stringMatching(/extension html is disabled/) }] });
+    const atData = await dataGraphQL.multipart(fileParts({ name: 'c.txt', type: 'text/plain', content: 'c' }), { master: true });
+    expect(atData.status).toBe(200);
+    expect(atData.body.data.createFile.fileInfo.name).toMatch(/^[0-9a-f]{32}_c\.txt$/);
+  });
+
+  it('answers multipart it cannot take with a 4xx that says what was wrong, never a 500', async () => {
+    const s = backyard('uploads');
+    const noFile = await s.multipart([{ field: 'operations', value: { query: createFile, variables: { f: null } } }, { field: 'map', value: { 1: ['variables.f'] } }], { master: true });
+    expect(noFile).toEqual({ status: 400, body: { errors: [{ message: expect.stringMatching(/File missing in the request: the ‘map’ names part ‘1’/), extensions: { code: 'BAD_REQUEST' } }] } });
+    const unknownPath = await s.multipart([{ field: 'operations', value: { query: createFile, variables: {} } }, { field: 'map', value: { 1: ['variables.g.h'] } }, { field: '1', file: { name: 'a.txt', type: 'text/plain', content: 'a' } }], { master: true });
+    expect(unknownPath).toEqual({ status: 400, body: { errors: [{ message: expect.stringMatching(/Invalid object path for the ‘map’ multipart field entry key ‘1’ array index ‘0’ value ‘variables.g.h’/), extensions: { code: 'BAD_REQUEST' } }] } });
+    const noOperations = await s.multipart([{ field: 'map', value: {} }], { master: true });
+    expect(noOperations).toEqual({ status: 400, body: { errors: [{ message: expect.stringMatching(/‘map’ should follow ‘operations’/), extensions: { code: 'BAD_REQUEST' } }] } });
+    // Over the data API's body limit (20 MiB): refused as REST refuses such an upload, without reading past the limit.
+    const big = await s.multipart(fileParts({ name: 'big.bin', type: 'application/octet-stream', content: 'x'.repeat(20 * 1024 * 1024 + 1) }), { master: true });
+    expect(big).toEqual({ status: 413, body: { code: 129, error: expect.stringMatching(/larger than 20971520 bytes/) } });
+  });
+});
+
 describe('GraphQL API against Parse Server 9', () => {
   for (const c of cases) {
     it(c.name, async () => {
