@@ -17,6 +17,22 @@ import { startTestServer, type TestServer } from './helpers/server.js';
 interface Side {
   rest: CaseApi;
   graphql: (document: string, options?: { variables?: unknown; master?: boolean; sessionToken?: string; headers?: Record<string, string>; method?: 'GET' }) => Promise<{ status: number; body: any }>;
+  /** A GraphQL multipart request (https://github.com/jaydenseric/graphql-multipart-request-spec): its fields in the order given, a string as it is, anything else as JSON. */
+  multipart: (parts: MultipartPart[], options?: { master?: boolean; sessionToken?: string }) => Promise<{ status: number; body: any }>;
+  /** Downloads a file by its URL: status, content type and text. */
+  download: (url: string) => Promise<{ status: number; type: string | null; text: string }>;
+}
+
+type MultipartPart = { field: string; value: unknown } | { field: string; file: { name: string; type: string; content: string } };
+
+/** An answer's body as text when it is no JSON (Parse Server's multipart refusals are Express's HTML pages). */
+async function answerOf(response: Response): Promise<{ status: number; body: any }> {
+  const text = await response.text();
+  try {
+    return { status: response.status, body: JSON.parse(text) };
+  } catch {
+    return { status: response.status, body: text };
+  }
 }
 
 function side(name: 'parse' | 'backyard', restURL: string, graphqlURL: string, keys: { appId: string; restKey: string; masterKey: string }, suffix: string): Side {
@@ -29,16 +45,45 @@ function side(name: 'parse' | 'backyard', restURL: string, graphqlURL: string, k
       if (options.sessionToken) headers['X-Parse-Session-Token'] = options.sessionToken;
       const url = options.method === 'GET' ? `${graphqlURL}?${new URLSearchParams({ query: document })}` : graphqlURL;
       const response = await fetch(url, { method: options.method ?? 'POST', headers, body: options.method === 'GET' ? undefined : JSON.stringify({ query: document, variables: options.variables }) });
-      const text = await response.text();
-      let body: unknown = text;
-      try {
-        body = JSON.parse(text);
-      } catch {
-        // compared as text
+      return answerOf(response);
+    },
+    multipart: async (parts, options = {}) => {
+      const headers: Record<string, string> = { 'X-Parse-Application-Id': keys.appId };
+      if (options.master) headers['X-Parse-Master-Key'] = keys.masterKey;
+      else headers['X-Parse-REST-API-Key'] = keys.restKey;
+      if (options.sessionToken) headers['X-Parse-Session-Token'] = options.sessionToken;
+      const form = new FormData();
+      for (const part of parts) {
+        if ('file' in part) form.append(part.field, new Blob([part.file.content], { type: part.file.type }), part.file.name);
+        else form.append(part.field, typeof part.value === 'string' ? part.value : JSON.stringify(part.value));
       }
-      return { status: response.status, body };
+      return answerOf(await fetch(graphqlURL, { method: 'POST', headers, body: form }));
+    },
+    download: async (url) => {
+      const response = await fetch(url);
+      return { status: response.status, type: response.headers.get('content-type'), text: await response.text() };
     },
   };
+}
+
+/** A stored file's name and URL as compared: the random prefix masked, the URL as whether it downloads that name. */
+function fileShape(info: { name?: unknown; url?: unknown } | null | undefined): unknown {
+  if (!info || typeof info.name !== 'string' || typeof info.url !== 'string') return info;
+  return { name: info.name.replace(/^[0-9a-f]{32}_/, '<hex>_'), url: info.url.endsWith(`/${info.name}`) ? '<url of name>' : info.url };
+}
+
+/** An answer with each `schemaFields` list in name order: Parse Server on PostgreSQL lists a class's fields in its jsonb's key order. */
+function sortedSchemaFields(answer: { status: number; body: any }): { status: number; body: any } {
+  const walk = (v: any): any => {
+    if (Array.isArray(v)) return v.map(walk);
+    if (v && typeof v === 'object') {
+      return Object.fromEntries(
+        Object.entries(v).map(([k, x]) => [k, k === 'schemaFields' && Array.isArray(x) ? [...x].sort((a: any, b: any) => String(a.name).localeCompare(String(b.name))) : walk(x)]),
+      );
+    }
+    return v;
+  };
+  return { status: answer.status, body: walk(answer.body) };
 }
 
 /**
@@ -352,6 +397,104 @@ const cases: GraphQLCase[] = [
       return [node, before, after];
     },
   },
+  {
+    name: 'schema API: class, classes, createClass, updateClass, deleteClass, and the schema follows them',
+    run: async (s, cls) => {
+      const Target = cls('Target');
+      const Shape = cls('Shape');
+      const FIELDS_OUT = 'name schemaFields { name __typename ... on SchemaPointerField { targetClassName } ... on SchemaRelationField { targetClassName } }';
+      const gql = async (doc: string, master = true) => sortedSchemaFields(await s.graphql(doc, { master }));
+      const created = [
+        await gql(`mutation { createClass(input: { name: "${Target}", clientMutationId: "t" }) { clientMutationId class { ${FIELDS_OUT} } } }`),
+        await gql(
+          `mutation { createClass(input: { name: "${Shape}", schemaFields: { addStrings: [{ name: "title" }], addNumbers: [{ name: "size" }], addBooleans: [{ name: "done" }], addArrays: [{ name: "tags" }], addObjects: [{ name: "meta" }], addDates: [{ name: "due" }], addFiles: [{ name: "doc" }], addGeoPoint: { name: "place" }, addPolygons: [{ name: "area" }], addBytes: [{ name: "raw" }], addPointers: [{ name: "target", targetClassName: "${Target}" }], addRelations: [{ name: "targets", targetClassName: "${Target}" }] } }) { class { ${FIELDS_OUT} } } }`,
+        ),
+      ];
+      const q = lower(Shape);
+      const used = await s.graphql(`mutation { create${Shape}(input: { fields: { title: "t", size: 2 } }) { ${q} { objectId title size } } }`);
+      const classes = sortedSchemaFields(await s.graphql(`{ classes { ${FIELDS_OUT} } }`, { master: true }));
+      // Only this case's classes: the two servers have other classes (their own, and other cases').
+      if (Array.isArray(classes.body?.data?.classes)) classes.body.data.classes = classes.body.data.classes.filter((c: any) => c.name === Target || c.name === Shape).sort((a: any, b: any) => a.name.localeCompare(b.name));
+      return [
+        ...created,
+        used,
+        await gql(`{ class(name: "${Shape}") { ${FIELDS_OUT} } }`),
+        classes,
+        await gql(`mutation { updateClass(input: { name: "${Shape}", schemaFields: { addStrings: [{ name: "note" }, { name: "gone" }], remove: [{ name: "size" }, { name: "gone" }, { name: "neverThere" }] } }) { class { ${FIELDS_OUT} } } }`),
+        await s.graphql(`mutation { update${Shape}(input: { id: "${used.body?.data?.[`create${Shape}`]?.[q]?.objectId ?? 'missing'}", fields: { note: "n" } }) { ${q} { title note } } }`),
+        await s.graphql(`{ ${q}s { count edges { node { title note } } } }`),
+        await s.graphql(`{ ${q}s { edges { node { size } } } }`),
+        // Refusals: no master key, a class that exists or does not, a field named twice or already there, a class not empty.
+        await gql(`{ class(name: "${Shape}") { name } }`, false),
+        await gql('{ classes { name } }', false),
+        await gql(`mutation { createClass(input: { name: "${cls('Other')}" }) { class { name } } }`, false),
+        await gql(`mutation { deleteClass(input: { name: "${Target}" }) { class { name } } }`, false),
+        await gql(`mutation { createClass(input: { name: "${Shape}" }) { class { name } } }`),
+        await gql(`mutation { createClass(input: { name: "${cls('Twice')}", schemaFields: { addStrings: [{ name: "a" }], addNumbers: [{ name: "a" }] } }) { class { name } } }`),
+        await gql(`mutation { updateClass(input: { name: "${Shape}", schemaFields: { addNumbers: [{ name: "title" }] } }) { class { name } } }`),
+        await gql(`mutation { updateClass(input: { name: "${cls('Missing')}", schemaFields: { addStrings: [{ name: "a" }] } }) { class { name } } }`),
+        await gql(`{ class(name: "${cls('Missing')}") { name } }`),
+        await gql(`mutation { deleteClass(input: { name: "${cls('Missing')}" }) { class { name } } }`),
+        await gql(`mutation { deleteClass(input: { name: "${Shape}" }) { class { name } } }`),
+        await gql(`mutation { deleteClass(input: { name: "${Target}", clientMutationId: "d" }) { clientMutationId class { ${FIELDS_OUT} } } }`),
+        await gql(`{ class(name: "${Target}") { name } }`),
+        await s.graphql(`{ ${lower(Target)}s { count } }`),
+      ];
+    },
+  },
+  {
+    name: 'file uploads: createFile and FileInput.upload in multipart requests, and multipart the spec does not allow',
+    run: async (s, cls) => {
+      const Doc = cls('Doc');
+      await s.rest.call('POST', `/schemas/${Doc}`, { master: true, body: { className: Doc, fields: { title: { type: 'String' }, doc: { type: 'File' } } } });
+      const q = lower(Doc);
+      const createFile = 'mutation ($file: Upload!) { createFile(input: { upload: $file, clientMutationId: "f" }) { clientMutationId fileInfo { name url } } }';
+      const upload = (document: string, variables: unknown, map: unknown, files: { name: string; type: string; content: string }[], master = true) =>
+        s.multipart([{ field: 'operations', value: { query: document, variables } }, { field: 'map', value: map }, ...files.map((file, i) => ({ field: String(i + 1), file }))], { master });
+      // Parse Server gives a file stored through a class mutation a URL under its GraphQL path, which does not download (docs/parse-differences.md).
+      const shown = async (answer: { status: number; body: any }, pick: (data: any) => any, download = true) => {
+        const info = answer.body?.data ? pick(answer.body.data) : undefined;
+        const downloaded = download && info?.url ? await s.download(info.url) : undefined;
+        return { status: answer.status, body: { data: answer.body?.data && { file: fileShape(info), downloaded }, errors: answer.body?.errors } };
+      };
+      const text = await upload(createFile, { file: null }, { 1: ['variables.file'] }, [{ name: 'hello.txt', type: 'text/plain', content: 'hello world' }]);
+      const png = await upload(createFile, { file: null }, { 1: ['variables.file'] }, [{ name: 'photo', type: 'image/png', content: 'not really a png' }]);
+      const created = await upload(
+        `mutation ($f: Upload) { create${Doc}(input: { fields: { title: "a", doc: { upload: $f } } }) { ${q} { objectId title doc { name url } } } }`,
+        { f: null },
+        { 1: ['variables.f'] },
+        [{ name: 'notes.txt', type: 'text/plain', content: 'some notes' }],
+      );
+      const id = created.body?.data?.[`create${Doc}`]?.[q]?.objectId ?? 'missing';
+      const updated = await upload(
+        `mutation ($f: Upload) { update${Doc}(input: { id: "${id}", fields: { doc: { upload: $f } } }) { ${q} { doc { name url } } } }`,
+        { f: null },
+        { 1: ['variables.f'] },
+        [{ name: 'second.txt', type: 'text/plain', content: 'second' }],
+      );
+      const read = await s.graphql(`{ ${q}(id: "${id}") { title doc { name url } } }`);
+      const status = (answer: { status: number }) => ({ status: answer.status, body: null });
+      return [
+        await shown(text, (d) => d.createFile?.fileInfo),
+        await shown(png, (d) => d.createFile?.fileInfo),
+        { status: text.status, body: { data: { clientMutationId: text.body?.data?.createFile?.clientMutationId } } },
+        await shown(created, (d) => d[`create${Doc}`]?.[q]?.doc, false),
+        await shown(updated, (d) => d[`update${Doc}`]?.[q]?.doc, false),
+        await shown(read, (d) => d[q]?.doc, false),
+        // An Upload is a variable of a multipart request: not a literal, not a JSON value.
+        await s.graphql('mutation { createFile(input: { upload: "x" }) { fileInfo { name } } }', { master: true }),
+        await s.graphql(createFile, { master: true, variables: { file: 'x' } }),
+        // Multipart the spec does not allow: Parse Server's answers are Express's error pages, so only the status compares.
+        status(await s.multipart([{ field: 'map', value: { 1: ['variables.file'] } }], { master: true })),
+        status(await s.multipart([{ field: 'operations', value: '{not json' }, { field: 'map', value: {} }], { master: true })),
+        status(await s.multipart([{ field: 'operations', value: { query: createFile, variables: { file: null } } }, { field: 'map', value: '[1' }], { master: true })),
+        status(await s.multipart([{ field: 'operations', value: { query: createFile, variables: { file: null } } }, { field: 'map', value: ['variables.file'] }], { master: true })),
+        status(await s.multipart([{ field: 'operations', value: { query: createFile, variables: { file: null } } }, { field: 'map', value: { 1: 'variables.file' } }], { master: true })),
+        status(await upload(createFile, { file: null }, { 1: ['query.file'] }, [{ name: 'a.txt', type: 'text/plain', content: 'a' }])),
+        status(await s.multipart([{ field: 'operations', value: { query: createFile, variables: { file: null } } }], { master: true })),
+      ];
+    },
+  },
 ];
 
 let oracle: Oracle;
@@ -406,6 +549,47 @@ describe('Backyard\'s GraphQL beside its data API', () => {
       body: JSON.stringify({ query: doc }),
     });
     expect({ status: response.status, body: await response.json() }).toEqual(root);
+  });
+});
+
+describe('GraphQL uploads on Backyard', () => {
+  const createFile = 'mutation ($f: Upload!) { createFile(input: { upload: $f }) { fileInfo { name url } } }';
+  const fileParts = (file: { name: string; type: string; content: string }): MultipartPart[] => [
+    { field: 'operations', value: { query: createFile, variables: { f: null } } },
+    { field: 'map', value: { 1: ['variables.f'] } },
+    { field: '1', file },
+  ];
+
+  it('stores an upload with the files route\'s checks: who may upload, refused types, at <data API>/graphql too', async () => {
+    const s = backyard('uploads');
+    const publicUpload = await s.multipart(fileParts({ name: 'a.txt', type: 'text/plain', content: 'a' }));
+    expect(publicUpload.status).toBe(200);
+    expect(publicUpload.body).toMatchObject({ data: { createFile: null }, errors: [{ path: ['createFile'], extensions: { code: 130 }, message: expect.stringMatching(/File upload by public is disabled/) }] });
+    const username = `up${crypto.randomBytes(4).toString('hex')}`;
+    const user = await s.rest.call('POST', '/users', { body: { username, password: 'pw' } });
+    const byUser = await s.multipart(fileParts({ name: 'b.txt', type: 'text/plain', content: 'by a user' }), { sessionToken: user.body.sessionToken });
+    expect(byUser.status).toBe(200);
+    const info = byUser.body.data.createFile.fileInfo;
+    expect(info.name).toMatch(/^[0-9a-f]{32}_b\.txt$/);
+    expect(await s.download(info.url)).toEqual({ status: 200, type: 'text/plain; charset=utf-8', text: 'by a user' });
+    const html = await s.multipart(fileParts({ name: 'page.html', type: 'text/html', content: '<script></script>' }), { master: true });
+    expect(html.body).toMatchObject({ data: { createFile: null }, errors: [{ path: ['createFile'], extensions: { code: 130 }, message: expect.stringMatching(/extension html is disabled/) }] });
+    const atData = await dataGraphQL.multipart(fileParts({ name: 'c.txt', type: 'text/plain', content: 'c' }), { master: true });
+    expect(atData.status).toBe(200);
+    expect(atData.body.data.createFile.fileInfo.name).toMatch(/^[0-9a-f]{32}_c\.txt$/);
+  });
+
+  it('answers multipart it cannot take with a 4xx that says what was wrong, never a 500', async () => {
+    const s = backyard('uploads');
+    const noFile = await s.multipart([{ field: 'operations', value: { query: createFile, variables: { f: null } } }, { field: 'map', value: { 1: ['variables.f'] } }], { master: true });
+    expect(noFile).toEqual({ status: 400, body: { errors: [{ message: expect.stringMatching(/File missing in the request: the ‘map’ names part ‘1’/), extensions: { code: 'BAD_REQUEST' } }] } });
+    const unknownPath = await s.multipart([{ field: 'operations', value: { query: createFile, variables: {} } }, { field: 'map', value: { 1: ['variables.g.h'] } }, { field: '1', file: { name: 'a.txt', type: 'text/plain', content: 'a' } }], { master: true });
+    expect(unknownPath).toEqual({ status: 400, body: { errors: [{ message: expect.stringMatching(/Invalid object path for the ‘map’ multipart field entry key ‘1’ array index ‘0’ value ‘variables.g.h’/), extensions: { code: 'BAD_REQUEST' } }] } });
+    const noOperations = await s.multipart([{ field: 'map', value: {} }], { master: true });
+    expect(noOperations).toEqual({ status: 400, body: { errors: [{ message: expect.stringMatching(/‘map’ should follow ‘operations’/), extensions: { code: 'BAD_REQUEST' } }] } });
+    // Over the data API's body limit (20 MiB): refused as REST refuses such an upload, without reading past the limit.
+    const big = await s.multipart(fileParts({ name: 'big.bin', type: 'application/octet-stream', content: 'x'.repeat(20 * 1024 * 1024 + 1) }), { master: true });
+    expect(big).toEqual({ status: 413, body: { code: 129, error: expect.stringMatching(/larger than 20971520 bytes/) } });
   });
 });
 

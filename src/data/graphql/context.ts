@@ -8,6 +8,8 @@ export interface DataCall {
   /** Query parameters of a GET, as JSON values (`where` an object, `count` 1). */
   query?: Record<string, unknown>;
   body?: unknown;
+  /** Raw bytes and their content type (a file upload: `POST /files/<name>`). */
+  raw?: { data: Buffer; contentType: string };
   /** Acts with this session instead of the request's (a user just signed up or logged in). */
   sessionToken?: string;
 }

@@ -1,6 +1,7 @@
 import { ParseCode } from '../errors.js';
 import type { FieldType } from '../types.js';
 import { parseError, type GraphQLContext } from './context.js';
+import { Upload } from './uploads.js';
 import { objectIdOf, type ClassFields } from './where.js';
 
 type Input = Record<string, any>;
@@ -25,7 +26,7 @@ export type NestedCreate = (className: string, fields: Record<string, unknown>) 
 /**
  * A `Create<Class>FieldsInput` or `Update<Class>FieldsInput` value as the body of a data API write
  * (parse-server src/GraphQL/transformers/mutation.js): null deletes a field, a GeoPoint gets its
- * `__type`, a Polygon its coordinates, a File input its file, a pointer input (`link` or
+ * `__type`, a Polygon its coordinates, a File input its file (or the one its `upload` stores), a pointer input (`link` or
  * `createAndLink`) a pointer, a relation input (`add`, `remove`, `createAndAdd`) a Batch of
  * relation operations, an `ACLInput` an ACL. Nested creations run first, through `create`.
  * @throws GraphQLError 106 for a pointer input without exactly one of link and createAndLink, or a
@@ -48,6 +49,7 @@ export async function toParseFields(fields: Input, className: string, classes: C
 async function fieldValue(name: string, value: any, type: FieldType | undefined, classes: ClassFields, create: NestedCreate): Promise<unknown> {
   if (type?.type === 'File') {
     if (value === null) return DELETE;
+    if (value.upload instanceof Upload) return { __type: 'File', ...(await value.upload.store()) };
     const file = value.file;
     if (file && typeof file.name === 'string') return { __type: 'File', name: file.name, url: file.url };
     throw parseError(ParseCode.FILE_SAVE_ERROR, 'Invalid file upload.');

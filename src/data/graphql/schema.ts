@@ -17,6 +17,8 @@ import { nestedCreate, toParseFields } from './inputs.js';
 import { createObject, deleteObject, findObjects, getObject, updateObject, type FindArgs } from './objects.js';
 import { selectedPaths } from './selection.js';
 import * as T from './types.js';
+import { schemaOperations, SCHEMA_FIELD_TYPES, SCHEMA_TYPE_NAMES } from './schemaTypes.js';
+import { createFileMutation } from './uploads.js';
 import { userOperations } from './users.js';
 import { objectIdOf } from './where.js';
 
@@ -42,6 +44,7 @@ const RESERVED_TYPES = new Set([
   'BoxInput', 'WithinInput', 'CenterSphereInput', 'GeoWithinInput', 'GeoIntersectsInput', 'SubqueryInput', 'SelectInput', 'KeyValueInput',
   'SignUpInput', 'SignUpPayload', 'LogInInput', 'LogInPayload', 'LogOutInput', 'LogOutPayload',
   ...['Id', 'String', 'Number', 'Boolean', 'Array', 'Object', 'Date', 'Bytes', 'File', 'GeoPoint', 'Polygon'].map((t) => `${t}WhereInput`),
+  ...SCHEMA_TYPE_NAMES, 'Upload', 'CreateFileInput', 'CreateFilePayload',
 ]);
 /** Query names the schema itself uses. */
 const RESERVED_QUERIES = new Set(['health', 'viewer', 'node', 'class', 'classes', 'cloudConfig']);
@@ -79,7 +82,7 @@ function withoutCollisions(sorted: readonly SchemaClass[]): SchemaClass[] {
  * Builds an app's GraphQL schema from its classes as Parse Server 9 names and shapes it
  * (parse-server src/GraphQL/ParseGraphQLSchema.js and its loaders): per class a get and a find
  * query and create, update and delete mutations; `node`, `health`, `viewer`; `signUp`, `logIn`,
- * `logOut`. Resolvers act through the request's data API (GraphQLContext), so every check of REST applies.
+ * `logOut`; the schema API (`class`, `classes`, `createClass`…: schemaTypes.ts) and `createFile` (uploads.ts). Resolvers act through the request's data API (GraphQLContext), so every check of REST applies.
  * Classes are taken in name order so that the schema is the same for the same classes.
  */
 export function buildSchema(list: readonly SchemaClass[]): GraphQLSchema {
@@ -110,7 +113,10 @@ export function buildSchema(list: readonly SchemaClass[]): GraphQLSchema {
     health: { type: new GraphQLNonNull(GraphQLBoolean), description: 'The health query can be used to check if the server is up and running.', resolve: () => true },
     node: nodeField,
   };
-  const mutations: GraphQLFieldConfigMap<Source, GraphQLContext> = {};
+  const mutations: GraphQLFieldConfigMap<Source, GraphQLContext> = { createFile: createFileMutation(T.FILE_INFO) };
+  const schemaOps = schemaOperations();
+  Object.assign(queries, schemaOps.queries);
+  Object.assign(mutations, schemaOps.mutations);
   for (const cls of sorted) {
     const { className } = cls;
     const t = types.get(className)!;
@@ -172,7 +178,7 @@ export function buildSchema(list: readonly SchemaClass[]): GraphQLSchema {
   return new GraphQLSchema({
     query: new GraphQLObjectType({ name: 'Query', description: 'Query is the top level type for queries.', fields: queries }),
     mutation: new GraphQLObjectType({ name: 'Mutation', description: 'Mutation is the top level type for mutations.', fields: mutations }),
-    types: [T.PARSE_OBJECT, T.ELEMENT, build.arrayResult, ...[...types.values()].map((t) => t.output)],
+    types: [T.PARSE_OBJECT, T.ELEMENT, build.arrayResult, ...SCHEMA_FIELD_TYPES, ...[...types.values()].map((t) => t.output)],
   });
 }
 

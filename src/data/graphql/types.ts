@@ -20,6 +20,7 @@ import {
   type ValueNode,
 } from 'graphql';
 import { toGlobalId } from 'graphql-relay';
+import { UPLOAD } from './uploads.js';
 
 /**
  * The types every app's GraphQL schema shares, under the names and shapes Parse Server 9 gives them
@@ -135,11 +136,14 @@ export const FILE_INFO = new GraphQLObjectType({
   fields: { name: { type: new GraphQLNonNull(GraphQLString) }, url: { type: new GraphQLNonNull(GraphQLString) } },
 });
 
-/** Parse's `FileInput` without `upload`: multipart uploads are not taken (docs/parse-differences.md). */
+/** A File field's input: a stored file (`file`), or a new one sent with a multipart request (`upload`: uploads.ts). */
 export const FILE_INPUT = new GraphQLInputObjectType({
   name: 'FileInput',
   description: 'If this field is set to null the file will be unlinked (the file will not be deleted on cloud storage).',
-  fields: { file: { type: FILE, description: 'A File Scalar can be an url or a FileInfo object.' } },
+  fields: {
+    file: { type: FILE, description: 'A File Scalar can be an url or a FileInfo object.' },
+    upload: { type: UPLOAD, description: 'Use this field if you want to create a new file.' },
+  },
 });
 
 const GEO_POINT_FIELDS = { latitude: { type: new GraphQLNonNull(GraphQLFloat) }, longitude: { type: new GraphQLNonNull(GraphQLFloat) } };

@@ -69,6 +69,7 @@ function isRawUpload(buffer: Buffer, contentType: string, headers: IncomingMessa
 }
 
 const FORM_TYPE = /^\s*application\/x-www-form-urlencoded\s*(;|$)/i;
+const MULTIPART_TYPE = /^\s*multipart\/form-data\s*(;|$)/i;
 
 /**
  * The body of a request that is not a raw upload. A form (`application/x-www-form-urlencoded`, what
@@ -188,7 +189,9 @@ export function createDataHandler(options: DataHandlerOptions): DataHandler {
     if (path === '' || path.endsWith('/')) path = path.replace(/\/+$/, '') || '/';
     const query = q < 0 ? {} : parseQueryString(target.slice(q + 1));
     const httpMethod = req.method === 'HEAD' ? 'GET' : (req.method ?? 'GET');
-    const isFilePost = httpMethod === 'POST' && (path === '/files' || path.startsWith('/files/'));
+    // A GraphQL multipart request (files: src/data/rest/multipart.ts) is an upload too: its bytes go to the route as they came.
+    const isFilePost =
+      httpMethod === 'POST' && (path === '/files' || path.startsWith('/files/') || (path === '/graphql' && MULTIPART_TYPE.test(String(req.headers['content-type'] ?? ''))));
     const withBody = (): Answer => {
       if (!WITH_BODY.has(httpMethod)) {
         req.resume();

@@ -2,8 +2,10 @@ import type { Logger } from '../../../log.js';
 import { appGraphQLSchema } from '../../graphql/appSchema.js';
 import { parseError, type DataCall, type GraphQLContext } from '../../graphql/context.js';
 import { answerGraphQL, type GraphQLParams } from '../../graphql/execute.js';
+import { Upload } from '../../graphql/uploads.js';
 import { ParseCode } from '../../errors.js';
 import { isPlainObject } from '../../values.js';
+import { MultipartError, readGraphQLMultipart } from '../multipart.js';
 import type { DataRouter } from '../router.js';
 import type { DataRequest, DataResponse } from '../types.js';
 
@@ -19,7 +21,7 @@ function requestContext(req: DataRequest, router: DataRouter): GraphQLContext {
     maxLimit: req.engine.settings().maxLimit,
     async call(call: DataCall) {
       const auth = call.sessionToken ? await req.services.sessions.clientAuth(call.sessionToken, req.auth.installationId) : req.auth;
-      const answer = await router.dispatch({ ...req, method: call.method, path: call.path, query: call.query ?? {}, body: call.body, raw: undefined, auth });
+      const answer = await router.dispatch({ ...req, method: call.method, path: call.path, query: call.query ?? {}, body: call.body, raw: call.raw, auth });
       if (answer.status >= 400) {
         const body = isPlainObject(answer.body) ? answer.body : {};
         throw parseError(typeof body.code === 'number' ? body.code : ParseCode.INTERNAL_SERVER_ERROR, typeof body.error === 'string' ? body.error : 'Internal server error.');
@@ -32,16 +34,27 @@ function requestContext(req: DataRequest, router: DataRouter): GraphQLContext {
 /**
  * `GET` and `POST /graphql`: Parse's GraphQL API of the app the credentials choose (design.md, "Parse
  * clients we serve"), on the schema built from its classes (src/data/graphql). The front serves it
- * at `/graphql` on the data API's host as Parse Server does, and at `<data API>/graphql`.
+ * at `/graphql` on the data API's host as Parse Server does, and at `<data API>/graphql`. A POST may be
+ * a GraphQL multipart request (https://github.com/jaydenseric/graphql-multipart-request-spec) with
+ * files for `Upload` variables; a body the spec does not allow is a 400 (413 for a field too large).
  */
 export function graphQLRoutes(router: DataRouter, log: Logger): void {
   const answer = async (req: DataRequest): Promise<DataResponse> => {
-    if (req.method === 'POST' && !isPlainObject(req.body)) {
+    const ctx = requestContext(req, router);
+    let params = (req.method === 'GET' ? req.query : req.body) as GraphQLParams;
+    if (req.method === 'POST' && req.raw) {
+      // A multipart request (the handler passes its bytes as they came): its files become Upload values.
+      try {
+        params = await readGraphQLMultipart(req.raw.data, req.raw.contentType, (file) => new Upload(file.filename, file.mimetype, file.data, ctx));
+      } catch (error) {
+        if (!(error instanceof MultipartError)) throw error;
+        return { status: error.status, body: { errors: [{ message: error.message, extensions: { code: 'BAD_REQUEST' } }] } };
+      }
+    } else if (req.method === 'POST' && !isPlainObject(req.body)) {
       return { status: 400, body: { errors: [{ message: 'The POST body must be a JSON object with `query`, and optionally `variables` and `operationName`.', extensions: { code: 'BAD_REQUEST' } }] } };
     }
-    const params = (req.method === 'GET' ? req.query : req.body) as GraphQLParams;
     const schema = appGraphQLSchema(req.engine.schema);
-    const { status, body } = await answerGraphQL(schema, params, req.method === 'GET' ? 'GET' : 'POST', requestContext(req, router), (err) =>
+    const { status, body } = await answerGraphQL(schema, params, req.method === 'GET' ? 'GET' : 'POST', ctx, (err) =>
       log.error({ err, path: req.path }, 'GraphQL resolver failure'),
     );
     return { status, body };
