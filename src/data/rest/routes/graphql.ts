@@ -2,7 +2,7 @@ import type { Logger } from '../../../log.js';
 import { appGraphQLSchema } from '../../graphql/appSchema.js';
 import { parseError, type DataCall, type GraphQLContext } from '../../graphql/context.js';
 import { answerGraphQL, type GraphQLParams } from '../../graphql/execute.js';
-import { ParseCode } from '../../errors.js';
+import { ParseCode, ParseError } from '../../errors.js';
 import { isPlainObject } from '../../values.js';
 import type { DataRouter } from '../router.js';
 import type { DataRequest, DataResponse } from '../types.js';
@@ -26,13 +26,24 @@ function requestContext(req: DataRequest, router: DataRouter): GraphQLContext {
       }
       return answer.body;
     },
+    async confirmResetPassword(token: string, password: string) {
+      let changed: boolean;
+      try {
+        changed = await req.services.users.resetPassword(token, password);
+      } catch (error) {
+        if (error instanceof ParseError) throw parseError(error.code, error.message);
+        throw error;
+      }
+      if (!changed) throw parseError(ParseCode.OBJECT_NOT_FOUND, 'Failed to reset password: the token is unknown, spent or expired. Request a new one with resetPassword.');
+    },
   };
 }
 
 /**
  * `GET` and `POST /graphql`: Parse's GraphQL API of the app the credentials choose (design.md, "Parse
  * clients we serve"), on the schema built from its classes (src/data/graphql). The front serves it
- * at `/graphql` on the data API's host as Parse Server does, and at `<data API>/graphql`.
+ * at `/graphql` on the data API's host as Parse Server does, and at `<data API>/graphql`. The
+ * app's cloud functions (the request's registry) are `callCloudCode`'s enum.
  */
 export function graphQLRoutes(router: DataRouter, log: Logger): void {
   const answer = async (req: DataRequest): Promise<DataResponse> => {
@@ -40,7 +51,7 @@ export function graphQLRoutes(router: DataRouter, log: Logger): void {
       return { status: 400, body: { errors: [{ message: 'The POST body must be a JSON object with `query`, and optionally `variables` and `operationName`.', extensions: { code: 'BAD_REQUEST' } }] } };
     }
     const params = (req.method === 'GET' ? req.query : req.body) as GraphQLParams;
-    const schema = appGraphQLSchema(req.engine.schema);
+    const schema = appGraphQLSchema(req.engine.schema, req.registry.functions);
     const { status, body } = await answerGraphQL(schema, params, req.method === 'GET' ? 'GET' : 'POST', requestContext(req, router), (err) =>
       log.error({ err, path: req.path }, 'GraphQL resolver failure'),
     );
