@@ -569,8 +569,11 @@ describe('Backyard\'s GraphQL beside its data API', () => {
     await deployCloud(other.appId, "Parse.Cloud.define('bye', () => 'second');\n");
     expect(await call('bye')).toEqual({ status: 200, body: { data: { callCloudCode: { result: 'second' } } } });
     expect(await call('hello')).toMatchObject({ status: 400, body: { errors: [{ extensions: { code: 'GRAPHQL_VALIDATION_FAILED' } }] } });
-    const enumValues = await s.graphql('{ __type(name: "CloudCodeFunction") { enumValues { name } } }', { master: true });
-    expect(enumValues.body).toEqual({ data: { __type: { enumValues: [{ name: 'bye' }] } } });
+    const enumValues = () => s.graphql('{ __type(name: "CloudCodeFunction") { enumValues { name } } }', { master: true });
+    expect((await enumValues()).body).toEqual({ data: { __type: { enumValues: [{ name: 'bye' }] } } });
+    // A webhook function is a function too (Parse Server's getFunctionNames lists both).
+    expect((await s.rest.call('POST', '/hooks/functions', { master: true, body: { functionName: 'viaHook', url: 'https://hooks.example.com/via' } })).status).toBe(200);
+    expect((await enumValues()).body).toEqual({ data: { __type: { enumValues: [{ name: 'bye' }, { name: 'viaHook' }] } } });
   });
 
   it('sendVerificationEmail mails a new link through the app\'s mailer when the app verifies emails', async () => {
