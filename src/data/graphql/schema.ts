@@ -83,7 +83,8 @@ function withoutCollisions(sorted: readonly SchemaClass[]): SchemaClass[] {
  * (parse-server src/GraphQL/ParseGraphQLSchema.js and its loaders): per class a get and a find
  * query and create, update and delete mutations; `node`, `health`, `viewer`; `signUp`, `logInWith`,
  * `logIn`, `logOut`, `resetPassword`, `confirmResetPassword`, `sendVerificationEmail`; and
- * `callCloudCode` when the app has cloud functions (`functionNames`). Resolvers act through the request's data API (GraphQLContext), so every check of REST applies.
+ * `callCloudCode` when the app has cloud functions (`functionNames`). Resolvers act through the
+ * request's data API (GraphQLContext), so every check of REST applies.
  * Classes are taken in name order so that the schema is the same for the same classes.
  */
 export function buildSchema(list: readonly SchemaClass[], functionNames: readonly string[] = []): GraphQLSchema {
