@@ -1,5 +1,6 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { fromGlobalId } from 'graphql-relay';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -13,9 +14,17 @@ import { startTestServer, type TestServer } from './helpers/server.js';
 // (global ids are decoded first, so `id` compares as class + masked objectId), dates and tokens.
 // Errors compare by HTTP status, `extensions.code` and `path` (texts differ: docs/parse-differences.md).
 
+/** A mail a side sent: to whom, and its text. */
+interface SentMail {
+  to: string;
+  text: string;
+}
+
 /** One side: its GraphQL endpoint, its REST API (for seeding) and its keys. */
 interface Side {
   rest: CaseApi;
+  /** The text of the newest mail to `to`, waited for (polled with a deadline): mails are sent after the answer. */
+  mailTo(to: string): Promise<string>;
   graphql: (document: string, options?: { variables?: unknown; master?: boolean; sessionToken?: string; headers?: Record<string, string>; method?: 'GET' }) => Promise<{ status: number; body: any }>;
   /** A GraphQL multipart request (https://github.com/jaydenseric/graphql-multipart-request-spec): its fields in the order given, a string as it is, anything else as JSON. */
   multipart: (parts: MultipartPart[], options?: { master?: boolean; sessionToken?: string }) => Promise<{ status: number; body: any }>;
@@ -35,9 +44,23 @@ async function answerOf(response: Response): Promise<{ status: number; body: any
   }
 }
 
-function side(name: 'parse' | 'backyard', restURL: string, graphqlURL: string, keys: { appId: string; restKey: string; masterKey: string }, suffix: string): Side {
+function side(
+  name: 'parse' | 'backyard',
+  restURL: string,
+  graphqlURL: string,
+  keys: { appId: string; restKey: string; masterKey: string },
+  suffix: string,
+  mails: () => Promise<SentMail[]>,
+): Side {
   return {
     rest: httpCaseApi(name, restURL, keys, suffix),
+    mailTo: async (to) => {
+      for (const deadline = Date.now() + 15_000; Date.now() < deadline; await new Promise((r) => setTimeout(r, 50))) {
+        const found = (await mails()).filter((m) => m.to === to);
+        if (found.length) return found[found.length - 1]!.text;
+      }
+      throw new Error(`${name}: no mail to ${to} within 15 s`);
+    },
     graphql: async (document, options = {}) => {
       const headers: Record<string, string> = { 'X-Parse-Application-Id': keys.appId, 'content-type': 'application/json', ...options.headers };
       if (options.master) headers['X-Parse-Master-Key'] = keys.masterKey;
@@ -443,6 +466,28 @@ const cases: GraphQLCase[] = [
     },
   },
   {
+    name: 'callCloudCode: results, params, the caller, and errors',
+    run: async (s, cls) => {
+      const username = cls('caller').toLowerCase();
+      const signedUp = await s.graphql(`mutation { signUp(input: { fields: { username: "${username}", password: "pw" } }) { viewer { sessionToken } } }`);
+      const token = signedUp.body?.data?.signUp?.viewer?.sessionToken;
+      const call = (input: string, options?: Parameters<Side['graphql']>[1]) => s.graphql(`mutation { callCloudCode(input: ${input}) { clientMutationId result } }`, options);
+      return [
+        await call('{ functionName: hello }'),
+        await call('{ functionName: hello, params: { name: "Ann" }, clientMutationId: "c1" }'),
+        await s.graphql('mutation Call($params: Object) { callCloudCode(input: { functionName: echo, params: $params }) { result } }', { variables: { params: { n: 1, list: [1, 'a', null], nested: { ok: true } } } }),
+        await call('{ functionName: whoAmI }', { sessionToken: token }),
+        await call('{ functionName: whoAmI }'),
+        await call('{ functionName: refuse }'),
+        await call('{ functionName: crash }'),
+        // Not a function, and a function whose name is no GraphQL name: not values of the enum.
+        await call('{ functionName: nothing }'),
+        await s.graphql('mutation Call($f: CloudCodeFunction!) { callCloudCode(input: { functionName: $f }) { result } }', { variables: { f: 'not-an-enum-value' } }),
+        await call('{ params: {} }'),
+      ];
+    },
+  },
+  {
     name: 'file uploads: createFile and FileInput.upload in multipart requests, and multipart the spec does not allow',
     run: async (s, cls) => {
       const Doc = cls('Doc');
@@ -495,6 +540,61 @@ const cases: GraphQLCase[] = [
       ];
     },
   },
+  {
+    name: 'logInWith: an anonymous user signs up, logs in again, and refused auth data',
+    run: async (s, cls) => {
+      const id = cls('anonymous');
+      const email = `${id.toLowerCase()}@example.com`;
+      const logInWith = (authData: unknown, fields?: unknown) =>
+        s.graphql('mutation L($authData: Object!, $fields: UserLoginWithInput) { logInWith(input: { authData: $authData, fields: $fields, clientMutationId: "w" }) { clientMutationId viewer { sessionToken user { id objectId email } } } }', {
+          variables: { authData, fields },
+        });
+      const first = await logInWith({ anonymous: { id } }, { email });
+      const token = first.body?.data?.logInWith?.viewer?.sessionToken;
+      const again = await logInWith({ anonymous: { id } });
+      const viewer = await s.graphql('{ viewer { user { objectId email } } }', { sessionToken: token });
+      const tokenOnly = await s.graphql(`mutation { logInWith(input: { authData: { anonymous: { id: "${id}x" } } }) { viewer { sessionToken } } }`);
+      return [
+        first,
+        again,
+        viewer,
+        tokenOnly,
+        await logInWith({ nope: { id: 'x' } }),
+        await logInWith({ anonymous: { id: 5 } }),
+        await logInWith({ anonymous: { id } }, { username: 'not-here' }),
+        await s.graphql('mutation { logInWith(input: {}) { viewer { sessionToken } } }'),
+      ];
+    },
+  },
+  {
+    name: 'resetPassword, confirmResetPassword with the mailed token, and sendVerificationEmail',
+    run: async (s, cls) => {
+      const username = cls('reset').toLowerCase();
+      const email = `${username}@example.com`;
+      const nobody = `nobody-${username}@example.com`;
+      const signedUp = await s.graphql(`mutation { signUp(input: { fields: { username: "${username}", password: "old-pw", email: "${email}" } }) { viewer { sessionToken } } }`);
+      const reset = await s.graphql(`mutation { resetPassword(input: { email: "${email}", clientMutationId: "r" }) { clientMutationId ok } }`);
+      const unknown = await s.graphql(`mutation { resetPassword(input: { email: "${nobody}" }) { ok } }`);
+      const token = decodeURIComponent(/[?&]token=([^&\s]+)/.exec(await s.mailTo(email))?.[1] ?? 'no token in the mail');
+      const confirmed = await s.graphql('mutation C($token: String!) { confirmResetPassword(input: { username: "ignored", password: "new-pw", token: $token, clientMutationId: "c" }) { clientMutationId ok } }', {
+        variables: { token },
+      });
+      const logIn = (password: string) => s.graphql(`mutation { logIn(input: { username: "${username}", password: "${password}" }) { viewer { user { username } } } }`);
+      return [
+        signedUp,
+        reset,
+        unknown,
+        confirmed,
+        await logIn('new-pw'),
+        await logIn('old-pw'),
+        await s.graphql(`mutation { sendVerificationEmail(input: { email: "${nobody}", clientMutationId: "v" }) { clientMutationId ok } }`),
+        await s.graphql(`mutation { sendVerificationEmail(input: { email: "${email}" }) { ok } }`),
+        await s.graphql('mutation { sendVerificationEmail(input: { email: "" }) { ok } }'),
+        await s.graphql('mutation { resetPassword(input: {}) { ok } }'),
+        await s.graphql('mutation { confirmResetPassword(input: { username: "u", password: "p" }) { ok } }'),
+      ];
+    },
+  },
 ];
 
 let oracle: Oracle;
@@ -504,27 +604,75 @@ let server: TestServer;
 let parse: (suffix: string) => Side;
 let backyard: (suffix: string) => Side;
 
+/**
+ * The cloud code of both sides: a trigger for the test beside the data API, and functions for
+ * `callCloudCode` (`not-an-enum-value` is no GraphQL name: neither side offers it in the enum).
+ */
+const CLOUD = `
+Parse.Cloud.beforeSave('Hooked', (request) => {
+  if (request.object.get('refuse')) throw new Parse.Error(142, 'refused by the trigger');
+  request.object.set('stamp', 'by trigger');
+});
+Parse.Cloud.define('hello', (request) => 'Hello ' + (request.params.name || 'world'));
+Parse.Cloud.define('echo', (request) => request.params);
+Parse.Cloud.define('whoAmI', (request) => (request.user ? request.user.get('username') : null));
+Parse.Cloud.define('refuse', () => { throw new Parse.Error(142, 'refused by the function'); });
+Parse.Cloud.define('crash', () => { throw new Error('crashed'); });
+Parse.Cloud.define('not-an-enum-value', () => 1);
+`;
+
+/** Parse Server's mail adapter: each mail a line of JSON in `options.file`, read back by `Side.mailTo`. */
+const MAIL_ADAPTER = `
+const fs = require('node:fs');
+module.exports = (options) => ({
+  sendMail: async (mail) => fs.appendFileSync(options.file, JSON.stringify({ to: mail.to, text: mail.text }) + '\\n'),
+});
+`;
+
+let oracleDir: string;
+
+/** Writes the app's cloud code as a deploy does, and loads it. */
+async function deployCloud(appId: string, source: string): Promise<void> {
+  const file = path.join(server.home, 'apps', appId, 'cloud', 'cloud', 'main.js');
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  fs.writeFileSync(file, source);
+  await server.platform.services.cloud.reload(appId);
+}
+
 beforeAll(async () => {
-  [oracle, server] = await Promise.all([startOracle(), startTestServer()]);
+  oracleDir = fs.mkdtempSync(path.join(os.tmpdir(), 'backyard-graphql-oracle-'));
+  const mailFile = path.join(oracleDir, 'mails.jsonl');
+  fs.writeFileSync(path.join(oracleDir, 'main.js'), CLOUD);
+  fs.writeFileSync(path.join(oracleDir, 'mail.js'), MAIL_ADAPTER);
+  [oracle, server] = await Promise.all([
+    startOracle({
+      cloud: path.join(oracleDir, 'main.js'),
+      appName: 'Oracle',
+      // Only the links in its mails name it.
+      publicServerURL: 'http://127.0.0.1/parse',
+      emailAdapter: { module: path.join(oracleDir, 'mail.js'), options: { file: mailFile } },
+    }),
+    startTestServer(),
+  ]);
   app = await createTestApp(server, 'graphql-differential');
-  parse = (suffix) => side('parse', oracle.url, new URL('/graphql', oracle.url).href, oracle.keys, suffix);
+  await deployCloud(app.appId, CLOUD);
+  const parseMails = async (): Promise<SentMail[]> =>
+    fs.existsSync(mailFile) ? fs.readFileSync(mailFile, 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line) as SentMail) : [];
+  // The outbox answers newest first.
+  const backyardMails = async (): Promise<SentMail[]> => (await server.platform.services.dataApi.apps.mails(app.appId)).reverse();
+  parse = (suffix) => side('parse', oracle.url, new URL('/graphql', oracle.url).href, oracle.keys, suffix, parseMails);
   const keys = { appId: app.appId, restKey: app.keys.restKey, masterKey: app.keys.masterKey };
-  backyard = (suffix) => side('backyard', app.apiURL, `${server.url}/graphql`, keys, suffix);
-  dataGraphQL = side('backyard', app.apiURL, `${app.apiURL}/graphql`, keys, 'data');
+  backyard = (suffix) => side('backyard', app.apiURL, `${server.url}/graphql`, keys, suffix, backyardMails);
+  dataGraphQL = side('backyard', app.apiURL, `${app.apiURL}/graphql`, keys, 'data', backyardMails);
 }, 180_000);
 afterAll(async () => {
   await Promise.all([oracle?.close(), server?.close()]);
+  if (oracleDir) fs.rmSync(oracleDir, { recursive: true, force: true });
 });
 
 describe('Backyard\'s GraphQL beside its data API', () => {
   it('runs cloud code triggers as REST does: a beforeSave that changes and one that refuses', async () => {
-    const file = path.join(server.home, 'apps', app.appId, 'cloud', 'cloud', 'main.js');
-    fs.mkdirSync(path.dirname(file), { recursive: true });
-    fs.writeFileSync(
-      file,
-      "Parse.Cloud.beforeSave('Hooked', (request) => { if (request.object.get('refuse')) throw new Parse.Error(142, 'refused by the trigger'); request.object.set('stamp', 'by trigger'); });\n",
-    );
-    await server.platform.services.cloud.reload(app.appId);
+    // The trigger is in CLOUD, deployed before the tests.
     const s = backyard('hooks');
     const saved = await s.graphql('mutation { createHooked(input: { fields: { title: \"a\" } }) { hooked { title } } }');
     // The class is new: its fields appear in the schema once the first object made them.
@@ -549,6 +697,42 @@ describe('Backyard\'s GraphQL beside its data API', () => {
       body: JSON.stringify({ query: doc }),
     });
     expect({ status: response.status, body: await response.json() }).toEqual(root);
+  });
+  it('offers callCloudCode once an app has functions, and follows each deploy', async () => {
+    const other = await createTestApp(server, 'graphql-functions');
+    const s = side('backyard', other.apiURL, `${other.apiURL}/graphql`, { appId: other.appId, restKey: other.keys.restKey, masterKey: other.keys.masterKey }, 'fn', async () => []);
+    const call = (name: string) => s.graphql(`mutation { callCloudCode(input: { functionName: ${name} }) { result } }`);
+    // A new app's starting code defines `hello`.
+    expect(await call('hello')).toEqual({ status: 200, body: { data: { callCloudCode: { result: 'Hello, world!' } } } });
+    // Without functions Parse Server has no callCloudCode (parse-server src/GraphQL/loaders/functionsMutations.js).
+    await deployCloud(other.appId, "Parse.Cloud.beforeSave('Thing', () => undefined);\n");
+    expect(await call('hello')).toMatchObject({ status: 400, body: { errors: [{ extensions: { code: 'GRAPHQL_VALIDATION_FAILED' } }] } });
+    await deployCloud(other.appId, "Parse.Cloud.define('hello', () => 'first');\n");
+    expect(await call('hello')).toEqual({ status: 200, body: { data: { callCloudCode: { result: 'first' } } } });
+    await deployCloud(other.appId, "Parse.Cloud.define('bye', () => 'second');\n");
+    expect(await call('bye')).toEqual({ status: 200, body: { data: { callCloudCode: { result: 'second' } } } });
+    expect(await call('hello')).toMatchObject({ status: 400, body: { errors: [{ extensions: { code: 'GRAPHQL_VALIDATION_FAILED' } }] } });
+    const enumValues = () => s.graphql('{ __type(name: "CloudCodeFunction") { enumValues { name } } }', { master: true });
+    expect((await enumValues()).body).toEqual({ data: { __type: { enumValues: [{ name: 'bye' }] } } });
+    // A webhook function is a function too (Parse Server's getFunctionNames lists both).
+    expect((await s.rest.call('POST', '/hooks/functions', { master: true, body: { functionName: 'viaHook', url: 'https://hooks.example.com/via' } })).status).toBe(200);
+    expect((await enumValues()).body).toEqual({ data: { __type: { enumValues: [{ name: 'bye' }, { name: 'viaHook' }] } } });
+  });
+
+  it('sendVerificationEmail mails a new link through the app\'s mailer when the app verifies emails', async () => {
+    const other = await createTestApp(server, 'graphql-verify');
+    await server.platform.services.backendApps.configure(other.appId, { verifyUserEmails: true });
+    const mails = async () => (await server.platform.services.dataApi.apps.mails(other.appId)).reverse();
+    const s = side('backyard', other.apiURL, `${other.apiURL}/graphql`, { appId: other.appId, restKey: other.keys.restKey, masterKey: other.keys.masterKey }, 'v', mails);
+    await s.graphql('mutation { signUp(input: { fields: { username: "vera", password: "pw", email: "vera@example.com" } }) { viewer { sessionToken } } }');
+    const first = await s.mailTo('vera@example.com');
+    expect(first).toContain('verify_email?token=');
+    expect(await s.graphql('mutation { sendVerificationEmail(input: { email: "vera@example.com" }) { ok } }')).toEqual({ status: 200, body: { data: { sendVerificationEmail: { ok: true } } } });
+    let second = first;
+    for (const deadline = Date.now() + 15_000; second === first && Date.now() < deadline; await new Promise((r) => setTimeout(r, 50))) second = await s.mailTo('vera@example.com');
+    expect(second).toContain('verify_email?token=');
+    expect(second).not.toBe(first);
+    expect((await mails()).filter((m) => m.to === 'vera@example.com')).toHaveLength(2);
   });
 });
 
@@ -605,4 +789,21 @@ describe('GraphQL API against Parse Server 9', () => {
       expect(ours).toEqual(theirs);
     });
   }
+
+  it('password reset errors: Parse Server answers INTERNAL_SERVER_ERROR, Backyard the Parse code (docs/parse-differences.md)', async () => {
+    const suffix = crypto.randomBytes(4).toString('hex');
+    const codes = async (s: Side) => {
+      const answers = [
+        await s.graphql('mutation { resetPassword(input: { email: "" }) { ok } }'),
+        await s.graphql(`mutation { confirmResetPassword(input: { username: "u", password: "new-pw", token: "no-such-token-${suffix}" }) { ok } }`),
+        await s.graphql(`mutation { confirmResetPassword(input: { username: "u", password: "", token: "no-such-token-${suffix}" }) { ok } }`),
+      ];
+      return answers.map((a) => ({ status: a.status, data: a.body?.data, codes: (a.body?.errors ?? []).map((e: any) => e.extensions?.code) }));
+    };
+    const [theirs, ours] = [await codes(parse(suffix)), await codes(backyard(suffix))];
+    const answer = (field: string, code: unknown) => ({ status: 200, data: { [field]: null }, codes: [code] });
+    // Parse Server's resetPassword and confirmResetPassword pass their errors on without its Parse code.
+    expect(theirs).toEqual([answer('resetPassword', 'INTERNAL_SERVER_ERROR'), answer('confirmResetPassword', 'INTERNAL_SERVER_ERROR'), answer('confirmResetPassword', 'INTERNAL_SERVER_ERROR')]);
+    expect(ours).toEqual([answer('resetPassword', 204), answer('confirmResetPassword', 101), answer('confirmResetPassword', 201)]);
+  });
 });

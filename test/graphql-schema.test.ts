@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { graphql, GraphQLError, printSchema } from 'graphql';
+import { graphql, GraphQLError, printSchema, validateSchema, type GraphQLEnumType } from 'graphql';
 import { offsetToCursor, toGlobalId } from 'graphql-relay';
 import { describe, expect, it } from 'vitest';
 import { answerGraphQL } from '../src/data/graphql/execute.js';
@@ -49,13 +49,51 @@ describe('the GraphQL schema built from an app\'s classes', () => {
   });
 
   it('answers health without touching data, and refuses a schema query from a client key', async () => {
-    const ctx: GraphQLContext = { master: false, maxLimit: null, call: async () => { throw new Error('no data call expected'); } };
+    const ctx: GraphQLContext = { master: false, maxLimit: null, call: async () => { throw new Error('no data call expected'); }, confirmResetPassword: async () => { throw new Error('no reset expected'); } };
     expect(await graphql({ schema, source: '{ health }', contextValue: ctx })).toEqual({ data: { health: true } });
     expect(await answerGraphQL(schema, { query: '{ __schema { types { name } } }' }, 'POST', ctx)).toEqual({
       status: 403,
       body: { errors: [{ message: 'Introspection is not allowed', extensions: { code: 'INTERNAL_SERVER_ERROR' } }] },
     });
     expect((await answerGraphQL(schema, { query: '{ __schema { types { name } } }' }, 'POST', { ...ctx, master: true })).status).toBe(200);
+  });
+});
+
+describe('callCloudCode and the user mutations in the schema', () => {
+  const users = cls('_User', { username: { type: 'String' }, password: { type: 'String' }, email: { type: 'String' }, nickname: { type: 'String' } });
+
+  it('offers the user mutations always, and callCloudCode only when the app has functions', () => {
+    const none = printSchema(buildSchema([users]));
+    for (const name of ['logInWith(', 'resetPassword(', 'confirmResetPassword(', 'sendVerificationEmail(']) expect(none).toContain(`  ${name}`);
+    // The fields a logInWith may set: the user's create fields less the ones of a password login and authData.
+    expect(none).toMatch(/input UserLoginWithInput \{[^}]*nickname: String/);
+    expect(none).not.toMatch(/input UserLoginWithInput \{[^}]*\b(username|password|authData):/);
+    expect(none).not.toContain('callCloudCode');
+    expect(none).not.toContain('CloudCodeFunction');
+    const some = printSchema(buildSchema([users], ['hello', 'sum']));
+    expect(some).toContain('  callCloudCode(');
+    expect(some).toMatch(/enum CloudCodeFunction \{\s*hello\s*sum\s*\}/);
+  });
+
+  it('leaves out a class named like one of their types', () => {
+    const names = buildSchema([users, cls('CloudCodeFunction', {}), cls('ResetPasswordInput', {}), cls('UserLoginWithInput', {})], ['hello']).getQueryType()!.getFields();
+    expect(names.cloudCodeFunction).toBeUndefined();
+    expect(names.resetPasswordInput).toBeUndefined();
+    expect(names.userLoginWithInput).toBeUndefined();
+  });
+
+  it('builds a valid schema whatever the function names, with exactly those GraphQL can name as enum values', () => {
+    const name = fc.oneof(fc.string({ maxLength: 8 }), fc.constantFrom('true', 'false', 'null', '__x', '_ok', 'a.b', 'a-b', '9a', 'hello', 'Sum_2'));
+    fc.assert(
+      fc.property(fc.array(name, { maxLength: 8 }), (functionNames) => {
+        const schema = buildSchema([users], functionNames);
+        expect(validateSchema(schema)).toEqual([]);
+        const expected = [...new Set(functionNames.filter((n) => /^[_a-zA-Z][_a-zA-Z0-9]*$/.test(n) && !n.startsWith('__') && !['true', 'false', 'null'].includes(n)))];
+        const functionEnum = schema.getType('CloudCodeFunction');
+        if (expected.length === 0) expect(functionEnum).toBeUndefined();
+        else expect((functionEnum as GraphQLEnumType).getValues().map((v) => v.name)).toEqual(expected);
+      }),
+    );
   });
 });
 

@@ -77,6 +77,29 @@ describe('OpenID Connect providers', () => {
     expect((me.body as { authData: { corp: { id: string } } }).authData.corp.id).toBe('oidc-user-1');
   });
 
+  it("GraphQL's logInWith takes the same provider path: it signs up with an ID token, the SDK logs the same user in, a bad token is refused with REST's code", async () => {
+    const graphql = async (query: string, variables: Record<string, unknown>) => {
+      const response = await fetch(`${app.apiURL}/graphql`, {
+        method: 'POST',
+        headers: { 'X-Parse-Application-Id': app.appId, 'X-Parse-REST-API-Key': app.keys.restKey, 'content-type': 'application/json' },
+        body: JSON.stringify({ query, variables }),
+      });
+      return { status: response.status, body: await response.json() };
+    };
+    const doc = 'mutation L($authData: Object!) { logInWith(input: { authData: $authData }) { viewer { sessionToken user { objectId } } } }';
+    const made = await graphql(doc, { authData: { corp: { id: 'graphql-user', id_token: await idToken('graphql-user') } } });
+    expect(made.status).toBe(200);
+    const viewer = made.body.data.logInWith.viewer as { sessionToken: string; user: { objectId: string } };
+    expect(viewer.sessionToken).toMatch(/^r:/);
+    const sdk = await Parse.User.logInWith('corp', { authData: { id: 'graphql-user', id_token: await idToken('graphql-user') } });
+    expect(sdk.id).toBe(viewer.user.objectId);
+    const refused = await graphql(doc, { authData: { corp: { id: 'graphql-user', id_token: await idToken('someone-else') } } });
+    expect(refused).toEqual({
+      status: 200,
+      body: { data: { logInWith: null }, errors: [expect.objectContaining({ message: 'auth data is invalid for this user.', path: ['logInWith'], extensions: { code: Parse.Error.OBJECT_NOT_FOUND } })] },
+    });
+  });
+
   it('refuses a token with a bad signature, a wrong audience, an expired one, another subject and another issuer', async () => {
     const tries: Array<[string, Promise<string>]> = [
       ['invalid signature', idToken('u2', {}, { key: 'rogue' })],

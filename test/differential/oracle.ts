@@ -8,8 +8,12 @@ import { startParseServer, type ParseServerPeer } from '../../bench/parseServer.
  */
 export type Oracle = Omit<ParseServerPeer, 'sql'>;
 
-/** Starts the oracle (or uses PARSE_ORACLE). @throws Error when PostgreSQL is not installed, naming the packages. */
-export async function startOracle(): Promise<Oracle> {
+/**
+ * Starts the oracle (or uses PARSE_ORACLE, which must then run with the same `config`).
+ * @param config more of Parse Server's options (its `cloud` file, `emailAdapter`...), as startParseServer takes them.
+ * @throws Error when PostgreSQL is not installed, naming the packages.
+ */
+export async function startOracle(config?: Record<string, unknown>): Promise<Oracle> {
   const given = process.env.PARSE_ORACLE;
   if (given) {
     const [url, appId, masterKey, restKey] = given.split('|');
@@ -17,5 +21,5 @@ export async function startOracle(): Promise<Oracle> {
     return { url, keys: { appId, masterKey, restKey, javascriptKey: '' }, close: async () => {} };
   }
   // With its GraphQL API at /graphql (test/graphql-differential.test.ts); REST answers are the same either way.
-  return startParseServer({ graphQL: true });
+  return startParseServer({ graphQL: true, config });
 }

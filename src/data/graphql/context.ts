@@ -25,6 +25,14 @@ export interface GraphQLContext {
    * @throws GraphQLError with `extensions.code` the Parse error code when the call answers an error.
    */
   call(call: DataCall): Promise<any>;
+  /**
+   * Sets the password of the user a password reset `token` (mailed by `POST /requestPasswordReset`)
+   * belongs to, as the reset page does (src/data/rest/routes/pages.ts; Parse Server's
+   * `UserController.updatePassword`): the token is spent, and the user's sessions end when the
+   * app's `revokeSessionOnPasswordReset` is on. The data API has no REST route for it.
+   * @throws GraphQLError 201 for an empty password, 101 for a token that is unknown, spent or expired.
+   */
+  confirmResetPassword(token: string, password: string): Promise<void>;
   /** The request's session token, if any (`viewer`, `logOut`). */
   sessionToken?: string;
   /** Whether the request carries the master key (introspection). */

@@ -19,6 +19,8 @@ import { selectedPaths } from './selection.js';
 import * as T from './types.js';
 import { schemaOperations, SCHEMA_FIELD_TYPES, SCHEMA_TYPE_NAMES } from './schemaTypes.js';
 import { createFileMutation } from './uploads.js';
+import { cloudCodeMutation, FUNCTION_TYPE_NAMES } from './functions.js';
+import { USER_EMAIL_TYPE_NAMES, userEmailMutations } from './userEmails.js';
 import { userOperations } from './users.js';
 import { objectIdOf } from './where.js';
 
@@ -42,7 +44,8 @@ const RESERVED_TYPES = new Set([
   'ACL', 'ACLInput', 'UserACL', 'UserACLInput', 'RoleACL', 'RoleACLInput', 'PublicACL', 'PublicACLInput', 'ParseObject', 'Node', 'PageInfo',
   'Element', 'ArrayResult', 'Query', 'Mutation', 'Subscription', 'Viewer', 'ReadPreference', 'ReadOptionsInput', 'SearchInput', 'TextInput',
   'BoxInput', 'WithinInput', 'CenterSphereInput', 'GeoWithinInput', 'GeoIntersectsInput', 'SubqueryInput', 'SelectInput', 'KeyValueInput',
-  'SignUpInput', 'SignUpPayload', 'LogInInput', 'LogInPayload', 'LogOutInput', 'LogOutPayload',
+  'SignUpInput', 'SignUpPayload', 'LogInInput', 'LogInPayload', 'LogOutInput', 'LogOutPayload', 'LogInWithInput', 'LogInWithPayload', 'UserLoginWithInput',
+  ...USER_EMAIL_TYPE_NAMES, ...FUNCTION_TYPE_NAMES,
   ...['Id', 'String', 'Number', 'Boolean', 'Array', 'Object', 'Date', 'Bytes', 'File', 'GeoPoint', 'Polygon'].map((t) => `${t}WhereInput`),
   ...SCHEMA_TYPE_NAMES, 'Upload', 'CreateFileInput', 'CreateFilePayload',
 ]);
@@ -81,11 +84,14 @@ function withoutCollisions(sorted: readonly SchemaClass[]): SchemaClass[] {
 /**
  * Builds an app's GraphQL schema from its classes as Parse Server 9 names and shapes it
  * (parse-server src/GraphQL/ParseGraphQLSchema.js and its loaders): per class a get and a find
- * query and create, update and delete mutations; `node`, `health`, `viewer`; `signUp`, `logIn`,
- * `logOut`; the schema API (`class`, `classes`, `createClass`…: schemaTypes.ts) and `createFile` (uploads.ts). Resolvers act through the request's data API (GraphQLContext), so every check of REST applies.
+ * query and create, update and delete mutations; `node`, `health`, `viewer`; `signUp`, `logInWith`,
+ * `logIn`, `logOut`, `resetPassword`, `confirmResetPassword`, `sendVerificationEmail`;
+ * `callCloudCode` when the app has cloud functions (`functionNames`); the schema API (`class`,
+ * `classes`, `createClass`…: schemaTypes.ts) and `createFile` (uploads.ts). Resolvers act through
+ * the request's data API (GraphQLContext), so every check of REST applies.
  * Classes are taken in name order so that the schema is the same for the same classes.
  */
-export function buildSchema(list: readonly SchemaClass[]): GraphQLSchema {
+export function buildSchema(list: readonly SchemaClass[], functionNames: readonly string[] = []): GraphQLSchema {
   const sorted = withoutCollisions([...list].sort((a, b) => a.className.localeCompare(b.className)));
   const types = new Map<string, ClassTypes>();
   const { nodeInterface, nodeField } = nodeDefinitions<GraphQLContext>(
@@ -173,8 +179,10 @@ export function buildSchema(list: readonly SchemaClass[]): GraphQLSchema {
     });
     const ops = userOperations(viewer, users.create, build);
     queries.viewer = ops.viewer;
-    Object.assign(mutations, ops.mutations);
+    Object.assign(mutations, ops.mutations, userEmailMutations());
   }
+  const callCloudCode = cloudCodeMutation(functionNames);
+  if (callCloudCode) mutations.callCloudCode = callCloudCode;
   return new GraphQLSchema({
     query: new GraphQLObjectType({ name: 'Query', description: 'Query is the top level type for queries.', fields: queries }),
     mutation: new GraphQLObjectType({ name: 'Mutation', description: 'Mutation is the top level type for mutations.', fields: mutations }),

@@ -1,4 +1,4 @@
-import { GraphQLBoolean, GraphQLNonNull, GraphQLString, type GraphQLFieldConfig, type GraphQLInputObjectType, type GraphQLObjectType } from 'graphql';
+import { GraphQLBoolean, GraphQLInputObjectType, GraphQLNonNull, GraphQLString, type GraphQLFieldConfig, type GraphQLObjectType } from 'graphql';
 import { mutationWithClientMutationId } from 'graphql-relay';
 import { ParseCode } from '../errors.js';
 import type { Build } from './classTypes.js';
@@ -26,9 +26,12 @@ async function viewerOf(ctx: GraphQLContext, build: Build, sessionToken: string 
 }
 
 /**
- * `viewer` and the `signUp`, `logIn` and `logOut` mutations under Parse Server's names and shapes
- * (parse-server src/GraphQL/loaders/usersMutations.js): signing up creates a `_User` through the
- * data API (`POST /users`), logging in is `POST /login`, logging out `POST /logout`.
+ * `viewer` and the `signUp`, `logInWith`, `logIn` and `logOut` mutations under Parse Server's names
+ * and shapes (parse-server src/GraphQL/loaders/usersMutations.js): signing up creates a `_User`
+ * through the data API (`POST /users`), logging in is `POST /login`, logging out `POST /logout`.
+ * `logInWith(input: {authData, fields})` is `POST /users` with the `authData` of sign-in providers:
+ * the user linked to them is logged in, or a new one is signed up with `fields` (the `_User`
+ * create fields less `username`, `password` and `authData`: the type `UserLoginWithInput`).
  */
 export function userOperations(viewer: GraphQLObjectType, createUser: GraphQLInputObjectType, build: Build) {
   const viewerQuery: GraphQLFieldConfig<Source, GraphQLContext> = {
@@ -46,6 +49,30 @@ export function userOperations(viewer: GraphQLObjectType, createUser: GraphQLInp
       const fields = await toParseFields(input.fields ?? {}, '_User', build.classes.fields, nestedCreate(ctx));
       const created = await ctx.call({ method: 'POST', path: '/users', body: fields });
       return { viewer: await viewerOf(ctx, build, created.sessionToken, below(selectedPaths(info), 'viewer.user.'), true) };
+    },
+  });
+  const logInWithFields = new GraphQLInputObjectType({
+    name: 'UserLoginWithInput',
+    fields: () =>
+      Object.fromEntries(
+        Object.values(createUser.getFields())
+          .filter((f) => !['username', 'password', 'authData'].includes(f.name))
+          .map((f) => [f.name, { type: f.type, description: f.description }]),
+      ),
+  });
+  const logInWith = mutationWithClientMutationId({
+    name: 'LogInWith',
+    description:
+      'The logInWith mutation can be used to signup, login user with 3rd party authentication system. This mutation create a user if the authData do not correspond to an existing one.',
+    inputFields: {
+      authData: { type: new GraphQLNonNull(T.OBJECT), description: 'This is the auth data of your custom auth provider' },
+      fields: { type: logInWithFields, description: 'These are the fields of the user to be created/updated and logged in.' },
+    },
+    outputFields: viewerField,
+    mutateAndGetPayload: async (input, ctx: GraphQLContext, info) => {
+      const fields = await toParseFields(input.fields ?? {}, '_User', build.classes.fields, nestedCreate(ctx));
+      const user = await ctx.call({ method: 'POST', path: '/users', body: { ...fields, authData: input.authData } });
+      return { viewer: await viewerOf(ctx, build, user.sessionToken, below(selectedPaths(info), 'viewer.user.'), true) };
     },
   });
   const logIn = mutationWithClientMutationId({
@@ -70,5 +97,5 @@ export function userOperations(viewer: GraphQLObjectType, createUser: GraphQLInp
       return { ok: true };
     },
   });
-  return { viewer: viewerQuery, mutations: { signUp, logIn, logOut } };
+  return { viewer: viewerQuery, mutations: { signUp, logInWith, logIn, logOut } };
 }

@@ -3,7 +3,7 @@ import { appGraphQLSchema } from '../../graphql/appSchema.js';
 import { parseError, type DataCall, type GraphQLContext } from '../../graphql/context.js';
 import { answerGraphQL, type GraphQLParams } from '../../graphql/execute.js';
 import { Upload } from '../../graphql/uploads.js';
-import { ParseCode } from '../../errors.js';
+import { ParseCode, ParseError } from '../../errors.js';
 import { isPlainObject } from '../../values.js';
 import { MultipartError, readGraphQLMultipart } from '../multipart.js';
 import type { DataRouter } from '../router.js';
@@ -28,6 +28,16 @@ function requestContext(req: DataRequest, router: DataRouter): GraphQLContext {
       }
       return answer.body;
     },
+    async confirmResetPassword(token: string, password: string) {
+      let changed: boolean;
+      try {
+        changed = await req.services.users.resetPassword(token, password);
+      } catch (error) {
+        if (error instanceof ParseError) throw parseError(error.code, error.message);
+        throw error;
+      }
+      if (!changed) throw parseError(ParseCode.OBJECT_NOT_FOUND, 'Failed to reset password: the token is unknown, spent or expired. Request a new one with resetPassword.');
+    },
   };
 }
 
@@ -37,6 +47,7 @@ function requestContext(req: DataRequest, router: DataRouter): GraphQLContext {
  * at `/graphql` on the data API's host as Parse Server does, and at `<data API>/graphql`. A POST may be
  * a GraphQL multipart request (https://github.com/jaydenseric/graphql-multipart-request-spec) with
  * files for `Upload` variables; a body the spec does not allow is a 400 (413 for a field too large).
+ * The app's cloud functions (the request's registry) are `callCloudCode`'s enum.
  */
 export function graphQLRoutes(router: DataRouter, log: Logger): void {
   const answer = async (req: DataRequest): Promise<DataResponse> => {
@@ -53,7 +64,7 @@ export function graphQLRoutes(router: DataRouter, log: Logger): void {
     } else if (req.method === 'POST' && !isPlainObject(req.body)) {
       return { status: 400, body: { errors: [{ message: 'The POST body must be a JSON object with `query`, and optionally `variables` and `operationName`.', extensions: { code: 'BAD_REQUEST' } }] } };
     }
-    const schema = appGraphQLSchema(req.engine.schema);
+    const schema = appGraphQLSchema(req.engine.schema, req.registry.functions);
     const { status, body } = await answerGraphQL(schema, params, req.method === 'GET' ? 'GET' : 'POST', ctx, (err) =>
       log.error({ err, path: req.path }, 'GraphQL resolver failure'),
     );
