@@ -67,6 +67,8 @@ export async function startParseServer(
     host: '127.0.0.1',
     mountPath: '/parse',
     serverURL: url,
+    // Parse Server's password reset and email verification need it (the links in their mails); files' URLs use it too.
+    publicServerURL: url,
     filesAdapter: { module: '@parse/fs-files-adapter', options: { filesSubDirectory: 'oracle' } },
     masterKeyIps: ['0.0.0.0/0', '::/0'],
     allowClientClassCreation: true,

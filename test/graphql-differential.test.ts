@@ -648,8 +648,6 @@ beforeAll(async () => {
     startOracle({
       cloud: path.join(oracleDir, 'main.js'),
       appName: 'Oracle',
-      // Only the links in its mails name it.
-      publicServerURL: 'http://127.0.0.1/parse',
       emailAdapter: { module: path.join(oracleDir, 'mail.js'), options: { file: mailFile } },
     }),
     startTestServer(),
