@@ -1,6 +1,7 @@
 import { createPrivateKey } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import { cidrText } from './shared/cidr.js';
 import { SETTINGS, type Setting, type SettingKey, type SettingValues } from './settings.js';
 
 /**
@@ -69,6 +70,14 @@ export function loadConfig(overrides: ConfigOverrides = {}, env: NodeJS.ProcessE
     values[key] = parsed.data;
   }
   const { githubAppId, githubApiUrl, githubPrivateKey, githubPrivateKeyFile, ...settings } = values as SettingValues;
+  const { networkPool, networkSubnetPrefix } = settings;
+  if (networkSubnetPrefix < networkPool.prefix) {
+    // A subnet larger than the pool it is cut from: no account would get one.
+    throw new ConfigError(
+      `Invalid configuration: BACKYARD_NETWORK_SUBNET_PREFIX ${networkSubnetPrefix} makes subnets larger than BACKYARD_NETWORK_POOL ${cidrText(networkPool)}: ` +
+        `set it to ${networkPool.prefix} or more, or set BACKYARD_NETWORK_POOL to a larger range.`,
+    );
+  }
   return { ...settings, github: githubAppConfig(githubAppId, githubApiUrl, githubPrivateKey, githubPrivateKeyFile) };
 }
 
