@@ -270,7 +270,7 @@ export const SETTINGS = {
       .refine((s) => parseIpv4Cidr(s) !== undefined, 'must start at the first address of its range (such as 10.201.0.0/16, not 10.201.5.0/16)')
       .transform((s) => parseIpv4Cidr(s)!),
     meaning:
-      "addresses of the accounts' own networks (`BACKYARD_DEVENV_NETWORK`): each account's network gets the next free subnet of this range that no network on the engine uses, instead of one from the engine's default address pools (which hold about 30 networks); choose a private range that your hosts' own networks do not use",
+      "addresses of the accounts' own networks (`BACKYARD_DEVENV_NETWORK`): each account's network gets a subnet of this range that no network on the engine uses, instead of one from the engine's default address pools (which hold about 30 networks); choose a private range that your hosts' own networks do not use",
   }),
   networkSubnetPrefix: setting({
     variable: 'BACKYARD_NETWORK_SUBNET_PREFIX',

@@ -16,7 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.js';
 import { ManagementError } from '../src/errors.js';
 import { createLogger } from '../src/log.js';
-import { LABEL_ACCOUNT, accountNetworkName, networkHomeFilter } from '../src/platform/devenvs/labels.js';
+import { LABEL_ACCOUNT, accountNetworkName, homeFilter, networkHomeFilter } from '../src/platform/devenvs/labels.js';
 import { AccountNetworks } from '../src/platform/devenvs/networks.js';
 import { pickSubnet, subnetCount } from '../src/platform/devenvs/subnets.js';
 import { openPlatform, type Platform } from '../src/platform/platform.js';
@@ -63,6 +63,11 @@ async function platformWith(pool: Ipv4Cidr, subnetPrefix: number, extra: Record<
 async function cleanUp(home: string | undefined, platform: Platform | undefined): Promise<void> {
   if (platform) await platform.close();
   if (home) {
+    // Ten at a time first (the helper goes one by one), then the helper for what is left: volumes, networks.
+    const containers = await docker.listContainers({ all: true, filters: homeFilter(home) });
+    for (let i = 0; i < containers.length; i += 10) {
+      await Promise.all(containers.slice(i, i + 10).map((c) => docker.getContainer(c.Id).remove({ force: true }).catch(() => undefined)));
+    }
     await removeDevenvs(home);
     expect(await docker.listNetworks({ filters: networkHomeFilter(home) })).toEqual([]);
     fs.rmSync(home, { recursive: true, force: true });
