@@ -42,7 +42,7 @@ export function isNetworkFault(error: unknown): boolean {
  *
  * Addresses: each network gets an explicit subnet of `pool` (BACKYARD_NETWORK_POOL), never one of the
  * engine's default address pools, which hold about 30 networks (Docker's `default-address-pools`:
- * 172.17–31.0.0/16 and 192.168.0.0/20 in /20s). The engine is the source of truth for what is free,
+ * 172.17–31.0.0/16 each, and 192.168.0.0/16 cut into /20s). The engine is the source of truth for what is free,
  * since several Backyard processes (and other software) may share it: every network it lists, made by
  * Backyard or not, takes its subnets out of the pool; a create that the engine refuses because another
  * process took the same subnet meanwhile ("overlaps") picks again. A network is removed (`release`)
@@ -198,8 +198,10 @@ export class AccountNetworks {
           if (attempt >= OVERLAP_ATTEMPTS) throw overlapsPersist(this.pool, attempt, error);
           this.log.debug({ accountId, network: name, subnet: key, reason: engineMessage(error) }, 'subnet taken meanwhile: picking another');
         } else if (engineStatus(error) !== 409) {
-          throw error; // 409: another process created the network meanwhile
-        }
+          throw error;
+        } else if ((await this.named(name, abortSignal)).length === 0) {
+          throw error; // 409 for a network of that name that is not this home's account network (made by hand): not ours to take
+        } // else 409: another process created the network meanwhile
       } finally {
         this.claimed.delete(key);
       }
