@@ -1,6 +1,7 @@
 import { createPrivateKey } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import { cidrText } from './shared/cidr.js';
 import { SETTINGS, type Setting, type SettingKey, type SettingValues } from './settings.js';
 
 /**
@@ -74,6 +75,14 @@ export function loadConfig(overrides: ConfigOverrides = {}, env: NodeJS.ProcessE
   if (settings.role !== 'all' && settings.databaseUrl === undefined) {
     throw new ConfigError(
       `Invalid configuration: BACKYARD_ROLE (--role) ${settings.role} needs BACKYARD_DATABASE_URL: the ${settings.role === 'data' ? 'platform and the other data nodes' : 'data nodes'} share the apps and the platform's state with this one through PostgreSQL. Without it, serve every role in one process (--role all).`,
+    );
+  }
+  const { networkPool, networkSubnetPrefix } = settings;
+  if (networkSubnetPrefix < networkPool.prefix) {
+    // A subnet larger than the pool it is cut from: no account would get one.
+    throw new ConfigError(
+      `Invalid configuration: BACKYARD_NETWORK_SUBNET_PREFIX ${networkSubnetPrefix} makes subnets larger than BACKYARD_NETWORK_POOL ${cidrText(networkPool)}: ` +
+        `set it to ${networkPool.prefix} or more, or set BACKYARD_NETWORK_POOL to a larger range.`,
     );
   }
   return { ...settings, github: githubAppConfig(githubAppId, githubApiUrl, githubPrivateKey, githubPrivateKeyFile) };

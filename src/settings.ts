@@ -1,6 +1,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
+import { parseIpv4Cidr } from './shared/cidr.js';
 import { LOGIN_PATTERN } from './shared/login.js';
 
 /**
@@ -8,6 +9,18 @@ import { LOGIN_PATTERN } from './shared/login.js';
  * Apps) on a Docker network of their own.
  */
 export const PER_ACCOUNT = 'per-account';
+
+/**
+ * `BACKYARD_NETWORK_POOL`'s and `BACKYARD_NETWORK_SUBNET_PREFIX`'s defaults: 2048 subnets of 32
+ * addresses (29 containers beside the gateway) in 10.201.0.0/16. A private range (RFC 1918) far from
+ * what the engine (172.17.0.0/12, 192.168.0.0/16 in its default pools), home routers (192.168.x) and
+ * clouds' usual VPCs (10.0.x–10.1.x) take. /27 as the size: an account's containers are its development
+ * environments and one per Web App (two while a deployment switches over), rarely near 29; a /28 (13)
+ * would be tight for an account with many environments, a /26 (61) would leave room for only 1024
+ * accounts, near the 1,000 this pool must hold.
+ */
+export const DEFAULT_NETWORK_POOL = '10.201.0.0/16';
+export const DEFAULT_SUBNET_PREFIX = 27;
 
 /**
  * One setting of Backyard, declared once: the loader (config.ts), the
@@ -255,6 +268,26 @@ export const SETTINGS = {
       .refine((n) => n === PER_ACCOUNT || !/^per[-_.]?account$/i.test(n), `must be written ${PER_ACCOUNT}, in lowercase with a dash, for a network per account`)
       .refine((n) => n !== 'host' && !n.startsWith('container:'), "must not share the host's network (host is refused)"),
     meaning: `Docker network of development environments. \`${PER_ACCOUNT}\`: each account's environments and Web Apps on a network of their own, out of reach of other accounts' containers. A network name (\`bridge\`, one you made) puts the environments of all accounts on that one network, where they reach each other; \`none\` cuts them off; \`host\` is refused. Web Apps stay on their account's network either way`,
+  }),
+  networkPool: setting({
+    variable: 'BACKYARD_NETWORK_POOL',
+    default: DEFAULT_NETWORK_POOL,
+    defaultText: `\`${DEFAULT_NETWORK_POOL}\``,
+    schema: z
+      .string()
+      .refine((s) => parseIpv4Cidr(s, false) !== undefined, 'must be an IPv4 range in CIDR notation, such as 10.201.0.0/16')
+      .refine((s) => parseIpv4Cidr(s) !== undefined, 'must start at the first address of its range (such as 10.201.0.0/16, not 10.201.5.0/16)')
+      .transform((s) => parseIpv4Cidr(s)!),
+    meaning:
+      "addresses of the accounts' own networks (`BACKYARD_DEVENV_NETWORK`): each account's network gets a subnet of this range that no network on the engine uses, instead of one from the engine's default address pools (which hold about 30 networks); choose a private range that your hosts' own networks do not use",
+  }),
+  networkSubnetPrefix: setting({
+    variable: 'BACKYARD_NETWORK_SUBNET_PREFIX',
+    default: DEFAULT_SUBNET_PREFIX,
+    defaultText: `\`${DEFAULT_SUBNET_PREFIX}\``,
+    schema: whole(16, 29),
+    meaning:
+      "prefix length of each account's subnet, at least the pool's: `27` gives each account 29 container addresses, and the default pool room for 2048 accounts; `26` gives 61 addresses and room for 1024",
   }),
   githubAppId: setting({
     variable: 'BACKYARD_GITHUB_APP_ID',

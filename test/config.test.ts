@@ -20,8 +20,16 @@ describe('loadConfig', () => {
       allowedOrigins: [],
       devenvNetwork: 'per-account',
       devenvCpus: 1,
+      networkPool: { start: 10 * 2 ** 24 + 201 * 2 ** 16, prefix: 16 },
+      networkSubnetPrefix: 27,
       github: undefined,
     });
+  });
+
+  it('reads the account networks\' pool', () => {
+    const config = loadConfig({}, { BACKYARD_NETWORK_POOL: '192.168.128.0/17', BACKYARD_NETWORK_SUBNET_PREFIX: '28' });
+    expect(config.networkPool).toEqual({ start: 192 * 2 ** 24 + 168 * 2 ** 16 + 128 * 2 ** 8, prefix: 17 });
+    expect(config.networkSubnetPrefix).toBe(28);
   });
 
   it('reads variables, splits lists, converts, and lets flags win', () => {
@@ -54,6 +62,12 @@ describe('loadConfig', () => {
     [{ BACKYARD_ACCOUNT: '-x-' }, 'BACKYARD_ACCOUNT must be a login'],
     [{ DOCKER_HOST: '/var/run/docker.sock' }, 'DOCKER_HOST must be like unix:///var/run/docker.sock'],
     [{ BACKYARD_GITHUB_PRIVATE_KEY: 'pem' }, 'BACKYARD_GITHUB_APP_ID must be set'],
+    [{ BACKYARD_NETWORK_POOL: '10.201.0.0' }, 'BACKYARD_NETWORK_POOL must be an IPv4 range in CIDR notation, such as 10.201.0.0/16'],
+    [{ BACKYARD_NETWORK_POOL: '10.201.0.0/33' }, 'BACKYARD_NETWORK_POOL must be an IPv4 range in CIDR notation'],
+    [{ BACKYARD_NETWORK_POOL: 'fd00::/64' }, 'BACKYARD_NETWORK_POOL must be an IPv4 range in CIDR notation'],
+    [{ BACKYARD_NETWORK_POOL: '10.201.5.0/16' }, 'BACKYARD_NETWORK_POOL must start at the first address of its range'],
+    [{ BACKYARD_NETWORK_SUBNET_PREFIX: '30' }, 'BACKYARD_NETWORK_SUBNET_PREFIX must be at most 29'],
+    [{ BACKYARD_NETWORK_POOL: '10.201.0.0/24', BACKYARD_NETWORK_SUBNET_PREFIX: '20' }, 'BACKYARD_NETWORK_SUBNET_PREFIX 20 makes subnets larger than BACKYARD_NETWORK_POOL 10.201.0.0/24'],
   ])('refuses %o naming the variable', (env, text) => {
     expect(() => loadConfig({}, env)).toThrow(ConfigError);
     expect(() => loadConfig({}, env)).toThrow(`Invalid configuration: ${text}`);

@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { homePaths } from '../src/config.js';
-import { LABEL_ENVIRONMENT, volumeName } from '../src/platform/devenvs/labels.js';
+import { LABEL_ACCOUNT, LABEL_ENVIRONMENT, LABEL_HOME, accountNetworkName, networkHomeFilter, volumeName } from '../src/platform/devenvs/labels.js';
 import { LABEL_WEBAPP, imageFilter } from '../src/platform/webapps/labels.js';
 import { DEVENV_ENV, SKIP_DOCKER, docker, removeDevenvs, requireDocker } from './helpers/devenvs.js';
 import { modernHttpClient, type AnyMcpClient } from './helpers/mcpClients.js';
@@ -110,6 +110,11 @@ describe.skipIf(SKIP_DOCKER)('lifecycle operations', () => {
     expect((await docker.listImages({ filters: imageFilter(home) })).length).toBeGreaterThan(0);
     expect(await call(client, 'deleteWebApp', { appId })).toEqual({ appId, deleted: true });
     expect(await docker.listContainers({ all: true, filters: byApp })).toEqual([]);
+    // The account's network (and its subnet) goes with its last container, and stays while it has others.
+    const aliceId = (await server.platform.services.accounts.findByLogin('alice'))!.id;
+    const others = await docker.listContainers({ all: true, filters: { label: [`${LABEL_HOME}=${home}`, `${LABEL_ACCOUNT}=${aliceId}`] } });
+    const network = (await docker.listNetworks({ filters: networkHomeFilter(home) })).filter((n) => n.Name === accountNetworkName(home, aliceId));
+    expect(network).toHaveLength(others.length > 0 ? 1 : 0);
     expect((await docker.listImages({ filters: imageFilter(home) })).flatMap((i) => i.RepoTags ?? []).filter((t) => t.includes('/site:'))).toEqual([]);
     expect((await call(client, 'getWebApps', {})).webApps.map((a: { appId: string }) => a.appId)).not.toContain(appId);
     const rows = (await server.platform.db.get('SELECT (SELECT COUNT(*) FROM deployments WHERE web_app_id = ?) AS d, (SELECT COUNT(*) FROM deployment_logs WHERE deployment_id = ?) AS l', appId, created.lastDeployment.id)) as { d: number; l: number };

@@ -168,7 +168,7 @@ export async function openPlatform(config: Config, log: Logger): Promise<Platfor
   const repoHost = new RepoHostService({ db, root: homePaths(config.home).git, accounts, urls, log, github: config.github });
   // One engine client, and one keeper of the accounts' networks for both kinds of containers.
   const docker = dockerClient(config.dockerHost);
-  const networks = new AccountNetworks(docker, path.resolve(config.home), log);
+  const networks = new AccountNetworks(docker, path.resolve(config.home), log, { range: config.networkPool, subnetPrefix: config.networkSubnetPrefix });
   const services: Services = {
     urls,
     accounts,

@@ -175,6 +175,7 @@ export class EnvironmentContainers {
       this.docker.getVolume(volumeName(environmentId)).remove({ abortSignal }).catch(gone),
     );
     this.forget(environmentId);
+    await this.release(accountId);
   }
 
   /** Kills and starts the environment's container again: the last resort to end a runaway command. */
@@ -274,5 +275,14 @@ export class EnvironmentContainers {
     } catch (error) {
       this.log.warn({ err: error, environmentId }, 'could not clean up after a failed development environment creation');
     }
+    await this.release(accountId);
+  }
+
+  /** Removes the account's own network when its last container went, giving its subnet back (`AccountNetworks.release`; never throws). */
+  private async release(accountId: string): Promise<void> {
+    if (!this.perAccount) return; // environments were not on it: the account's Web Apps release it
+    await engineCall(this.settings.dockerHost, "remove the account's network", ENGINE_TIMEOUTS.lifecycle, (abortSignal) => this.networks.release(accountId, abortSignal)).catch(
+      (error: unknown) => this.log.warn({ err: error, accountId }, "could not remove the account's network"),
+    );
   }
 }

@@ -241,7 +241,7 @@ export class DeploymentPipeline {
       await store.finish(id, 'failed', `${STEP[run.step]} failed: ${upperFirst(reason)}`, nowIso());
       log.info({ webAppId: app.id, deploymentId: id, step: run.step }, 'deployment failed');
     }
-    await this.discard(id, app.subdomain, run.containerId);
+    await this.discard(id, app.subdomain, run.containerId, app.account_id);
   }
 
   /**
@@ -264,10 +264,13 @@ export class DeploymentPipeline {
     return folder;
   }
 
-  /** A failed deployment's container (its output already kept) and image go. */
-  private async discard(id: string, subdomain: string, containerId: string | undefined): Promise<void> {
+  /** A failed deployment's container (its output already kept) and image go; its account's network too when that was its last container. */
+  private async discard(id: string, subdomain: string, containerId: string | undefined, accountId: string): Promise<void> {
     try {
-      if (containerId) await this.deps.runner.remove(containerId);
+      if (containerId) {
+        await this.deps.runner.remove(containerId);
+        await this.deps.runner.release(accountId);
+      }
       await this.deps.builder.remove(imageTag(this.deps.settings.home, subdomain, id));
     } catch (error) {
       this.deps.log.warn({ err: error, deploymentId: id }, 'could not clean up after a failed deployment');

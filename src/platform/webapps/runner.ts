@@ -205,6 +205,14 @@ export class ContainerRunner {
     });
   }
 
+  /**
+   * Removes the account's own network when its last container went, giving its subnet back to the pool
+   * (`AccountNetworks.release`). Never throws: a network that stays goes at the account's next release.
+   */
+  async release(accountId: string): Promise<void> {
+    await engineStep(this.settings.dockerHost, "remove the account's network", LIFECYCLE_MS, (abortSignal) => this.networks.release(accountId, abortSignal)).catch(() => undefined);
+  }
+
   /** Removes a container by force, ignoring one that is gone. */
   async remove(containerId: string): Promise<void> {
     await engineStep(this.settings.dockerHost, 'remove the container', LIFECYCLE_MS, async (abortSignal) => {

@@ -363,6 +363,7 @@ export class WebAppService implements WebAppOperations {
     for (const row of await this.store.unfinishedOf(app.id)) await this.store.finish(row.id, 'failed', 'The Web App was deleted.', now);
     await this.pipeline.cancel(app.id);
     for (const container of await this.runner.listApp(app.id)) await this.runner.remove(container);
+    await this.runner.release(app.account_id);
     await this.builder.removeRepository(imageRepository(this.settings.home, app.subdomain));
     for (const id of await this.store.deploymentIds(app.id)) this.addresses.forget(id);
     await this.store.deleteApp(app.id);
@@ -534,6 +535,7 @@ export class WebAppService implements WebAppOperations {
       if (row?.status === 'active' && container.accountId !== '' && !this.closed) await this.adopt(container);
       if (keep || this.closed) continue;
       await this.runner.remove(id).catch(() => undefined);
+      if (container.accountId !== '') await this.runner.release(container.accountId);
       const app = row && await this.store.appById(row.web_app_id);
       if (app) await this.builder.remove(imageTag(this.settings.home, app.subdomain, deploymentId));
       this.log.info({ deploymentId }, 'removed the container of an abandoned deployment');
