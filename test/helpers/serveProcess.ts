@@ -36,14 +36,23 @@ export class ServeProcess {
     return this.child !== undefined && this.child.exitCode === null && this.child.signalCode === null;
   }
 
-  /** @throws Error when the server does not answer within 60 s (a loaded machine starts Node slowly) or exits first. */
+  /** Starts the server and connects an MCP client over HTTP. @throws as `serve`. */
   async start(): Promise<AnyMcpClient> {
-    const child = spawn(process.execPath, [CLI, 'serve', '--port', String(this.port)], { env: this.env(), stdio: ['ignore', 'ignore', 'inherit'] });
+    await this.serve();
+    return (this.client = await modernHttpClient(this.url, this.token));
+  }
+
+  /**
+   * Starts the server alone (a data node has no `/mcp`), with `args` after `serve --port <port>`.
+   * @throws Error when the server does not answer within 60 s (a loaded machine starts Node slowly) or exits first.
+   */
+  async serve(args: string[] = []): Promise<void> {
+    const child = spawn(process.execPath, [CLI, 'serve', '--port', String(this.port), ...args], { env: this.env(), stdio: ['ignore', 'ignore', 'inherit'] });
     this.child = child;
     const deadline = Date.now() + 60_000;
     while (Date.now() < deadline && child.exitCode === null) {
       try {
-        if ((await fetch(`${this.url}/healthz`)).ok) return (this.client = await modernHttpClient(this.url, this.token));
+        if ((await fetch(`${this.url}/healthz`)).ok) return;
       } catch {
         // not listening yet
       }
