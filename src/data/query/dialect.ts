@@ -39,6 +39,11 @@ export interface Target {
   readonly column?: string;
   /** Relation targets: the class every related object belongs to. */
   readonly className?: string;
+  /**
+   * Data targets of a top-level field the database keeps a typed column of (PostgreSQL's
+   * `"_s:<field>"`/`"_n:<field>"`, layout.ts): that column's SQL and what it holds.
+   */
+  readonly fieldColumn?: { readonly sql: string; readonly kind: 'string' | 'number' };
 }
 
 /** What a literal is compared with: the SQL expression, its type guard and the bound value. */
@@ -67,8 +72,8 @@ export interface Dialect {
   /** The quoted table of a Relation field's pairs (`owningId`, `relatedId`). */
   relationTable(ownerClass: string, field: string): string;
 
-  /** A field path inside `data` of the row `alias`. */
-  dataTarget(alias: string, path: FieldPath): Target;
+  /** A field path inside `data` of the row `alias`, a row of `className` when known (a dialect may read a typed column of it). */
+  dataTarget(alias: string, path: FieldPath, className?: string): Target;
   /** A column of the row `alias`. */
   columnTarget(alias: string, column: string): Target;
   /**

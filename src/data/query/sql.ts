@@ -125,7 +125,7 @@ export const isColumn = (field: FieldRef) => field.path.length === 1 && COLUMN_F
 
 /** The target of the field's value itself (no array or relation quantifier). */
 export const scalarTarget = (dialect: Dialect, field: FieldRef): Target =>
-  isColumn(field) ? dialect.columnTarget(field.alias, field.path[0]!) : dialect.dataTarget(field.alias, field.path);
+  isColumn(field) ? dialect.columnTarget(field.alias, field.path[0]!) : dialect.dataTarget(field.alias, field.path, field.className);
 
 /**
  * Applies `pred` with Mongo's array rule: on an Array field it holds when it holds for any element

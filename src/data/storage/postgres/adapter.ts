@@ -5,9 +5,9 @@ import { SchemaCache } from '../schemaCache.js';
 import { StatementCache } from '../../query/statementCache.js';
 import { EVERYTHING, SCHEMA_CHANNEL, type PostgresDatabase, type Run } from './database.js';
 import { postgresDialect } from './dialect.js';
-import { quoteIdent } from './layout.js';
+import { fieldColumnKind, fieldColumnName, fitIdent, PUBLIC_READ_DDL, quoteIdent, type FieldColumnKind } from './layout.js';
 import { clientFault, guarded, PostgresReads } from './reads.js';
-import { PostgresTransaction } from './transaction.js';
+import { fieldIndexDdl, PostgresTransaction } from './transaction.js';
 import { PostgresUniqueUsers } from './uniqueUsers.js';
 
 export { indexExpression } from './transaction.js';
@@ -39,6 +39,10 @@ export class PostgresAdapter implements StorageAdapter, SchemaLookup {
   };
   private opening: Promise<void> | undefined;
   private isOpen = false;
+  /** The typed field columns (layout.ts) the class tables have, as `<table>\0<column>`, read from the catalog. */
+  private fieldColumns = new Set<string>();
+  /** Changes whenever `fieldColumns` does, so that statements compiled before are compiled again. */
+  private columnsGeneration = 0;
 
   /**
    * Resolves once the schema exists and its cache is loaded; undefined after. A failed opening (the
@@ -66,9 +70,9 @@ export class PostgresAdapter implements StorageAdapter, SchemaLookup {
     private readonly db: PostgresDatabase,
     readonly schema: string,
   ) {
-    this.dialect = postgresDialect(schema);
+    this.dialect = postgresDialect(schema, (className, field) => this.fieldColumn(className, field));
     this.uniqueUsers = new PostgresUniqueUsers(schema);
-    this.shapes = new StatementCache({ dialect: this.dialect, schema: this }, () => this.cache.generation);
+    this.shapes = new StatementCache({ dialect: this.dialect, schema: this }, () => this.cache.generation * 2 ** 20 + this.columnsGeneration);
     this.reads = new PostgresReads(this, guarded(db.run));
     // Started now, so that the first request finds it under way; a failure is reported to that request.
     this.opened?.catch(() => undefined);
@@ -92,6 +96,7 @@ export class PostgresAdapter implements StorageAdapter, SchemaLookup {
     });
     await this.db.subscribe(SCHEMA_CHANNEL, this.onSchemaChange);
     await this.reloadSchema();
+    await this.upgradeTables();
     // Apps whose `_User` was made before its unique indexes get them now (or a warning: uniqueUsers.ts).
     if (this.cache.has('_User')) {
       await this.db.transaction(async (run) => {
@@ -99,6 +104,63 @@ export class PostgresAdapter implements StorageAdapter, SchemaLookup {
         await this.uniqueUsers.userIndexes(run);
       });
     }
+  }
+
+  /** The kind of typed column `className`'s table has of `field`, when it has one of its schema type (layout.ts). */
+  private fieldColumn(className: string, field: string): FieldColumnKind | undefined {
+    const kind = fieldColumnKind(this.cache.fields(className)?.[field]?.type);
+    return kind && this.fieldColumns.has(`${fitIdent(`cls_${className}`)}\0${fieldColumnName(field, kind)}`) ? kind : undefined;
+  }
+
+  /** Reads which typed field columns the app's class tables have (committed ones, as every statement will see them). */
+  private async loadColumns(run: Run = this.db.run): Promise<void> {
+    const result = await run(
+      `SELECT c.relname AS t, a.attname AS c FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid JOIN pg_namespace n ON n.oid = c.relnamespace
+       WHERE n.nspname = ? AND c.relkind = 'r' AND a.attnum > 0 AND NOT a.attisdropped AND a.attname ~ '^_[sn]:'`,
+      [this.schema],
+    );
+    this.fieldColumns = new Set((result.rows as Array<{ t: string; c: string }>).map((r) => `${r.t}\0${r.c}`));
+    this.columnsGeneration++;
+  }
+
+  /**
+   * Brings class tables made before the typed columns (layout.ts) to the current layout: each gets
+   * `_publicRead`, and each index on fields without it is made again over the typed columns (as
+   * SQLite's classTables.ts `upgradeFieldIndexes` does). Under the app's lock, in one transaction, so
+   * that of processes opening the app at once one does it and the others find it done.
+   */
+  private async upgradeTables(): Promise<void> {
+    const stale = async (run: Run) => {
+      const result = await run(
+        `SELECT c.relname AS t, NOT EXISTS (SELECT 1 FROM pg_attribute a WHERE a.attrelid = c.oid AND a.attname = '_publicRead' AND NOT a.attisdropped) AS "noFlag",
+           ARRAY(SELECT i.relname::text FROM pg_index x JOIN pg_class i ON i.oid = x.indexrelid WHERE x.indrelid = c.oid AND x.indnatts = x.indnkeyatts) AS plain
+         FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = ? AND c.relkind = 'r' AND c.relname LIKE 'cls\\_%'`,
+        [this.schema],
+      );
+      return new Map((result.rows as Array<{ t: string; noFlag: boolean; plain: string[] }>).map((r) => [r.t, r]));
+    };
+    const needs = (tables: Awaited<ReturnType<typeof stale>>) =>
+      this.cache.load().flatMap((cls) => {
+        const table = tables.get(fitIdent(`cls_${cls.className}`));
+        if (!table) return [];
+        const indexes = Object.entries(cls.indexes ?? {}).filter(([name]) => table.plain.includes(fitIdent(`idx_${cls.className}_${name}`)));
+        return table.noFlag || indexes.length > 0 ? [{ cls, noFlag: table.noFlag, indexes }] : [];
+      });
+    if (needs(await stale(this.db.run)).length > 0) {
+      await this.db.transaction(async (run) => {
+        await run('SELECT pg_advisory_xact_lock(hashtext(?))', [this.schema]);
+        for (const { cls, noFlag, indexes } of needs(await stale(run))) {
+          const table = this.qualified(`cls_${cls.className}`);
+          if (noFlag) await run(`ALTER TABLE ${table} ADD COLUMN IF NOT EXISTS ${PUBLIC_READ_DDL}`);
+          for (const [name, keys] of indexes) {
+            const index = quoteIdent(`idx_${cls.className}_${name}`);
+            await run(`DROP INDEX IF EXISTS ${quoteIdent(this.schema)}.${index}`);
+            for (const statement of fieldIndexDdl(table, index, keys, cls.fields)) await run(statement);
+          }
+        }
+      });
+    }
+    await this.loadColumns();
   }
 
   /** The `_SCHEMA_VERSION` the cache was read at: every commit that changes the schema increments it. */
@@ -114,6 +176,8 @@ export class PostgresAdapter implements StorageAdapter, SchemaLookup {
     const rows = result.rows as Array<{ className: string; schema: Omit<StoredClass, 'className'> }>;
     this.cache.replace(rows.map((r) => ({ className: r.className, ...r.schema })));
     this.version = version;
+    // Another process's index or removed field may have added or dropped a typed column.
+    if (this.isOpen) await this.loadColumns(run);
   }
 
   private async readVersion(run: Run): Promise<number> {
@@ -150,6 +214,7 @@ export class PostgresAdapter implements StorageAdapter, SchemaLookup {
         return result;
       });
       this.uniqueUsers.committed(tx!.authDataIndexes);
+      if (tx!.columnsChanged) await this.loadColumns();
       return result;
     } catch (error) {
       if (tx) tx.ended = true;

@@ -11,11 +11,11 @@ import { foldText, parseTextSearch } from '../../query/pattern.js';
 import { FALSE, and, frag } from '../../query/sql.js';
 import { columnOperand, type GeoPoint, type Literal } from '../../query/values.js';
 import { extendPath, fieldPath, type FieldPath } from '../../fieldPath.js';
-import { bytewise, jsonAt, pathLiteral, quoteIdent, textAt } from './layout.js';
+import { bytewise, fieldColumnName, jsonAt, pathLiteral, PUBLIC_READ, quoteIdent, textAt, type FieldColumnKind } from './layout.js';
 import { postgresRegex } from './regex.js';
 
 /** A target over a jsonb expression (`base`), reading sub-paths with `#>`/`#>>`. */
-function jsonTarget(kind: 'data' | 'element', base: string, path: FieldPath | undefined): Target {
+function jsonTarget(kind: 'data' | 'element', base: string, path: FieldPath | undefined, fieldColumn?: Target['fieldColumn']): Target {
   const full = (sub: readonly string[]): FieldPath | undefined =>
     path ? extendPath(path, sub) : sub.length ? fieldPath(sub, (key) => new Error(`Not a field path: ${key}`)) : undefined;
   const at = (sub: readonly string[] = []) => {
@@ -32,6 +32,7 @@ function jsonTarget(kind: 'data' | 'element', base: string, path: FieldPath | un
     textAt,
     numberAt: (sub = []) => `(CASE WHEN jsonb_typeof(${at(sub)}) = 'number' THEN ${at(sub)}::float8 END)`,
     typeAt: (sub = []) => `jsonb_typeof(${at(sub)})`,
+    fieldColumn,
   };
 }
 
@@ -59,14 +60,21 @@ function foldSql(text: string, caseSensitive: boolean, diacriticSensitive: boole
 /** Letters and digits of any script, as `$text` splits words (pattern.ts, WORD). */
 const NOT_WORD = '[^[:alnum:]]';
 
-/** The Dialect of the tables of one app's schema. */
-export function postgresDialect(schema: string): Dialect {
+/**
+ * The Dialect of the tables of one app's schema.
+ * @param fieldColumn the typed column (layout.ts) a class table has of a top-level field, if any: the
+ *   adapter answers from the columns it saw in the catalog, so that no statement names one that is not there.
+ */
+export function postgresDialect(schema: string, fieldColumn: (className: string, field: string) => FieldColumnKind | undefined = () => undefined): Dialect {
   const qualified = (table: string) => `${quoteIdent(schema)}.${quoteIdent(table)}`;
   return {
     classTable: (className) => qualified(`cls_${className}`),
     relationTable: (ownerClass, field) => qualified(`_Join:${field}:${ownerClass}`),
 
-    dataTarget: (alias, path) => jsonTarget('data', `${alias}.data`, path),
+    dataTarget: (alias, path, className) => {
+      const kind = className !== undefined && path.length === 1 ? fieldColumn(className, path[0]!) : undefined;
+      return jsonTarget('data', `${alias}.data`, path, kind && { sql: `${alias}.${quoteIdent(fieldColumnName(path[0]!, kind))}`, kind });
+    },
     columnTarget: (alias, column) => textTarget('column', (sub) => (sub.length ? 'NULL' : `${alias}.${quoteIdent(column)}`), { column }),
     elementTarget: (each, base) => jsonTarget('element', `${each}.value`, base),
     relationTarget: (join, className) =>
@@ -99,6 +107,10 @@ export function postgresDialect(schema: string): Dialect {
         placeholder: '?::jsonb',
         group,
       });
+      // A typed column holds only values of its kind (NULL for any other): compared with no guard,
+      // so that an index on it answers alone.
+      if (t.fieldColumn?.kind === 'string' && lit.kind === 'string') return { expr: t.fieldColumn.sql, param: lit.value, placeholder: '?', group: 'string', exact: true };
+      if (t.fieldColumn?.kind === 'number' && lit.kind === 'number') return { expr: t.fieldColumn.sql, param: lit.value, placeholder: '?::float8', group: 'number:column', exact: true };
       switch (lit.kind) {
         case 'number':
           // jsonb equality is type-exact, and compare() bounds a range to numbers: no guard, so the
@@ -184,12 +196,19 @@ export function postgresDialect(schema: string): Dialect {
 
     orderTerm: (expr, descending) => `${expr} ${descending ? 'DESC NULLS LAST' : 'ASC NULLS FIRST'}`,
 
-    sortKey: (t, sub, textual) => (t.kind === 'column' ? t.at() : textual ? bytewise(t.textAt(sub)) : t.at(sub)),
+    // A typed column sorts as its field's values do (a String field holds strings, a Number field
+    // numbers), missing and null alike first, as in Parse Server's typed columns.
+    sortKey: (t, sub, textual) =>
+      t.kind === 'column' ? t.at() : sub.length === 0 && t.fieldColumn?.kind === (textual ? 'string' : 'number') ? t.fieldColumn!.sql : textual ? bytewise(t.textAt(sub)) : t.at(sub),
 
+    // `_publicRead` (layout.ts) is in every index on fields: a public row found through one is never
+    // read for its ACL, so that a count of public rows is an index-only scan.
     readableBy: (alias, principals) => {
       if (principals.length === 0) return frag(`${alias}.acl IS NULL`);
-      const grants = principals.map(() => `jsonb_extract_path_text(${alias}.acl, ?::text, 'read') = 'true'`);
-      return frag(`(${alias}.acl IS NULL OR ${grants.join(' OR ')})`, ...principals);
+      const others = principals.filter((p) => p !== '*');
+      const grants = others.map(() => `jsonb_extract_path_text(${alias}.acl, ?::text, 'read') = 'true'`);
+      const open = principals.includes('*') ? `${alias}.${PUBLIC_READ}` : `${alias}.acl IS NULL`;
+      return others.length === 0 ? frag(open) : frag(`(${open} OR ${grants.join(' OR ')})`, ...others);
     },
 
     countAll: 'count(*)::int',

@@ -7,8 +7,14 @@
  *
  * - `"cls_<ClassName>"`: `"objectId" text COLLATE "C" PRIMARY KEY, "createdAt" text COLLATE "C",
  *   "updatedAt" text COLLATE "C"` (ISO 8601 with milliseconds: text order is time order),
- *   `data jsonb` (every other field in Parse's JSON form, as in SQLite's layout.ts) and `acl jsonb`
- *   (NULL: public read and write);
+ *   `data jsonb` (every other field in Parse's JSON form, as in SQLite's layout.ts), `acl jsonb`
+ *   (NULL: public read and write) and `"_publicRead" boolean`, generated from `acl` (no ACL, or one
+ *   granting `*` read); and for each top-level String or Number field that an index names, a column
+ *   generated from `data`: `"_s:<field>" text COLLATE "C"` (the string, NULL for anything else) or
+ *   `"_n:<field>" float8` (the number, NULL for anything else), as Parse Server's own PostgreSQL
+ *   adapter keeps typed columns. Indexes on fields are built over those columns and INCLUDE
+ *   `"_publicRead"`, so that a count of public objects is an index-only scan (PostgreSQL never
+ *   answers from an index over a jsonb expression alone: it wants the columns the query names);
  * - `"_Join:<field>:<OwnerClass>"`: `"owningId", "relatedId"`, primary key over both;
  * - `"_SCHEMA"` (className, schema jsonb) and `"_CONFIG"` (key, value jsonb, "masterKeyOnly").
  *
@@ -17,20 +23,23 @@
  */
 import { createHash } from 'node:crypto';
 import { COLUMN_FIELDS } from '../../query/dialect.js';
-import { pathParts, type FieldPath } from '../../fieldPath.js';
+import { fieldPath, pathParts, type FieldPath } from '../../fieldPath.js';
 
 /** PostgreSQL keeps the first 63 bytes of an identifier and drops the rest (NAMEDATALEN). */
 const MAX_IDENT_BYTES = 63;
 
 /**
- * Double-quotes an SQL identifier. One longer than PostgreSQL keeps (a long class or field name in
- * `_Join:<field>:<Class>` or an index name) becomes its first 40 characters and a hash of the whole,
- * the same in every process, so that two long names never end up as one table or index.
+ * An identifier as PostgreSQL keeps it (unquoted): one longer than 63 bytes becomes its first 40
+ * characters and a hash of the whole, the same in every process, so that two long names never end up
+ * as one table, column or index.
  */
+export const fitIdent = (name: string): string =>
+  Buffer.byteLength(name) <= MAX_IDENT_BYTES ? name : `${name.slice(0, 40)}_${createHash('sha256').update(name).digest('hex').slice(0, 16)}`;
+
+/** Double-quotes an SQL identifier, fitted as `fitIdent` fits it (a long `_Join:<field>:<Class>` or index name). */
 export const quoteIdent = (name: string): string => {
   if (name.length === 0 || name.includes('\0')) throw new Error(`Not an SQL identifier: ${JSON.stringify(name)}`);
-  const fitted = Buffer.byteLength(name) <= MAX_IDENT_BYTES ? name : `${name.slice(0, 40)}_${createHash('sha256').update(name).digest('hex').slice(0, 16)}`;
-  return `"${fitted.replace(/"/g, '""')}"`;
+  return `"${fitIdent(name).replace(/"/g, '""')}"`;
 };
 
 /** The schema of an app (application ids are letters and digits). */
@@ -57,3 +66,30 @@ export const textAt = (alias: string, path: FieldPath): string => `(${alias ? `$
 export const bytewise = (text: string): string => `(${text} COLLATE "C")`;
 
 export const isColumnPath = (path: readonly string[]): boolean => path.length === 1 && COLUMN_FIELDS.has(path[0]!);
+
+/** The column of a class table true for a row everyone may read (no ACL, or `*` granted read). */
+export const PUBLIC_READ = '"_publicRead"';
+
+/** `PUBLIC_READ`'s definition: the same test as the dialect's `readableBy` of `*` (dialect.ts). */
+export const PUBLIC_READ_DDL = `${PUBLIC_READ} boolean GENERATED ALWAYS AS (acl IS NULL OR (acl #>> '{*,read}') = 'true') STORED`;
+
+/** What a field column holds: a String field's strings (`text COLLATE "C"`) or a Number field's numbers (`float8`). */
+export type FieldColumnKind = 'string' | 'number';
+
+/** The kind of column a top-level field of a Parse type gets when an index names it; undefined for other types. */
+export const fieldColumnKind = (type: string | undefined): FieldColumnKind | undefined => (type === 'String' ? 'string' : type === 'Number' ? 'number' : undefined);
+
+/** A field column's name, unquoted as the catalog keeps it (`_s:<field>`, `_n:<field>`, fitted). */
+export const fieldColumnName = (field: string, kind: FieldColumnKind): string => fitIdent(`_${kind === 'string' ? 's' : 'n'}:${field}`);
+
+/**
+ * A field column's definition: the value at `field` of `data` when it is a JSON string (as text,
+ * compared byte by byte) or a JSON number (as float8: every number came from JavaScript, a double),
+ * NULL for anything else, so that a comparison with it needs no type guard.
+ */
+export function fieldColumnDdl(field: string, kind: FieldColumnKind): string {
+  const path = pathLiteral(fieldPath([field]));
+  const value = kind === 'string' ? `data #>> ${path}` : `(data #> ${path})::float8`;
+  const type = kind === 'string' ? 'text COLLATE "C"' : 'float8';
+  return `${quoteIdent(fieldColumnName(field, kind))} ${type} GENERATED ALWAYS AS (CASE WHEN jsonb_typeof(data #> ${path}) = '${kind}' THEN ${value} END) STORED`;
+}

@@ -1,6 +1,6 @@
 import type { GroupPlan } from '../../aggregate/groupPlan.js';
 import { ParseCode, ParseError } from '../../errors.js';
-import type { Dialect } from '../../query/dialect.js';
+import type { Dialect, SqlFragment } from '../../query/dialect.js';
 import { compileGet, compileGroup, filterTree, type StatementTarget } from '../../query/statement.js';
 import type { StatementCache } from '../../query/statementCache.js';
 import type { SchemaLookup } from '../../types.js';
@@ -34,6 +34,8 @@ interface RowRecord {
 }
 
 const toRow = (r: RowRecord): StoredRow => ({ objectId: r.objectId, createdAt: r.createdAt, updatedAt: r.updatedAt, data: r.data, acl: r.acl });
+/** PostgreSQL's undefined_column. */
+const UNDEFINED_COLUMN = '42703';
 /** PostgreSQL's invalid_regular_expression: a `$regex` of the dialect (query/regexSyntax.ts) that PostgreSQL's compiler finds too complex. */
 const INVALID_REGEX = '2201B';
 /**
@@ -70,6 +72,22 @@ export const guarded =
       throw clientFault(error);
     }
   };
+
+/** Limits written into a statement's text (literalLimit); larger ones stay bound. */
+const MAX_LITERAL_LIMIT = 1000;
+
+/**
+ * A find's SELECT (query/statement.ts `compileSelect`, ending `LIMIT ? OFFSET ?`) with its limit
+ * written into the text. A prepared statement's generic plan does not know a bound limit: PostgreSQL
+ * assumes a tenth of the rows are wanted, and on a small table reads them all in a seq scan rather
+ * than the few an index names (measured at 2,000 objects: 0.13 ms against 0.05 ms for an equality
+ * matching 100). Apps use few limits, so each makes one more prepared statement.
+ */
+function literalLimit(select: SqlFragment): SqlFragment {
+  const limit = select.params[select.params.length - 2];
+  if (!Number.isSafeInteger(limit) || (limit as number) < 0 || (limit as number) > MAX_LITERAL_LIMIT || !select.sql.endsWith(' LIMIT ? OFFSET ?')) return select;
+  return { sql: `${select.sql.slice(0, -' LIMIT ? OFFSET ?'.length)} LIMIT ${limit as number} OFFSET ?`, params: [...select.params.slice(0, -2), select.params[select.params.length - 1]] };
+}
 
 export class PostgresReads implements StorageReads {
   constructor(
@@ -109,17 +127,34 @@ export class PostgresReads implements StorageReads {
 
   /** The query is checked (and refused with Parse's codes) before a missing class answers no rows. */
   async find(className: string, options: FindOptions): Promise<StoredRow[]> {
-    const { sql, params } = this.owner.shapes.select(className, options);
+    const compile = () => literalLimit(this.owner.shapes.select(className, options));
+    const first = compile();
     if (await this.missing(className)) return [];
-    const result = await this.run(sql, params);
+    const result = await this.compiled(first, compile);
     return (result.rows as RowRecord[]).map(toRow);
   }
 
   async count(className: string, options: Pick<FindOptions, 'where' | 'principals' | 'access'>): Promise<number> {
-    const { sql, params } = this.owner.shapes.count(className, options);
+    const compile = () => this.owner.shapes.count(className, options);
+    const first = compile();
     if (await this.missing(className)) return 0;
-    const result = await this.run(sql, params);
+    const result = await this.compiled(first, compile);
     return (result.rows[0] as { n: number }).n;
+  }
+
+  /**
+   * Runs a compiled statement; when it names a typed column (layout.ts) that another process dropped
+   * (a removed field) before its announcement reached this one, catches up and compiles it again.
+   */
+  private async compiled(first: SqlFragment, compile: () => SqlFragment) {
+    try {
+      return await this.run(first.sql, first.params);
+    } catch (error) {
+      if ((error as { code?: string } | null)?.code !== UNDEFINED_COLUMN) throw error;
+      await this.owner.catchUp(this.run);
+      const again = compile();
+      return this.run(again.sql, again.params);
+    }
   }
 
   async relatedIds(ownerClass: string, field: string, owningId: string): Promise<string[]> {

@@ -6,7 +6,7 @@ import type { SchemaCache } from '../schemaCache.js';
 import type { Run } from './database.js';
 import type { RowInsert } from './insertBatches.js';
 import { extendPath, fieldPath, type FieldPath } from '../../fieldPath.js';
-import { bytewise, isColumnPath, jsonAt, pathLiteral, quoteIdent, textAt } from './layout.js';
+import { bytewise, fieldColumnDdl, fieldColumnKind, fieldColumnName, isColumnPath, jsonAt, pathLiteral, PUBLIC_READ, PUBLIC_READ_DDL, quoteIdent, textAt } from './layout.js';
 import { PostgresReads, type AppSchema } from './reads.js';
 import type { PostgresUniqueUsers } from './uniqueUsers.js';
 
@@ -23,6 +23,27 @@ export interface TransactionOwner extends AppSchema {
   followVersion(version: number, run: Run): Promise<void>;
   /** `_User`'s unique indexes (uniqueUsers.ts). */
   readonly uniqueUsers: PostgresUniqueUsers;
+}
+
+/**
+ * The statements making the index `name` of a class over `keys`: first the typed columns (layout.ts)
+ * of its top-level String and Number fields, then the index over those columns (and over the
+ * expression of `indexExpression` for any other key), carrying `_publicRead`.
+ * @param table the class table, quoted and qualified.
+ * @param index the index's name, quoted (in the table's schema).
+ */
+export function fieldIndexDdl(table: string, index: string, keys: Record<string, 1 | -1>, fields: Readonly<Record<string, FieldType>>): string[] {
+  const ddl: string[] = [];
+  const columns = Object.entries(keys).map(([field, dir]) => {
+    const path = fieldPath(field.split('.'));
+    const kind = path.length === 1 && !isColumnPath(path) ? fieldColumnKind(fields[field]?.type) : undefined;
+    if (kind) ddl.push(`ALTER TABLE ${table} ADD COLUMN IF NOT EXISTS ${fieldColumnDdl(field, kind)}`);
+    const expr = kind ? quoteIdent(fieldColumnName(field, kind)) : indexExpression(path, path.length === 1 ? fields[field]?.type : undefined);
+    // Missing values sort first ascending (dialect.ts, orderTerm): so the index reads in either direction.
+    return `${expr}${dir === -1 ? ' DESC NULLS LAST' : ' NULLS FIRST'}`;
+  });
+  ddl.push(`CREATE INDEX IF NOT EXISTS ${index} ON ${table} (${columns.join(', ')}) INCLUDE (${PUBLIC_READ})`);
+  return ddl;
 }
 
 /**
@@ -58,6 +79,8 @@ export class PostgresTransaction extends PostgresReads implements StorageTransac
   private locking: Promise<void> | undefined;
   /** Providers whose unique `authData` index this transaction saw to (PostgresUniqueUsers.committed). */
   readonly authDataIndexes = new Set<string>();
+  /** Whether it added or dropped a typed field column (the adapter reads its columns again after the commit). */
+  columnsChanged = false;
   /** Runs a statement without taking the lock (an insert). */
   private readonly runUnlocked: Run;
 
@@ -146,7 +169,7 @@ export class PostgresTransaction extends PostgresReads implements StorageTransac
     if (!this.owner.getClass(className)) {
       const table = this.table(className);
       await this.exec(
-        `CREATE TABLE IF NOT EXISTS ${table} ("objectId" text COLLATE "C" PRIMARY KEY, "createdAt" text COLLATE "C" NOT NULL, "updatedAt" text COLLATE "C" NOT NULL, data jsonb NOT NULL, acl jsonb)`,
+        `CREATE TABLE IF NOT EXISTS ${table} ("objectId" text COLLATE "C" PRIMARY KEY, "createdAt" text COLLATE "C" NOT NULL, "updatedAt" text COLLATE "C" NOT NULL, data jsonb NOT NULL, acl jsonb, ${PUBLIC_READ_DDL})`,
       );
       await this.exec(`CREATE INDEX IF NOT EXISTS ${quoteIdent(`cls_${className}_createdAt`)} ON ${table} ("createdAt")`);
       if (className === '_User') {
@@ -180,13 +203,9 @@ export class PostgresTransaction extends PostgresReads implements StorageTransac
 
   async createIndex(className: string, name: string, keys: Record<string, 1 | -1>): Promise<void> {
     await this.lock(this.runUnlocked);
-    const fields = this.owner.fields(className) ?? DEFAULT_FIELDS;
-    const columns = Object.entries(keys).map(([field, dir]) => {
-      const path = fieldPath(field.split('.'));
-      // Missing values sort first ascending (dialect.ts, orderTerm): so the index reads in either direction.
-      return `${indexExpression(path, path.length === 1 ? fields[field]?.type : undefined)}${dir === -1 ? ' DESC NULLS LAST' : ' NULLS FIRST'}`;
-    });
-    await this.exec(`CREATE INDEX IF NOT EXISTS ${this.indexName(className, name)} ON ${this.table(className)} (${columns.join(', ')})`);
+    const ddl = fieldIndexDdl(this.table(className), this.indexName(className, name), keys, this.owner.fields(className) ?? DEFAULT_FIELDS);
+    for (const statement of ddl) await this.exec(statement);
+    if (ddl.length > 1) this.columnsChanged = true;
   }
 
   async dropIndex(className: string, name: string): Promise<void> {
@@ -198,6 +217,12 @@ export class PostgresTransaction extends PostgresReads implements StorageTransac
     else {
       const path = fieldPath([field]);
       await this.exec(`UPDATE ${this.table(className)} SET data = data #- ${pathLiteral(path)} WHERE ${jsonAt('', path)} IS NOT NULL`);
+      // Its typed column (and the indexes over it) go: a field of that name made again may have another type.
+      const kind = fieldColumnKind(type.type);
+      if (kind) {
+        await this.exec(`ALTER TABLE ${this.table(className)} DROP COLUMN IF EXISTS ${quoteIdent(fieldColumnName(field, kind))}`);
+        this.columnsChanged = true;
+      }
     }
   }
 
