@@ -32,6 +32,15 @@ describe('loadConfig', () => {
     expect(config.networkSubnetPrefix).toBe(28);
   });
 
+  it('takes a node role only with PostgreSQL, the flag over the variable', () => {
+    const pg = { BACKYARD_DATABASE_URL: 'postgres://backyard@db.example:5432/backyard' };
+    expect(loadConfig({}, {}).role).toBe('all');
+    expect(loadConfig({}, { ...pg, BACKYARD_ROLE: 'data' }).role).toBe('data');
+    expect(loadConfig({ role: 'platform' }, { ...pg, BACKYARD_ROLE: 'data' }).role).toBe('platform');
+    expect(() => loadConfig({}, { BACKYARD_ROLE: 'data' })).toThrow(/BACKYARD_ROLE \(--role\) data needs BACKYARD_DATABASE_URL/);
+    expect(() => loadConfig({ role: 'worker' }, pg)).toThrow(/BACKYARD_ROLE \(--role\) must be all, data or platform/);
+  });
+
   it('reads variables, splits lists, converts, and lets flags win', () => {
     const config = loadConfig(
       { port: '5001', home: 'relative-home' },
