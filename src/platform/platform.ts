@@ -26,8 +26,8 @@ import { jobMessage } from '../data/cloud/jobs.js';
 import { postgresStorage, sqliteStorage } from '../data/storage/provider.js';
 import { AppEvents } from '../data/events.js';
 import type { DataServices } from '../data/services.js';
-import { WebhookCloudRuntime, WebhookStore } from '../data/cloud/webhooks.js';
-import { JobScheduler } from '../data/cloud/scheduler.js';
+import { WebhookCloudRuntime, WebhookStore, webhookFiles } from '../data/cloud/webhooks.js';
+import { JobScheduler, scheduleMarkFiles } from '../data/cloud/scheduler.js';
 import { SignInProviders } from '../data/users/providers/catalog.js';
 import { dockerClient } from './devenvs/engine.js';
 import { AccountNetworks } from './devenvs/networks.js';
@@ -126,13 +126,13 @@ export async function openPlatform(config: Config, log: Logger): Promise<Platfor
   const dataApps = new DataApps(config.home, backendApps, () => urls.dataApi, storage, (appId, store) => liveQuery.watch(appId, store));
   // What the data API's routes reach besides the apps' engines (src/data/services.ts).
   const outbound = new OutboundClient({ allowHosts: config.cloudAllowHosts });
-  const webhooks = new WebhookStore((appId) => dataApps.appFolder(appId));
+  const webhooks = new WebhookStore(webhookFiles((appId) => dataApps.appFolder(appId)));
   const dataCloud = new WebhookCloudRuntime(cloud, webhooks, {
     fetch: outbound.fetch,
     webhookKey: async (appId) => (await dataApps.keys(appId))?.webhookKey,
     timeoutMs: config.functionTimeoutMs,
   });
-  const scheduler = new JobScheduler(dataApps, dataCloud, homePaths(config.home).apps, log);
+  const scheduler = new JobScheduler(dataApps, dataCloud, scheduleMarkFiles(homePaths(config.home).apps), log);
   const dataServices: DataServices = {
     cloud: dataCloud,
     webhooks,

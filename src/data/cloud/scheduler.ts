@@ -7,10 +7,42 @@ import { startJob } from './jobs.js';
 import type { CloudRuntime } from './types.js';
 import { nextRun, scheduleOf, type JobSchedule } from './schedules.js';
 
-/** What the scheduler needs of the apps (DataApps has it): their master views and folders. */
+/** What the scheduler needs of the apps (DataApps has it): their master views. */
 export interface ScheduledApps {
   store(appId: string): Promise<DataStore | undefined>;
-  appFolder(appId: string): string;
+}
+
+/**
+ * Which apps have job schedules, so that a starting server (or another node) knows which apps to
+ * read without opening every app's database: marker files in the apps' folders on SQLite homes, the
+ * platform store on PostgreSQL, which every node reads.
+ */
+export interface ScheduleMarks {
+  /** The apps marked as having schedules. */
+  list(): Promise<string[]>;
+  /** Marks or unmarks an app. Never throws: a failed mark is found again at the app's next reload. */
+  set(appId: string, has: boolean): Promise<void>;
+}
+
+/** Marks as files: `apps/<appId>/job-schedules` (homes on SQLite). */
+export function scheduleMarkFiles(appsFolder: string): ScheduleMarks {
+  const marker = (appId: string) => path.join(appsFolder, appId, MARKER);
+  return {
+    async list() {
+      let names: string[] = [];
+      try {
+        names = await fs.readdir(appsFolder);
+      } catch {
+        // no apps yet
+      }
+      const marked = await Promise.all(names.map((n) => fs.access(marker(n)).then(() => n, () => undefined)));
+      return marked.filter((n): n is string => n !== undefined);
+    },
+    async set(appId, has) {
+      if (has) await fs.writeFile(marker(appId), '').catch(() => undefined);
+      else await fs.rm(marker(appId), { force: true }).catch(() => undefined);
+    },
+  };
 }
 
 /** How often due schedules are looked for (the finest interval a schedule can have is a second). */
@@ -37,7 +69,7 @@ export class JobScheduler {
     private readonly apps: ScheduledApps,
     /** Runs the jobs (with the apps' webhooks in front: `DataServices.cloud`). */
     private readonly cloud: CloudRuntime,
-    private readonly appsFolder: string,
+    private readonly marks: ScheduleMarks,
     private readonly log: Logger,
   ) {}
 
@@ -54,14 +86,7 @@ export class JobScheduler {
   /** Adds the apps whose folder says they have schedules (another process, the command line, may have added one). */
   private async scan(): Promise<void> {
     this.scannedAt = Date.now();
-    let names: string[] = [];
-    try {
-      names = await fs.readdir(this.appsFolder);
-    } catch {
-      // no apps yet
-    }
-    const marked = await Promise.all(names.map((n) => fs.access(path.join(this.appsFolder, n, MARKER)).then(() => n, () => undefined)));
-    for (const appId of marked) if (appId && !this.schedules.has(appId)) this.schedules.set(appId, { list: [], readAt: 0 });
+    for (const appId of await this.marks.list()) if (!this.schedules.has(appId)) this.schedules.set(appId, { list: [], readAt: 0 });
   }
 
   private stopped = false;
@@ -90,14 +115,9 @@ export class JobScheduler {
     const store = await this.apps.store(appId);
     const rows = store ? await store.rows('_JobSchedule', { where: {}, limit: 10_000 }) : [];
     const list = rows.map((r) => scheduleOf(r.objectId, r.data)).filter((s): s is JobSchedule => s !== undefined);
-    const marker = path.join(this.apps.appFolder(appId), MARKER);
-    if (list.length) {
-      this.schedules.set(appId, { list, readAt: Date.now() });
-      await fs.writeFile(marker, '').catch(() => undefined);
-    } else {
-      this.schedules.delete(appId);
-      await fs.rm(marker, { force: true });
-    }
+    if (list.length) this.schedules.set(appId, { list, readAt: Date.now() });
+    else this.schedules.delete(appId);
+    await this.marks.set(appId, list.length > 0);
     return list;
   }
 

@@ -8,8 +8,9 @@ import { OutboundError } from '../../shared/outbound/errors.js';
 
 /**
  * Webhooks (Parse Server's HooksController and the REST guide's "Hooks"): cloud functions
- * and triggers served by an outside URL instead of the app's cloud code. Each is kept in the app's
- * folder (`apps/<appId>/hooks.json`, on the home folder several processes share), and a call is a
+ * and triggers served by an outside URL instead of the app's cloud code. Each app's list is kept by a
+ * `WebhookLists` (`apps/<appId>/hooks.json` on SQLite homes, the platform store on PostgreSQL, which
+ * every node reads), and a call is a
  * POST of Parse Server's JSON request with the app's webhook key in `X-Parse-Webhook-Key`, answered
  * `{"success": result}` or `{"error": ...}`.
  */
@@ -35,14 +36,42 @@ interface AppHooks {
 
 const triggerKey = (className: string, triggerName: string) => `${className}.${triggerName}`;
 
+/**
+ * Where each app's list of webhooks is kept, whole: read and replaced as one value, so that a reader
+ * never sees half of a change.
+ */
+export interface WebhookLists {
+  /** The app's list as last written; [] when none was. @throws what the storage throws. */
+  read(appId: string): Promise<Webhook[]>;
+  /** Replaces the app's list. @throws what the storage throws (nothing is changed then). */
+  write(appId: string, list: Webhook[]): Promise<void>;
+}
+
+/** The lists in files, `apps/<appId>/hooks.json`, replaced whole by a rename (homes on SQLite). */
+export function webhookFiles(appFolder: (appId: string) => string): WebhookLists {
+  const file = (appId: string) => path.join(appFolder(appId), 'hooks.json');
+  return {
+    async read(appId) {
+      try {
+        return JSON.parse(await fs.readFile(file(appId), 'utf8')) as Webhook[];
+      } catch {
+        return []; // none yet
+      }
+    },
+    async write(appId, list) {
+      await fs.mkdir(appFolder(appId), { recursive: true });
+      const temporary = `${file(appId)}.${process.pid}.tmp`;
+      await fs.writeFile(temporary, JSON.stringify(list, null, 2));
+      await fs.rename(temporary, file(appId));
+    },
+  };
+}
+
 /** Reads and writes the webhooks of apps (the `/hooks` endpoints). */
 export class WebhookStore {
   private readonly cache = new Map<string, AppHooks>();
 
-  /** @param appFolder an app's folder (`apps/<appId>`). */
-  constructor(private readonly appFolder: (appId: string) => string) {}
-
-  private file = (appId: string) => path.join(this.appFolder(appId), 'hooks.json');
+  constructor(private readonly lists: WebhookLists) {}
 
   /** The app's webhooks, from memory when read in the last WEBHOOKS_RECHECK_MS. */
   async hooks(appId: string): Promise<AppHooks> {
@@ -68,12 +97,7 @@ export class WebhookStore {
   private readonly refreshing = new Set<string>();
 
   private async read(appId: string): Promise<AppHooks> {
-    let list: Webhook[] = [];
-    try {
-      list = JSON.parse(await fs.readFile(this.file(appId), 'utf8')) as Webhook[];
-    } catch {
-      // none yet
-    }
+    const list = await this.lists.read(appId);
     const hooks: AppHooks = { functions: new Map(), triggers: new Map(), readAt: Date.now() };
     for (const hook of list) {
       if ('functionName' in hook) hooks.functions.set(hook.functionName, hook.url);
@@ -99,7 +123,7 @@ export class WebhookStore {
 
   /**
    * Replaces the app's webhooks with `change` applied to them: one change at a time per app in this
-   * process, the file replaced whole (rename), so a reader never sees half of it.
+   * process, the list replaced whole, so a reader never sees half of it.
    * @returns what `change` returned besides the list.
    */
   change<T>(appId: string, change: (list: Webhook[]) => { list: Webhook[]; result: T }): Promise<T> {
@@ -111,10 +135,7 @@ export class WebhookStore {
 
   private async write<T>(appId: string, change: (list: Webhook[]) => { list: Webhook[]; result: T }): Promise<T> {
     const { list: next, result } = change(await this.list(appId));
-    await fs.mkdir(this.appFolder(appId), { recursive: true });
-    const temporary = `${this.file(appId)}.${process.pid}.tmp`;
-    await fs.writeFile(temporary, JSON.stringify(next, null, 2));
-    await fs.rename(temporary, this.file(appId));
+    await this.lists.write(appId, next);
     this.cache.delete(appId);
     return result;
   }
