@@ -86,13 +86,44 @@ describe('callCloudCode and the user mutations in the schema', () => {
     const name = fc.oneof(fc.string({ maxLength: 8 }), fc.constantFrom('true', 'false', 'null', '__x', '_ok', 'a.b', 'a-b', '9a', 'hello', 'Sum_2'));
     fc.assert(
       fc.property(fc.array(name, { maxLength: 8 }), (functionNames) => {
-        const schema = buildSchema([users], functionNames);
+        const schema = buildSchema([users], functionNames, { validate: true });
         expect(validateSchema(schema)).toEqual([]);
         const expected = [...new Set(functionNames.filter((n) => /^[_a-zA-Z][_a-zA-Z0-9]*$/.test(n) && !n.startsWith('__') && !['true', 'false', 'null'].includes(n)))];
         const functionEnum = schema.getType('CloudCodeFunction');
         if (expected.length === 0) expect(functionEnum).toBeUndefined();
         else expect((functionEnum as GraphQLEnumType).getValues().map((v) => v.name)).toEqual(expected);
       }),
+    );
+  });
+});
+
+describe('the schema builder makes only valid schemas (so a served schema skips graphql-js\'s check)', () => {
+  const FIELD_TYPES = ['String', 'Number', 'Boolean', 'Date', 'Object', 'Array', 'GeoPoint', 'File', 'Bytes', 'Polygon', 'Pointer', 'Relation'] as const;
+  const name = fc.oneof(
+    fc.stringMatching(/^[A-Za-z][A-Za-z0-9_]{0,10}$/),
+    fc.constantFrom('User', 'Role', 'Query', 'Mutation', 'Node', 'Class', 'Classes', 'Upload', 'File', 'Viewer', 'id', 'objectId', 'ACL', 'createdAt', 'Health', 'GameScore', 'GameScoreConnection', 'person', 'people'),
+  );
+
+  it('validates every schema built from random classes, fields and functions', () => {
+    fc.assert(
+      fc.property(
+        fc.uniqueArray(name, { maxLength: 6 }),
+        fc.array(fc.tuple(name, fc.constantFrom(...FIELD_TYPES), fc.nat(7), fc.boolean()), { maxLength: 12 }),
+        fc.array(name, { maxLength: 4 }),
+        (classNames, fieldSpecs, functionNames) => {
+          const targets = ['_User', ...classNames];
+          // Made afresh each run: the fields below are added to these objects.
+          const classes = [cls('_User', { username: { type: 'String' }, password: { type: 'String' }, email: { type: 'String' } }), ...classNames.map((className) => cls(className, {}))];
+          for (const [fieldName, type, which, required] of fieldSpecs) {
+            const owner = classes[which % classes.length]!;
+            const field: FieldType = { type, ...(type === 'Pointer' || type === 'Relation' ? { targetClass: targets[which % targets.length]! } : {}), ...(required ? { required } : {}) };
+            (owner.fields as Record<string, FieldType>)[fieldName] = field;
+          }
+          const schema = buildSchema(classes, functionNames, { validate: true });
+          expect(validateSchema(schema).map((e) => e.message)).toEqual([]);
+        },
+      ),
+      { numRuns: 150 },
     );
   });
 });

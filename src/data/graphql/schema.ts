@@ -90,8 +90,13 @@ function withoutCollisions(sorted: readonly SchemaClass[]): SchemaClass[] {
  * `classes`, `createClass`…: schemaTypes.ts) and `createFile` (uploads.ts). Resolvers act through
  * the request's data API (GraphQLContext), so every check of REST applies.
  * Classes are taken in name order so that the schema is the same for the same classes.
+ *
+ * `options.validate` (default false): whether graphql-js checks the schema's rules at its first
+ * request. Off in service: the builder makes only valid schemas (test/graphql-schema.test.ts holds it
+ * to that with fast-check over class, field and function names, validating each), and the check is
+ * about 40% of building the schema of a large app.
  */
-export function buildSchema(list: readonly SchemaClass[], functionNames: readonly string[] = []): GraphQLSchema {
+export function buildSchema(list: readonly SchemaClass[], functionNames: readonly string[] = [], options: { validate?: boolean } = {}): GraphQLSchema {
   const sorted = withoutCollisions([...list].sort((a, b) => a.className.localeCompare(b.className)));
   const types = new Map<string, ClassTypes>();
   const { nodeInterface, nodeField } = nodeDefinitions<GraphQLContext>(
@@ -187,6 +192,7 @@ export function buildSchema(list: readonly SchemaClass[], functionNames: readonl
     query: new GraphQLObjectType({ name: 'Query', description: 'Query is the top level type for queries.', fields: queries }),
     mutation: new GraphQLObjectType({ name: 'Mutation', description: 'Mutation is the top level type for mutations.', fields: mutations }),
     types: [T.PARSE_OBJECT, T.ELEMENT, build.arrayResult, ...SCHEMA_FIELD_TYPES, ...[...types.values()].map((t) => t.output)],
+    assumeValid: !options.validate,
   });
 }
 
