@@ -11,16 +11,18 @@ import { onPostgres, pgQuery } from './helpers/storage.js';
 const exec = promisify(execFile);
 
 /**
- * `backyard serve --role`: a platform node and a data node, each with a home of its own, on one
+ * `backyard serve --role`: a platform node and two data nodes, each with a home of its own, on one
  * PostgreSQL. The platform node answers the management API, MCP and the dashboard and no data API;
- * the data node answers the data API (REST, GraphQL, LiveQuery) and nothing of the platform's.
+ * the data nodes answer the data API (REST, GraphQL, LiveQuery) and nothing of the platform's, and
+ * what is kept for an app through one (webhooks, job schedules) the other reads.
  */
-describe.skipIf(!onPostgres)('a platform node and a data node with separate homes on one PostgreSQL', () => {
+describe.skipIf(!onPostgres)('a platform node and two data nodes with separate homes on one PostgreSQL', () => {
   const homes: string[] = [];
   let token: string;
   let platformNode: ServeProcess;
   let dataNode: ServeProcess;
-  let app: { appId: string; restKey: string };
+  let otherDataNode: ServeProcess;
+  let app: { appId: string; restKey: string; masterKey: string };
   const database = `roles_${Math.random().toString(36).slice(2, 10)}`;
   const databaseUrl = () => {
     const url = new URL(process.env.BACKYARD_TEST_DATABASE_URL!);
@@ -35,23 +37,26 @@ describe.skipIf(!onPostgres)('a platform node and a data node with separate home
 
   beforeAll(async () => {
     await pgQuery(`CREATE DATABASE ${database}`);
-    const [platformHome, dataHome] = [makeHome(), makeHome()];
-    homes.push(platformHome, dataHome);
+    const [platformHome, dataHome, otherDataHome] = [makeHome(), makeHome(), makeHome()];
+    homes.push(platformHome, dataHome, otherDataHome);
     token = (await exec(process.execPath, [CLI, 'account', 'create', 'alice'], { env: envOf(platformHome, 'all')() })).stdout.trim();
     platformNode = new ServeProcess(await freePort(), token, envOf(platformHome, 'platform'));
     dataNode = new ServeProcess(await freePort(), token, envOf(dataHome, 'data'));
+    otherDataNode = new ServeProcess(await freePort(), token, envOf(otherDataHome, 'data'));
     await platformNode.start();
-    await dataNode.serve();
+    await Promise.all([dataNode.serve(), otherDataNode.serve()]);
     const made = await fetch(`${platformNode.url}/v1/backend-apps`, {
       method: 'POST',
       headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
       body: JSON.stringify({ appName: 'split' }),
     });
     expect(made.status).toBe(201);
-    app = (await made.json()) as { appId: string; restKey: string };
+    const { appId, restKey } = (await made.json()) as { appId: string; restKey: string };
+    const keys = (await exec(process.execPath, [CLI, 'app', 'keys', appId], { env: envOf(platformHome, 'platform')() })).stdout;
+    app = { appId, restKey, masterKey: /^masterKey\t(.+)$/m.exec(keys)![1]! };
   }, 180_000);
   afterAll(async () => {
-    for (const node of [platformNode, dataNode]) if (node?.running) await node.stop('SIGTERM');
+    for (const node of [platformNode, dataNode, otherDataNode]) if (node?.running) await node.stop('SIGTERM');
     for (const home of homes) removeHome(home);
     await pgQuery(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
   });
@@ -80,6 +85,17 @@ describe.skipIf(!onPostgres)('a platform node and a data node with separate home
     expect(JSON.stringify(await called.json())).toContain('on the data node');
   });
 
+  it('keeps webhooks where every data node reads them', async () => {
+    const master = { 'X-Parse-Application-Id': app.appId, 'X-Parse-Master-Key': app.masterKey, 'content-type': 'application/json' };
+    const hook = { functionName: 'greet', url: 'https://hooks.example.com/greet' };
+    const registered = await fetch(`${dataNode.url}/data/hooks/functions`, { method: 'POST', headers: master, body: JSON.stringify(hook) });
+    expect(registered.status).toBe(200);
+    // Each node reads an app's webhooks again after a second at most (WEBHOOKS_RECHECK_MS); the other never held them.
+    expect(await (await fetch(`${otherDataNode.url}/data/hooks/functions`, { headers: master })).json()).toEqual([hook]);
+    expect(fs.existsSync(path.join(homes[1]!, 'apps', app.appId, 'hooks.json'))).toBe(false);
+
+  });
+
   it('serves the management API, MCP, the dashboard and the git host on the platform node only', async () => {
     const auth = { authorization: `Bearer ${token}` };
     expect((await get(`${platformNode.url}/v1/backend-apps`, auth)).status).toBe(200);
@@ -88,8 +104,10 @@ describe.skipIf(!onPostgres)('a platform node and a data node with separate home
     expect((await get(`${dataNode.url}/dashboard`)).status).toBe(404);
     expect((await get(`${dataNode.url}/git/alice/x.git/info/refs?service=git-upload-pack`)).status).toBe(404);
     expect((await get(`${platformNode.url}/dashboard`)).status).not.toBe(404);
-    // The data node keeps no platform state of its own: no platform.db, no git repositories.
-    expect(fs.existsSync(path.join(homes[1]!, 'platform.db'))).toBe(false);
-    expect(fs.existsSync(path.join(homes[1]!, 'git'))).toBe(false);
+    // The data nodes keep no platform state of their own: no platform.db, no git repositories.
+    for (const home of homes.slice(1)) {
+      expect(fs.existsSync(path.join(home, 'platform.db'))).toBe(false);
+      expect(fs.existsSync(path.join(home, 'git'))).toBe(false);
+    }
   });
 });

@@ -36,6 +36,7 @@ import { RepoHostService } from './repohost/service.js';
 import { createOAuthService } from './oauth/index.js';
 import { DashboardSessions } from './dashboard/sessions.js';
 import { WebAppService, webAppSettings } from './webapps/service.js';
+import { scheduleMarksIn, webhookListsIn } from './backendapps/sharedAppState.js';
 
 /** The running domain: the platform store and the services over it, without any front end. */
 export interface Platform {
@@ -126,13 +127,16 @@ export async function openPlatform(config: Config, log: Logger): Promise<Platfor
   const dataApps = new DataApps(config.home, backendApps, () => urls.dataApi, storage, (appId, store) => liveQuery.watch(appId, store));
   // What the data API's routes reach besides the apps' engines (src/data/services.ts).
   const outbound = new OutboundClient({ allowHosts: config.cloudAllowHosts });
-  const webhooks = new WebhookStore(webhookFiles((appId) => dataApps.appFolder(appId)));
+  // On PostgreSQL, in the platform store, which every node reads whatever its home (BACKYARD_ROLE).
+  const hookFiles = webhookFiles((appId) => dataApps.appFolder(appId));
+  const webhooks = new WebhookStore(config.databaseUrl ? webhookListsIn(db, hookFiles) : hookFiles);
   const dataCloud = new WebhookCloudRuntime(cloud, webhooks, {
     fetch: outbound.fetch,
     webhookKey: async (appId) => (await dataApps.keys(appId))?.webhookKey,
     timeoutMs: config.functionTimeoutMs,
   });
-  const scheduler = new JobScheduler(dataApps, dataCloud, scheduleMarkFiles(homePaths(config.home).apps), log);
+  const markFiles = scheduleMarkFiles(homePaths(config.home).apps);
+  const scheduler = new JobScheduler(dataApps, dataCloud, config.databaseUrl ? scheduleMarksIn(db, markFiles) : markFiles, log);
   const dataServices: DataServices = {
     cloud: dataCloud,
     webhooks,

@@ -257,4 +257,17 @@ export const migrations: readonly Migration[] = [
       ALTER TABLE account_tokens ADD COLUMN app_id TEXT;
     `,
   },
+  {
+    version: 13,
+    name: "Backend Apps' webhooks and job schedule marks, read by every node (BACKYARD_ROLE) instead of files in one home",
+    sql: `
+      CREATE TABLE app_webhooks (
+        app_id  TEXT PRIMARY KEY REFERENCES backend_apps(app_id) ON DELETE CASCADE,
+        list    TEXT NOT NULL
+      );
+      CREATE TABLE app_job_schedules (
+        app_id  TEXT PRIMARY KEY REFERENCES backend_apps(app_id) ON DELETE CASCADE
+      );
+    `,
+  },
 ];

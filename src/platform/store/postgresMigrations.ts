@@ -214,4 +214,17 @@ export const postgresMigrations: readonly Migration[] = [
       CREATE INDEX oauth_tokens_grant ON oauth_tokens(grant_id);
     `,
   },
+  {
+    version: 13,
+    name: "Backend Apps' webhooks and job schedule marks, read by every node (BACKYARD_ROLE) instead of files in one home",
+    sql: `
+      CREATE TABLE app_webhooks (
+        app_id  TEXT COLLATE "C" PRIMARY KEY REFERENCES backend_apps(app_id) ON DELETE CASCADE,
+        list    TEXT NOT NULL
+      );
+      CREATE TABLE app_job_schedules (
+        app_id  TEXT COLLATE "C" PRIMARY KEY REFERENCES backend_apps(app_id) ON DELETE CASCADE
+      );
+    `,
+  },
 ];
