@@ -257,4 +257,19 @@ export const migrations: readonly Migration[] = [
       ALTER TABLE account_tokens ADD COLUMN app_id TEXT;
     `,
   },
+  {
+    version: 12,
+    name: 'cloud code versions: each deploy\'s tree as a gzipped tar, per Backend App',
+    sql: `
+      CREATE TABLE cloud_code_versions (
+        app_id      TEXT NOT NULL REFERENCES backend_apps(app_id) ON DELETE CASCADE,
+        version     INTEGER NOT NULL,
+        created_at  TEXT NOT NULL,
+        changes     TEXT NOT NULL,
+        archive     BLOB NOT NULL,
+        active      INTEGER NOT NULL DEFAULT 0,
+        PRIMARY KEY (app_id, version)
+      );
+    `,
+  },
 ];
