@@ -43,27 +43,30 @@ export async function packTree(files: TreeFiles): Promise<Buffer> {
  *   entry that is not a file at a tree path (a damaged row: nothing made by `packTree`).
  */
 export async function unpackTree(archive: Buffer): Promise<Map<string, Buffer>> {
+  const tarBytes = zlib.gunzipSync(archive, { maxOutputLength: MAX_UNPACKED_BYTES });
   const files = new Map<string, Buffer>();
   const extract = tar.extract();
-  const reading = new Promise<void>((resolve, reject) => {
-    extract.on('entry', (header, body, next) => {
-      if (header.type !== 'file') {
-        body.resume();
-        return next(new Error(`the archive holds ${header.name}, which is not a file`));
-      }
-      const { path } = parseTreePath(header.name, { field: 'archive entry' });
-      const parts: Buffer[] = [];
-      body.on('data', (chunk) => parts.push(chunk as Buffer));
-      body.on('end', () => {
-        files.set(path, Buffer.concat(parts));
-        next();
-      });
-      body.on('error', next);
-    });
-    extract.on('finish', resolve);
-    extract.on('error', reject);
-  });
-  extract.end(zlib.gunzipSync(archive, { maxOutputLength: MAX_UNPACKED_BYTES }));
-  await reading;
+  extract.end(tarBytes);
+  for await (const entry of extract) {
+    const refused = refusal(entry.header);
+    if (refused) {
+      extract.destroy();
+      throw new Error(`The archive of a cloud code version is damaged: ${refused}`);
+    }
+    const parts: Buffer[] = [];
+    for await (const chunk of entry) parts.push(chunk as Buffer);
+    files.set(entry.header.name, Buffer.concat(parts));
+  }
   return files;
+}
+
+/** Why an entry cannot be a file of a tree, or undefined when it can. */
+function refusal(header: tar.Header): string | undefined {
+  if (header.type !== 'file') return `it holds ${JSON.stringify(header.name)}, which is not a file`;
+  try {
+    if (parseTreePath(header.name, { field: 'entry' }).path !== header.name) return `the entry ${JSON.stringify(header.name)} is not a tree path as packTree writes it`;
+  } catch (error) {
+    return (error as Error).message;
+  }
+  return undefined;
 }
