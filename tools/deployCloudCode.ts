@@ -15,7 +15,6 @@ export const deployCloudCode = defineOperation({
     'One function per file: cloud/<tool>/functions/, jobs/, triggers/; public/<tool>/.',
     `Limits: ${formatLimit(MAX_FILE_BYTES)} per file, ${formatLimit(MAX_TREE_BYTES)} in all.`,
     'Fix the warnings it answers (with a syntax error the files are saved, not reloaded) and deploy again.',
-    'Each deploy is kept as a new version: rollbackCloudCode puts an earlier one back.',
   ].join(' '),
   effect: 'mutate',
   feature: 'backend',

@@ -7,10 +7,8 @@ export const getCloudCodeVersions = defineOperation({
   name: 'getCloudCodeVersions',
   title: 'List cloud code versions',
   description: [
-    'Lists the kept versions of a Backend App\'s cloud code tree (cloud/ and public/), newest first: each deployCloudCode and rollbackCloudCode makes one, and the starting files are version 1.',
-    'Each says what changed and whether it is active (its files are the ones in place).',
-    `Only the newest ${MAX_VERSIONS} are kept.`,
-    'Use it to find the version to pass to rollbackCloudCode when a deploy broke something.',
+    'Lists a Backend App\'s cloud code versions, newest first: one per deployCloudCode and rollbackCloudCode, the starting files being 1;',
+    `the newest ${MAX_VERSIONS} are kept. Each says what changed and if active (in place now). Pick one for rollbackCloudCode.`,
   ].join(' '),
   effect: 'read',
   feature: 'backend',

@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import { MAX_VERSIONS } from '../src/platform/backendapps/cloudCode/versions.js';
 import { defineOperation } from './operation.js';
 import { idParam } from './schemas.js';
 
@@ -7,9 +6,8 @@ export const rollbackCloudCode = defineOperation({
   name: 'rollbackCloudCode',
   title: 'Roll cloud code back to a version',
   description: [
-    'Puts the files of an earlier version of a Backend App\'s cloud code tree (cloud/ and public/) back in place, as a new version whose changes say "rollback to version N"; the versions in between stay listed.',
-    'Find the version with getCloudCodeVersions. It deploys like deployCloudCode: dependencies in cloud/package.json are installed, the cloud code is reloaded, and the answer says what changed with the same warnings.',
-    `Only the newest ${MAX_VERSIONS} versions are kept; an older one answers 404.`,
+    'Puts the cloud/ and public/ files of a version from getCloudCodeVersions back in place as a new version,',
+    'deployed like deployCloudCode (dependencies installed, code reloaded, same warnings).',
   ].join(' '),
   effect: 'mutate',
   feature: 'backend',
@@ -18,7 +16,7 @@ export const rollbackCloudCode = defineOperation({
   path: '/backend-apps/{appId}/cloud-code/rollback',
   input: z.strictObject({
     appId: idParam('A Backend App\'s appId'),
-    version: z.number().int().min(1).describe('The version to put back, as getCloudCodeVersions lists it'),
+    version: z.number().int().min(1).describe('Version to restore'),
   }),
   output: z.object({
     message: z.string().describe('What changed, one line per change, the new version and whether the cloud code was reloaded'),
