@@ -24,6 +24,7 @@ export default defineConfig({
       'test/rest.test.ts',
       'test/mcp.test.ts',
       'test/mcp-oauth.test.ts',
+      'test/cloud-versions.test.ts',
       'test/server-options.test.ts',
       'test/dashboard-settings.test.ts',
       // The real Parse Dashboard in Chromium against the data API on PostgreSQL.

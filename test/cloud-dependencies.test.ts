@@ -246,4 +246,16 @@ describe('cloud code dependencies under Node\'s permission model alone (no sandb
     expect(fs.existsSync(modules)).toBe(false);
     expect((await app.call('POST', '/functions/version', { body: {} })).body).toEqual({ result: 'plain' });
   }, 180_000);
+
+  it('a rollback to a version with dependencies installs them again, as a deploy does', async () => {
+    // Follows the test above: the newest version names no dependencies, the one before it is-number.
+    const versions = await api(server, 'GET', `/backend-apps/${app.appId}/cloud-code/versions`, { token: server.alice });
+    const withPackage = (versions.json() as { versions: Array<{ version: number; changes: string }> }).versions[1];
+    expect(withPackage?.changes, versions.text).toMatch(/^wrote cloud\/package\.json \(overwrite, 41 bytes/);
+    const res = await api(server, 'POST', `/backend-apps/${app.appId}/cloud-code/rollback`, { token: server.alice, body: { version: withPackage!.version } });
+    expect(res.status, res.text).toBe(200);
+    expect(res.text).toContain('installed 1 dependency');
+    expect(fs.existsSync(path.join(server.home, 'apps', app.appId, 'cloud', 'cloud', 'node_modules', 'is-number', 'package.json'))).toBe(true);
+    expect((await app.call('POST', '/functions/isNumber', { body: { value: 3 } })).body).toEqual({ result: [true, false] });
+  }, 180_000);
 });

@@ -148,6 +148,7 @@ describe('deployCloudCode: writes and deletes', () => {
     expect(result.message.split('\n')).toEqual([
       `wrote cloud/math/functions/double.js (overwrite, ${Buffer.byteLength(fn)} bytes, new file)`,
       `wrote cloud/main.js (append, ${Buffer.byteLength(line)} bytes added, now ${before + Buffer.byteLength(line)} bytes)`,
+      'Kept as version 2.',
       'The cloud code was reloaded.',
     ]);
     expect(disk(app.appId, 'cloud/math/functions/double.js')).toBe(fn);

@@ -131,6 +131,7 @@ const changes = (csrf: string): Array<[string, Record<string, string>]> => [
   [`/dashboard/apps/${appId}/schema/Note/columns/text/delete`, { _csrf: csrf }],
   [`/dashboard/apps/${appId}/schema/Note/delete`, { _csrf: csrf }],
   [`/dashboard/apps/${appId}/cloud`, { _csrf: csrf, action: 'write', path: 'cloud/main.js', content: 'throw new Error("pwned")' }],
+  [`/dashboard/apps/${appId}/cloud/rollback`, { _csrf: csrf, version: '1' }],
   [`/dashboard/apps/${appId}/console`, { _csrf: csrf, method: 'GET', path: '/classes/Note', body: '' }],
   [`/dashboard/apps/${appId}/jobs`, { _csrf: csrf, job: 'x', params: '{}' }],
 ];
@@ -150,6 +151,8 @@ async function expectUnchanged(): Promise<void> {
   expect(Object.keys(classes.find((c) => c.className === 'Note')!.fields)).not.toContain('injected');
   expect((await server.platform.services.backendApps.get((await server.platform.services.accounts.findByLogin('alice'))!.id, appId))!.publicWebHostingURL).toBe('');
   expect(await server.platform.services.cloudCode.read((await server.platform.services.accounts.findByLogin('alice'))!.id, appId, 'cloud/main.js')).not.toContain('pwned');
+  const versions = await server.platform.services.cloudCode.versions((await server.platform.services.accounts.findByLogin('alice'))!.id, appId);
+  expect(versions.map((v) => v.changes)).not.toContain('rollback to version 1');
 }
 
 describe('without a session', () => {

@@ -53,7 +53,7 @@ const REMOVERS: Record<string, string[]> = {
   createDevelopmentEnvironment: ['deleteDevelopmentEnvironment'],
 };
 /** The lifecycle tools beyond the spec's 20. */
-const LIFECYCLE = [...Object.values(REMOVERS).flat(), 'restartDevelopmentEnvironment'];
+const LIFECYCLE = [...Object.values(REMOVERS).flat(), 'restartDevelopmentEnvironment', 'getCloudCodeVersions', 'rollbackCloudCode'];
 
 describe('guides and the lifecycle tools', () => {
   it.each(guides.map((g) => [g.title, g] as const))('%s says how to remove what it creates', (_title, guide) => {

@@ -92,9 +92,11 @@ describe('one operation table', () => {
       'deleteWebApp DELETE /web-apps/{appId} 200 [400,401,404,500] destructive=true idempotent=true readOnly=false',
       'deleteDevelopmentEnvironment DELETE /development-environments/{developmentEnvironmentId} 200 [400,401,404,500] destructive=true idempotent=true readOnly=false',
       'restartDevelopmentEnvironment POST /development-environments/{developmentEnvironmentId}/restart 200 [400,401,404,500] destructive=true idempotent=false readOnly=false',
+      'getCloudCodeVersions GET /backend-apps/{appId}/cloud-code/versions 200 [400,401,404,500] destructive=false idempotent=true readOnly=true',
+      'rollbackCloudCode POST /backend-apps/{appId}/cloud-code/rollback 200 [400,401,403,404,500] destructive=true idempotent=false readOnly=false',
     ]);
     for (const op of lifecycleOperations) expect(op.handler, op.name).not.toBeNull();
-    expect(operations.length).toBe(specOperations.filter((op) => op.handler).length + 6);
+    expect(operations.length).toBe(specOperations.filter((op) => op.handler).length + 8);
   });
 
   it('MCP tools = REST routes = OpenAPI operations', async () => {

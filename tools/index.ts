@@ -26,6 +26,8 @@ import { startWebApp } from './startWebApp.js';
 import { deleteWebApp } from './deleteWebApp.js';
 import { deleteDevelopmentEnvironment } from './deleteDevelopmentEnvironment.js';
 import { restartDevelopmentEnvironment } from './restartDevelopmentEnvironment.js';
+import { getCloudCodeVersions } from './getCloudCodeVersions.js';
+import { rollbackCloudCode } from './rollbackCloudCode.js';
 
 /** Every operation by name: a missing or misnamed one fails `tsc` (style.md, example 2). */
 const byName: { [K in OperationName]: AnyOperation & { name: K } } = {
@@ -55,12 +57,14 @@ const byName: { [K in OperationName]: AnyOperation & { name: K } } = {
   deleteWebApp,
   deleteDevelopmentEnvironment,
   restartDevelopmentEnvironment,
+  getCloudCodeVersions,
+  rollbackCloudCode,
 };
 
 /** The 20 operations of Interface A in the spec's order, built or not. */
 export const specOperations: readonly AnyOperation[] = OPERATION_NAMES.map((name) => byName[name]);
 
-/** The lifecycle operations beyond the spec (delete, stop, start, restart), after the spec's 20. */
+/** The lifecycle operations beyond the spec (delete, stop, start, restart; cloud code versions), after the spec's 20. */
 export const lifecycleOperations: readonly AnyOperation[] = LIFECYCLE_NAMES.map((name) => byName[name]);
 
 /** Every operation of the table: the spec's 20, then the lifecycle ones. */

@@ -29,7 +29,8 @@ export const OPERATION_NAMES = [
 
 /**
  * Lifecycle operations beyond the spec's 20 (design.md, "Lifecycle operations"):
- * deleting, stopping and restarting what the spec's operations create. Listed after the spec's 20.
+ * deleting, stopping and restarting what the spec's operations create, and the versions of cloud
+ * code that deployCloudCode keeps. Listed after the spec's 20.
  */
 export const LIFECYCLE_NAMES = [
   'deleteBackendApp',
@@ -38,6 +39,8 @@ export const LIFECYCLE_NAMES = [
   'deleteWebApp',
   'deleteDevelopmentEnvironment',
   'restartDevelopmentEnvironment',
+  'getCloudCodeVersions',
+  'rollbackCloudCode',
 ] as const;
 
 export type OperationName = (typeof OPERATION_NAMES)[number] | (typeof LIFECYCLE_NAMES)[number];

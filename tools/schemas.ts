@@ -10,6 +10,14 @@ const timestamp = (what: string) => z.string().describe(`${what}, ISO 8601 in UT
 /** An id in the path: required, non-empty. */
 export const idParam = (what: string) => z.string().min(1).describe(what);
 
+/** A kept version of a Backend App's cloud code tree (getCloudCodeVersions). */
+export const cloudCodeVersion = z.object({
+  version: z.number().int().describe('1, 2, 3… per app, in the order the versions were made'),
+  createdAt: timestamp('When the version was made'),
+  changes: z.string().describe('What made it: the deploy\'s changes ("wrote cloud/main.js (…); deleted public/x.html (…)"), or "rollback to version N"'),
+  active: z.boolean().describe('True for the version whose files are in place now'),
+});
+
 export const guide = z.object({ content: z.string().describe('The guide as markdown: numbered steps of tool calls') });
 
 export const developmentEnvironment = z.object({

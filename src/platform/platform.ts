@@ -103,6 +103,7 @@ export async function openPlatform(config: Config, log: Logger): Promise<Platfor
   );
   const cloudCode = new CloudCodeService({
     home: config.home,
+    db,
     apps: backendApps,
     urls,
     reload: (appId) => events.announce('cloud_deployed', appId),

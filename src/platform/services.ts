@@ -4,6 +4,7 @@ import type { Account, TokenLimits } from './accounts/service.js';
 import type { AppServerSettings, BackendApp, BackendAppKeys, BackendAppSummary } from './backendapps/service.js';
 import type { DeployResult } from './backendapps/cloudCode/service.js';
 import type { CloudCodeChange } from './backendapps/cloudCode/plan.js';
+import type { CloudCodeVersion } from './backendapps/cloudCode/versions.js';
 import type { Guide } from './guides/service.js';
 import type { PublicUrls } from './urls.js';
 import type { BackendApiCall } from '../data/service.js';
@@ -77,12 +78,16 @@ export interface BackendAppOperations {
   configure(appId: string, changes: Record<string, unknown>): Promise<AppServerSettings>;
 }
 
-/** Each Backend App's cloud code files: deployCloudCode and getCloudCode (backendapps/cloudCode/service.ts `CloudCodeService`). */
+/** Each Backend App's cloud code files: deployCloudCode, getCloudCode and their versions (backendapps/cloudCode/service.ts `CloudCodeService`). */
 export interface CloudCodeOperations {
   /** The folder of an app's cloud code tree. */
   tree(appId: string): string;
   deploy(accountId: string, appId: string, changes: readonly CloudCodeChange[], progress?: (message: string) => void): Promise<DeployResult>;
   read(accountId: string, appId: string, treePath?: string, recursive?: boolean): Promise<string>;
+  /** The app's kept versions of its tree, newest first (getCloudCodeVersions). */
+  versions(accountId: string, appId: string): Promise<CloudCodeVersion[]>;
+  /** Puts a kept version's files back as a new version (rollbackCloudCode). @throws ManagementError(notFound) for an unknown version. */
+  rollback(accountId: string, appId: string, version: number, progress?: (message: string) => void): Promise<DeployResult>;
 }
 
 /** The data API of every Backend App (Interface B) as the platform calls it (data/service.ts `DataApiService`). */

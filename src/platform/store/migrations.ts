@@ -258,6 +258,21 @@ export const migrations: readonly Migration[] = [
     `,
   },
   {
+    version: 12,
+    name: 'cloud code versions: each deploy\'s tree as a gzipped tar, per Backend App',
+    sql: `
+      CREATE TABLE cloud_code_versions (
+        app_id      TEXT NOT NULL REFERENCES backend_apps(app_id) ON DELETE CASCADE,
+        version     INTEGER NOT NULL,
+        created_at  TEXT NOT NULL,
+        changes     TEXT NOT NULL,
+        archive     BLOB NOT NULL,
+        active      INTEGER NOT NULL DEFAULT 0,
+        PRIMARY KEY (app_id, version)
+      );
+    `,
+  },
+  {
     version: 13,
     name: "Backend Apps' webhooks and job schedule marks, read by every node (BACKYARD_ROLE) instead of files in one home",
     sql: `

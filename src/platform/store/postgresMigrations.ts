@@ -2,7 +2,8 @@ import type { Migration } from '../../shared/sqlite.js';
 
 /**
  * The platform's tables on PostgreSQL (schema `backyard`): the same tables and columns as
- * `platform.db` after its migration 11 (migrations.ts), so one set of statements serves both. Where
+ * `platform.db` (migrations.ts): its first 11 migrations as one, then each later one under its own
+ * number, so one set of statements serves both. Where
  * SQLite compares without case (`COLLATE NOCASE`) the statements compare `lower()` and the indexes
  * here are on `lower()`; a column `rowid` stands for SQLite's implicit one (the insertion order,
  * which orders rows made in one millisecond); text sorts bytewise (`COLLATE "C"`) as SQLite's does. A change to the
@@ -212,6 +213,21 @@ export const postgresMigrations: readonly Migration[] = [
         used_at     TEXT COLLATE "C"
       );
       CREATE INDEX oauth_tokens_grant ON oauth_tokens(grant_id);
+    `,
+  },
+  {
+    version: 12,
+    name: 'cloud code versions: each deploy\'s tree as a gzipped tar, per Backend App',
+    sql: `
+      CREATE TABLE cloud_code_versions (
+        app_id      TEXT COLLATE "C" NOT NULL REFERENCES backend_apps(app_id) ON DELETE CASCADE,
+        version     INTEGER NOT NULL,
+        created_at  TEXT COLLATE "C" NOT NULL,
+        changes     TEXT NOT NULL,
+        archive     BYTEA NOT NULL,
+        active      INTEGER NOT NULL DEFAULT 0,
+        PRIMARY KEY (app_id, version)
+      );
     `,
   },
   {

@@ -6,6 +6,7 @@ import { appCrumbs, appHeading, appHref } from './appframe.js';
 import { flashOf, formOf, ownApp, queryOf, redirectWith, sendPage, sessionOf, type Dashboard } from './context.js';
 import { html, plural, query, type Html } from './html.js';
 import { csrfField, notice } from './layout.js';
+import { versionsTable } from './cloudVersions.js';
 
 type AppParams = { Params: { appId: string } };
 
@@ -31,7 +32,8 @@ function treeList(appId: string, files: Map<string, number>, current: string | u
 /**
  * Cloud code: the tree of `cloud/` and `public/`, a file viewer, and an editor that deploys through
  * `CloudCodeService.deploy` (the service behind deployCloudCode), showing what changed and its
- * warnings. New files and deletions go the same way.
+ * warnings. New files and deletions go the same way. Below, the kept versions with rollback
+ * (cloudVersions.ts).
  */
 export function cloudRoutes(app: FastifyInstance, d: Dashboard): void {
   app.get<AppParams>('/apps/:appId/cloud', async (request, reply) => {
@@ -40,6 +42,7 @@ export function cloudRoutes(app: FastifyInstance, d: Dashboard): void {
     if (!backendApp) return reply;
     const appId = backendApp.appId;
     const q = queryOf(request);
+    const versions = await d.services.cloudCode.versions(session.account.id, appId);
     const files = scanTree(d.services.cloudCode.tree(appId)).files;
     const selected = q.path && files.has(q.path) ? q.path : files.has('cloud/main.js') && !q.new ? 'cloud/main.js' : undefined;
     const editing = q.edit === '1' && selected !== undefined;
@@ -91,7 +94,8 @@ ${binary ? html`<p class="muted">A binary file of ${plural(files.get(selected!)!
       body: html`<div class="split">
 <div>${treeList(appId, files, selected)}<p><a class="button secondary" href="${base}?new=1">New file</a></p></div>
 <div>${flashOf(d, request)}${fileView()}</div>
-</div>`,
+</div>
+${versionsTable(appId, session, versions)}`,
     });
   });
 

@@ -10,6 +10,7 @@ import { appRoutes } from './app.js';
 import { dataRoutes } from './data.js';
 import { schemaRoutes } from './schema.js';
 import { cloudRoutes } from './cloud.js';
+import { cloudVersionRoutes } from './cloudVersions.js';
 import { consoleRoutes } from './console.js';
 import { graphQLRoutes } from './graphql.js';
 import { jobRoutes } from './jobs.js';
@@ -131,6 +132,7 @@ export function dashboard(platform: Platform) {
     dataRoutes(app, d);
     schemaRoutes(app, d);
     cloudRoutes(app, d);
+    cloudVersionRoutes(app, d);
     consoleRoutes(app, d);
     graphQLRoutes(app, d);
     jobRoutes(app, d);

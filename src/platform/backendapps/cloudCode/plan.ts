@@ -3,12 +3,15 @@ import { MAX_CHANGES, MAX_FILE_BYTES, MAX_TREE_BYTES, formatLimit } from './limi
 import { ancestorsOf, DEPENDENCIES_FOLDER, isDependencyPath, isRoot, parseTreePath } from './paths.js';
 import { isInside, type TreeState } from './tree.js';
 
-/** One element of `changes` (spec, "CloudCodeChange"), as the operation's schema passes it. */
+/**
+ * One element of `changes` (spec, "CloudCodeChange"), as the operation's schema passes it. `data`
+ * is text (written as UTF-8), or bytes for a rollback, which writes back a kept file as it was.
+ */
 export interface CloudCodeChange {
   path: string;
   operation: 'write' | 'delete';
   writeMode?: 'overwrite' | 'append' | undefined;
-  data?: string | undefined;
+  data?: string | Buffer | undefined;
 }
 
 /** A file of the tree after the deploy: its size, and its new content when the deploy wrote it. */
@@ -38,14 +41,20 @@ const bytes = (n: number) => plural(n, 'byte');
  * removes a file, or a folder with all it holds (a root is emptied, never removed).
  *
  * @param readFile reads the current content of a file of `before` (needed to append to it).
+ * @param maxChanges most changes accepted (`MAX_CHANGES`; a rollback, made of many, passes Infinity).
  * @throws ManagementError(invalid) (400) for more than 200 changes, a bad path, a write without
  *   `writeMode` or `data`, a delete with them, a write onto a folder or inside a file, a delete of a
  *   path that does not exist, a file over 1 MiB or a tree over 20 MiB after the changes;
  *   ManagementError(forbidden) (403) for a path outside `cloud/` and `public/`, a write to a root, or a
  *   path inside `cloud/node_modules` (installed dependencies, see dependencies.ts).
  */
-export function planDeploy(before: TreeState, changes: readonly CloudCodeChange[], readFile: (treePath: string) => Buffer): DeployPlan {
-  if (changes.length > MAX_CHANGES) {
+export function planDeploy(
+  before: TreeState,
+  changes: readonly CloudCodeChange[],
+  readFile: (treePath: string) => Buffer,
+  maxChanges = MAX_CHANGES,
+): DeployPlan {
+  if (changes.length > maxChanges) {
     throw invalid(`changes has ${changes.length} entries, over the limit of ${MAX_CHANGES} changes per call. Split the deploy into several calls.`);
   }
   const files = new Map<string, PlannedFile>([...before.files].map(([p, size]) => [p, { size }]));
@@ -73,7 +82,7 @@ export function planDeploy(before: TreeState, changes: readonly CloudCodeChange[
       const blocking = ancestorsOf(p).find((a) => files.has(a));
       if (blocking) throw invalid(`${label} needs the folder ${blocking}, but ${blocking} is a file. Choose another path, or delete that file first.`);
       for (const a of ancestorsOf(p)) folders.add(a);
-      const added = Buffer.from(change.data, 'utf8');
+      const added = typeof change.data === 'string' ? Buffer.from(change.data, 'utf8') : change.data;
       const existed = files.has(p);
       const content = change.writeMode === 'append' && existed ? Buffer.concat([contentOf(p), added]) : added;
       files.set(p, { size: content.length, content });
