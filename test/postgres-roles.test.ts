@@ -1,5 +1,6 @@
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
+import { request } from 'node:http';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -9,6 +10,20 @@ import { makeHome, removeHome } from './helpers/server.js';
 import { onPostgres, pgQuery } from './helpers/storage.js';
 
 const exec = promisify(execFile);
+
+/** GET `rawPath` from a node on `port` with an explicit Host header (a hosted site's), as a browser would send it. */
+function hostedPage(port: number, host: string, rawPath: string): Promise<{ status: number; text: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port, path: rawPath, headers: { host }, agent: false }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
 
 /**
  * `backyard serve --role`: a platform node and two data nodes, each with a home of its own, on one
@@ -94,6 +109,60 @@ describe.skipIf(!onPostgres)('a platform node and two data nodes with separate h
     expect(await (await fetch(`${otherDataNode.url}/data/hooks/functions`, { headers: master })).json()).toEqual([hook]);
     expect(fs.existsSync(path.join(homes[1]!, 'apps', app.appId, 'hooks.json'))).toBe(false);
 
+  });
+
+  /** A management API call on the platform node. */
+  const manage = async (method: string, apiPath: string, body?: unknown) => {
+    const response = await fetch(`${platformNode.url}/v1${apiPath}`, { method, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+    return { status: response.status, body: (await response.json()) as any };
+  };
+  /** Calls cloud function `name` through a data node until it answers `wanted` (deadline 20 s); the answers seen are returned. */
+  const answersUntil = async (node: ServeProcess, name: string, wanted: unknown) => {
+    const headers = { 'X-Parse-Application-Id': app.appId, 'X-Parse-REST-API-Key': app.restKey, 'content-type': 'application/json' };
+    let last: unknown;
+    for (const deadline = Date.now() + 20_000; Date.now() < deadline; await new Promise((r) => setTimeout(r, 100))) {
+      last = await (await fetch(`${node.url}/data/functions/${name}`, { method: 'POST', headers, body: '{}' })).json();
+      if (JSON.stringify(last) === JSON.stringify(wanted)) return last;
+    }
+    return last;
+  };
+
+  it('runs cloud code deployed through the platform on both data nodes, serves its public files, and a rollback there too', async () => {
+    const deployOf = (text: string) => ({
+      changes: [
+        { path: 'cloud/main.js', operation: 'write', writeMode: 'overwrite', data: `Parse.Cloud.define('which', () => '${text}');\nParse.Cloud.job('tick', () => 'ticked');\n` },
+        { path: 'public/index.html', operation: 'write', writeMode: 'overwrite', data: `<p>${text}</p>` },
+      ],
+    });
+    const first = await manage('POST', `/backend-apps/${app.appId}/cloud-code`, deployOf('first'));
+    expect(first.status, JSON.stringify(first.body)).toBe(200);
+    for (const node of [dataNode, otherDataNode]) expect(await answersUntil(node, 'which', { result: 'first' })).toEqual({ result: 'first' });
+    const second = await manage('POST', `/backend-apps/${app.appId}/cloud-code`, deployOf('second'));
+    expect(second.status).toBe(200);
+    for (const node of [dataNode, otherDataNode]) expect(await answersUntil(node, 'which', { result: 'second' })).toEqual({ result: 'second' });
+    // The data nodes' homes hold the tree they were given, not the platform's.
+    expect(fs.readFileSync(path.join(homes[2]!, 'apps', app.appId, 'cloud', 'cloud', 'main.js'), 'utf8')).toContain("'second'");
+
+    const versions = (await manage('GET', `/backend-apps/${app.appId}/cloud-code/versions`)).body.versions as Array<{ version: number; changes: string }>;
+    const firstVersion = versions.find((v) => v.changes.includes('main.js') && v.version < versions[0]!.version)!.version;
+    expect((await manage('POST', `/backend-apps/${app.appId}/cloud-code/rollback`, { version: firstVersion })).status).toBe(200);
+    for (const node of [dataNode, otherDataNode]) expect(await answersUntil(node, 'which', { result: 'first' })).toEqual({ result: 'first' });
+
+    // The site of the app (activated through the platform) is served by a data node from the version it was given.
+    const activated = await manage('POST', `/backend-apps/${app.appId}/activate-web-hosting`);
+    expect(activated.status, JSON.stringify(activated.body)).toBe(200);
+    const siteHost = new URL(activated.body.publicWebHostingURL as string).hostname;
+    expect(await hostedPage(otherDataNode.port, siteHost, '/index.html')).toEqual({ status: 200, text: '<p>first</p>' });
+
+    // A job schedule made through one data node is known to the store every data node reads.
+    const master = { 'X-Parse-Application-Id': app.appId, 'X-Parse-Master-Key': app.masterKey, 'content-type': 'application/json' };
+    const scheduled = await fetch(`${dataNode.url}/data/cloud_code/jobs`, {
+      method: 'POST',
+      headers: master,
+      body: JSON.stringify({ job_schedule: { jobName: 'tick', repeatMinutes: 60, params: '{}', description: 'hourly' } }),
+    });
+    expect(scheduled.status, await scheduled.clone().text()).toBe(201);
+    expect(await pgQuery('SELECT app_id FROM backyard.app_job_schedules', [], databaseUrl())).toEqual([{ app_id: app.appId }]);
   });
 
   it('serves the management API, MCP, the dashboard and the git host on the platform node only', async () => {

@@ -37,6 +37,9 @@ import { createOAuthService } from './oauth/index.js';
 import { DashboardSessions } from './dashboard/sessions.js';
 import { WebAppService, webAppSettings } from './webapps/service.js';
 import { scheduleMarksIn, webhookListsIn } from './backendapps/sharedAppState.js';
+import { CloudTreeSync } from './backendapps/cloudCode/treeSync.js';
+import { CloudCodeVersions } from './backendapps/cloudCode/versions.js';
+import type { CloudTrees } from '../data/cloud/runtime.js';
 
 /** The running domain: the platform store and the services over it, without any front end. */
 export interface Platform {
@@ -51,6 +54,8 @@ export interface Platform {
   dataServices: DataServices;
   /** Parse's LiveQuery over WebSocket at the data API's address. */
   liveQuery: LiveQueryServer;
+  /** Where apps' cloud trees come from on PostgreSQL (the platform store's active versions); undefined on SQLite, where the home's tree is the truth. */
+  cloudTrees: CloudTrees | undefined;
   /** App deletions and cloud deploys, this process's and (PostgreSQL) the others': for front ends that hold something per app. */
   events: Pick<AppEvents, 'on'>;
   /**
@@ -109,7 +114,11 @@ export async function openPlatform(config: Config, log: Logger): Promise<Platfor
     reload: (appId) => events.announce('cloud_deployed', appId),
   });
   const dataRouter = createDataRouter(log, () => new URL(urls.dataApi).pathname);
+  // On PostgreSQL, each app's active cloud code version comes from the platform store to this home
+  // before it runs or is served: nodes need not share a home (BACKYARD_ROLE).
+  const cloudTrees = config.databaseUrl ? new CloudTreeSync(new CloudCodeVersions(db), config.home, log) : undefined;
   const cloud = new WorkerCloudRuntime({
+    trees: cloudTrees,
     home: config.home,
     directory: backendApps,
     dataApiUrl: () => urls.dataApi,
@@ -148,8 +157,9 @@ export async function openPlatform(config: Config, log: Logger): Promise<Platfor
   };
   const liveQuery = new LiveQueryServer(dataApps, dataCloud, log, storage.broadcast);
   events.on('cloud_deployed', async ({ appId, here }) => {
-    // Deployed here: the workers load it now. Deployed by another process: a live worker here loads it.
+    // Deployed here: the workers load it now. Deployed by another process: its tree comes here, and a live worker here loads it.
     if (here && appId !== undefined) return cloud.reload(appId);
+    cloudTrees?.stale(appId);
     for (const app of appId === undefined ? cloud.appsWithWorkers() : [appId]) if (cloud.liveWorkers(app) > 0) await cloud.reload(app);
   });
   events.on('app_deleted', async ({ appId, here }) => {
@@ -211,6 +221,7 @@ export async function openPlatform(config: Config, log: Logger): Promise<Platfor
     dataRouter,
     dataServices,
     liveQuery,
+    cloudTrees,
     events,
     checkStorage: () => storage.check(),
     start: async () => {

@@ -157,6 +157,8 @@ export function hostedSites(platform: Platform, options: { webApps: boolean } = 
       }
       const appId = await services.backendApps.hostedApp(sub);
       if (appId === undefined) return errorPage(req, res, 404, `No site is hosted at ${sub}.${d!.parent}.`);
+      // On PostgreSQL the site's files are the active cloud code version's, put on this node's disk first.
+      if (platform.cloudTrees && !platform.cloudTrees.ready(appId)) await platform.cloudTrees.prepare(appId);
       return serveFolder(req, res, hostedFolder(config.home, appId));
     };
     serve().catch((err: unknown) => {

@@ -55,6 +55,19 @@ export interface CloudRuntimeOptions {
   log: Logger;
   /** Called with each message a running job reports (`request.message`). */
   onJobMessage?: (appId: string, jobId: string, message: string) => void;
+  /**
+   * Where an app's cloud tree comes from when this home is not where it is deployed (a data node,
+   * BACKYARD_ROLE): `ready` says, without waiting, whether the tree on disk is the active version;
+   * `prepare` puts it there. Without it, the tree on disk is the truth.
+   */
+  trees?: CloudTrees;
+}
+
+/** The active version of each app's cloud tree, put in place on this home's disk (see `CloudRuntimeOptions.trees`). */
+export interface CloudTrees {
+  ready(appId: string): boolean;
+  /** @throws Error when the active version cannot be fetched or put in place. */
+  prepare(appId: string): Promise<void>;
 }
 
 /** The app's cloud tree: `apps/<appId>/cloud/`, with `cloud/main.js` its entry. */
@@ -176,6 +189,7 @@ export class WorkerCloudRuntime implements CloudRuntime {
   }
 
   private async start(appId: string): Promise<Worker | undefined> {
+    if (this.options.trees && !this.options.trees.ready(appId)) await this.options.trees.prepare(appId);
     const keys = await this.options.directory.keys(appId);
     const mainFile = this.mainFile(appId);
     if (this.closed || !keys || !fs.existsSync(mainFile)) return undefined;
@@ -262,12 +276,14 @@ export class WorkerCloudRuntime implements CloudRuntime {
     const live = this.workers.get(appId);
     if (live && !live.exited) return live.loaded;
     if (this.starting.has(appId)) return undefined;
+    if (this.options.trees && !this.options.trees.ready(appId)) return undefined;
     // As start() decides, so that a main.js put in place by hand is loaded by the next call too.
     return this.registryWithoutWorker(appId);
   }
 
   async registry(appId: string): Promise<CloudRegistry> {
     const live = this.workers.get(appId);
+    if (this.options.trees && !this.options.trees.ready(appId)) await this.options.trees.prepare(appId);
     if (!live || live.exited) {
       const known = this.starting.has(appId) ? undefined : this.registryWithoutWorker(appId);
       if (known) return known;

@@ -17,6 +17,7 @@ import { readTree, textOf } from './read.js';
 import { templateFiles, type PublicAppFacts } from './template.js';
 import { scanTree, type TreeState } from './tree.js';
 import { CloudCodeVersions, summarise, type CloudCodeVersion } from './versions.js';
+import { markVersion } from './treeSync.js';
 import { deployWarnings } from './warnings.js';
 import type { CloudCodeOperations } from '../../services.js';
 
@@ -111,7 +112,7 @@ export class CloudCodeService implements CloudCodeOperations {
       files.set(treePath, Buffer.from(content, 'utf8'));
     }
     // Called inside the transaction that inserts the app's record: the version goes with it.
-    await this.versionStore.record(appId, await packTree(files), `the starting files: ${[...files.keys()].join(', ')}`);
+    markVersion(appFolder, await this.versionStore.record(appId, await packTree(files), `the starting files: ${[...files.keys()].join(', ')}`));
   }
 
   /** The files of a tree as it is on disk (without `cloud/node_modules`). */
@@ -123,7 +124,7 @@ export class CloudCodeService implements CloudCodeOperations {
   private async keepFirstVersion(appId: string): Promise<void> {
     if (await this.versionStore.any(appId)) return;
     const archive = await packTree(CloudCodeService.filesOf(this.tree(appId)));
-    await this.versionStore.record(appId, archive, FIRST_KEPT, { onlyFirst: true });
+    markVersion(homePaths(this.deps.home).app(appId), await this.versionStore.record(appId, archive, FIRST_KEPT, { onlyFirst: true }));
   }
 
   /** Runs `work` after the app's earlier deploys and rollbacks (this process's), one at a time. */
@@ -253,6 +254,8 @@ export class CloudCodeService implements CloudCodeOperations {
     } finally {
       dependencies?.finish();
     }
+    // Names the version on disk, so that other processes sharing this home unpack nothing (treeSync.ts).
+    markVersion(appFolder, version);
 
     const read = (p: string) => {
       const content = plan.files.get(p)?.content ?? fs.readFileSync(onDisk(tree, p));

@@ -98,6 +98,12 @@ export class CloudCodeVersions {
     return rows.map((r) => ({ version: Number(r.version), createdAt: r.created_at, changes: r.changes, active: Number(r.active) === 1 }));
   }
 
+  /** The number of the app's active version, or undefined when none is kept. */
+  async active(appId: string): Promise<number | undefined> {
+    const row = await this.db.get<{ version: number }>('SELECT version FROM cloud_code_versions WHERE app_id = ? AND active = 1', appId);
+    return row ? Number(row.version) : undefined;
+  }
+
   /** The archive of one version, or undefined when the app has no such version (never made, or pruned). */
   async archive(appId: string, version: number): Promise<Buffer | undefined> {
     const row = await this.db.get<{ archive: Buffer }>('SELECT archive FROM cloud_code_versions WHERE app_id = ? AND version = ?', appId, version);
