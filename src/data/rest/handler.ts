@@ -324,8 +324,13 @@ export function createDataHandler(options: DataHandlerOptions): DataHandler {
   const fail = (req: IncomingMessage, res: ServerResponse, error: unknown): void => {
     const known = asParseError(error);
     if (known) {
-      // A body left unread (too large) would be taken for the next request on this connection.
-      if (known.httpStatus === 413) res.shouldKeepAlive = false;
+      // A body left unread (too large) would be taken for the next request on this connection; it
+      // is read to its end and dropped, so that closing does not reset the connection under the
+      // client before it reads the answer.
+      if (known.httpStatus === 413) {
+        res.shouldKeepAlive = false;
+        req.resume();
+      }
       return send(req, res, errorResponse(known));
     }
     log.error({ err: error, method: req.method, url: req.url?.split('?')[0] }, 'data API failure');
