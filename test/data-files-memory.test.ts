@@ -134,7 +134,9 @@ describe('a file larger than memory would like', () => {
     expect(down.result).toEqual({ status: 200, size: FILE_SIZE, sha256: expected.digest('hex') });
     const growth = { upload: (up.peak - baseline) / MiB, download: (down.peak - baseline) / MiB };
     console.log(`backyard serve's RSS above its baseline of ${(baseline / MiB).toFixed(1)} MiB while a 50 MiB file passed: ${JSON.stringify(growth)} MiB`);
-    // A buffered upload or download would add at least the file's 50 MiB.
+    // A buffered upload or download would add at least the file's 50 MiB; streamed, the growth is the
+    // garbage of passing pieces until the collector runs, about the same for a 10 MiB file (13-18 MiB
+    // measured on both sizes).
     expect(growth.upload).toBeLessThan(FILE_SIZE / MiB / 2);
     expect(growth.download).toBeLessThan(FILE_SIZE / MiB / 2);
   }, 300_000);

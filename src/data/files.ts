@@ -211,7 +211,7 @@ export const tooLarge = (maxSize: number): ParseError =>
  */
 export async function* limitedChunks(body: UploadBody, maxSize: number, chunkSize: number): AsyncGenerator<Buffer> {
   let total = 0;
-  let pending: Buffer[] = [];
+  let pending: Uint8Array[] = [];
   let pendingBytes = 0;
   const source: AsyncIterator<Uint8Array> | Iterator<Uint8Array> = Symbol.asyncIterator in body ? body[Symbol.asyncIterator]() : body[Symbol.iterator]();
   for (;;) {
@@ -228,12 +228,12 @@ export async function* limitedChunks(body: UploadBody, maxSize: number, chunkSiz
     let offset = 0;
     while (offset < piece.byteLength) {
       const take = Math.min(chunkSize - pendingBytes, piece.byteLength - offset);
-      // A copy: a source may reuse its buffer once asked for the next piece.
-      pending.push(Buffer.from(piece.subarray(offset, offset + take)));
+      // Not copied: request bodies and the buffers of the JSON form are never reused by their sources.
+      pending.push(piece.subarray(offset, offset + take));
       pendingBytes += take;
       offset += take;
       if (pendingBytes === chunkSize) {
-        yield pending.length === 1 ? pending[0]! : Buffer.concat(pending, pendingBytes);
+        yield pending.length === 1 ? Buffer.from(pending[0]!.buffer, pending[0]!.byteOffset, pending[0]!.byteLength) : Buffer.concat(pending, pendingBytes);
         pending = [];
         pendingBytes = 0;
       }
