@@ -54,6 +54,9 @@ const METHODS = new Set(['GET', 'POST', 'PUT', 'DELETE']);
 /** Methods whose body is read; a GET or HEAD body is ignored, as Fastify and Parse Server do. */
 const WITH_BODY = new Set(['POST', 'PUT', 'DELETE', 'PATCH']);
 
+/** Content types of bodies that may be the JS SDK's JSON form of an upload (`isRawUpload`). */
+const JSON_OR_TEXT = /^(application\/json|text\/plain)/;
+
 /**
  * Whether a file POST carries the file's own bytes rather than the JS SDK's JSON form
  * (`{base64, _ContentType, _ApplicationId, ...}`). As Parse Server tells them apart: the JSON form
@@ -71,9 +74,6 @@ function isRawUpload(buffer: Buffer, contentType: string, headers: IncomingMessa
     return true;
   }
 }
-
-/** Content types of bodies that may be the JS SDK's JSON form of an upload (`isRawUpload`). */
-const JSON_OR_TEXT = /^(application\/json|text\/plain)/;
 
 const FORM_TYPE = /^\s*application\/x-www-form-urlencoded\s*(;|$)/i;
 
