@@ -4,9 +4,11 @@ import { Validator } from '@seriousme/openapi-schema-validator';
 import { aggregate as mingoAggregate } from 'mingo';
 import Parse from 'parse/node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { checkFileName, FileStore, MAX_FILE_SIZE } from '../src/data/files.js';
+import { DiskFileStore } from '../src/data/diskFiles.js';
+import { checkFileName, MAX_FILE_SIZE } from '../src/data/files.js';
 import { packageVersion } from '../src/version.js';
 import { startTestServer, type TestServer } from './helpers/server.js';
+import { onPostgres, pgQuery } from './helpers/storage.js';
 
 let server: TestServer;
 let appId: string;
@@ -138,10 +140,19 @@ describe('files over REST', () => {
     const got = await download(res.body.url);
     expect(got).toMatchObject({ status: 200, type: 'image/jpeg' });
     expect(got.bytes.equals(jpeg)).toBe(true);
-    // Files live under apps/<appId>/files/, with the content type beside them.
-    const folder = path.join(server.home, 'apps', appId, 'files');
-    expect(fs.readFileSync(path.join(folder, res.body.name)).equals(jpeg)).toBe(true);
-    expect(JSON.parse(fs.readFileSync(path.join(folder, '.meta', `${res.body.name}.json`), 'utf8'))).toMatchObject({ contentType: 'image/jpeg', size: 7 });
+    if (onPostgres) {
+      // Files live in the app's schema: a record and the bytes in chunks.
+      const url = server.platform.config.databaseUrl;
+      expect(await pgQuery(`SELECT "contentType", size::int AS size FROM "app_${appId}"."_FILES" WHERE name = $1`, [res.body.name], url)).toEqual([{ contentType: 'image/jpeg', size: 7 }]);
+      const chunks = await pgQuery(`SELECT n, bytes FROM "app_${appId}"."_FILE_CHUNKS" WHERE name = $1`, [res.body.name], url);
+      expect(chunks.map((c) => [c.n, Buffer.compare(c.bytes as Buffer, jpeg)])).toEqual([[0, 0]]);
+      expect(fs.existsSync(path.join(server.home, 'apps', appId, 'files', res.body.name))).toBe(false);
+    } else {
+      // Files live under apps/<appId>/files/, with the content type beside them.
+      const folder = path.join(server.home, 'apps', appId, 'files');
+      expect(fs.readFileSync(path.join(folder, res.body.name)).equals(jpeg)).toBe(true);
+      expect(JSON.parse(fs.readFileSync(path.join(folder, '.meta', `${res.body.name}.json`), 'utf8'))).toMatchObject({ contentType: 'image/jpeg', size: 7 });
+    }
   });
 
   it('takes JSON {base64} and appends the extension of a known content type to a bare name', async () => {
@@ -186,9 +197,12 @@ describe('files over REST', () => {
     const big = await call('POST', '/files/big.bin', { master: true, raw: { data: Buffer.alloc(MAX_FILE_SIZE + 1), type: 'application/octet-stream' } });
     expect(big.status).toBe(413);
     expect([116, 129, 130]).toContain(big.body.code);
-    // The store itself refuses more than 20 MiB with 129 and status 413.
-    const store = new FileStore(path.join(server.home, 'scratch-files'));
-    await expect(store.save('big.bin', Buffer.alloc(MAX_FILE_SIZE + 1))).rejects.toMatchObject({ code: 129, httpStatus: 413 });
+    // The store itself refuses more than 20 MiB by default with 129 and status 413, and leaves nothing.
+    const folder = path.join(server.home, 'scratch-files');
+    const store = new DiskFileStore(folder);
+    await expect(store.save('big.bin', [Buffer.alloc(MAX_FILE_SIZE), Buffer.alloc(1)])).rejects.toMatchObject({ code: 129, httpStatus: 413 });
+    expect(fs.readdirSync(path.join(folder, '.tmp'))).toEqual([]);
+    expect(fs.readdirSync(folder).filter((n) => !n.startsWith('.'))).toEqual([]);
   });
 
   it('deletes with the master key only; unknown files answer 153 and downloads 404', async () => {

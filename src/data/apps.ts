@@ -6,6 +6,7 @@ import { AppServices } from './appServices.js';
 import { DataStore } from './store.js';
 import { fileLocation } from './fileLocation.js';
 import type { StorageProvider } from './storage/provider.js';
+import type { FileStore } from './files.js';
 import { DEFAULT_SETTINGS, type ServerSettings } from './settings.js';
 import { Outbox, type MailRecord } from './mail/outbox.js';
 
@@ -154,9 +155,9 @@ export class DataApps {
     return open;
   }
 
-  /** The folder where an app's uploaded files live. */
-  filesFolder(applicationId: string): string {
-    return path.join(homePaths(this.home).app(applicationId), 'files');
+  /** The uploaded files of an app, where its storage keeps them (StorageProvider.files). */
+  files(applicationId: string): FileStore {
+    return this.storage.files(applicationId, homePaths(this.home).app(applicationId));
   }
 
   /** Closes one app's database and forgets its keys (an app being deleted); a later call finds it unknown. */

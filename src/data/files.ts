@@ -1,25 +1,20 @@
 import { randomBytes } from 'node:crypto';
-import fs from 'node:fs';
-import path from 'node:path';
+import type { Readable } from 'node:stream';
 import mime from 'mime';
 import { ParseCode, ParseError } from './errors.js';
 
 /**
- * Uploaded files of one Backend App, kept in `apps/<appId>/files/` (design.md, "State"):
- *
- * - `<name>`: the bytes, where `<name>` is `<32 hex>_<original name>` as Parse Server generates it;
- * - `.meta/<name>.json`: `{contentType, size, createdAt, metadata?, tags?}` beside it;
- * - `.tmp/`: files being written, renamed into place once on disk (a reader never sees half a file).
- *
- * Stored names pass Parse's file-name rule, whose first character is never a dot, so they can
- * neither be `.meta` or `.tmp` nor leave the folder.
+ * Rules shared by the stores of uploaded files (names, content types, refused extensions, the
+ * size limit) and the interface they implement: the disk store of SQLite homes (diskFiles.ts) and
+ * the PostgreSQL one (storage/postgres/files.ts). Uploads arrive and downloads leave as streams, so
+ * that no store holds a whole file in memory.
  */
 
 /** Parse Server's rule for file names (`FilesAdapter.validateFilename`), and its length limit. */
 export const FILE_NAME = /^[_a-zA-Z0-9][a-zA-Z0-9@. ~_-]*$/;
 export const MAX_FILE_NAME_LENGTH = 128;
 
-/** Largest file accepted: 20 MiB, the data API's body limit. */
+/** Largest file accepted by default: 20 MiB, Parse Server's default `maxUploadSize` (settings.ts). */
 export const MAX_FILE_SIZE = 20 * 1024 * 1024;
 
 /** Stored names: a generated prefix (33 characters) plus an original name, or an imported Parse name. */
@@ -95,10 +90,12 @@ export function checkFileName(name: string): void {
 /** Whether `name` can be a stored file's name (Parse's rule, bounded length). */
 export const isStoredName = (name: string): boolean => name.length <= MAX_STORED_NAME_LENGTH && FILE_NAME.test(name);
 
-/** What the sidecar of a stored file holds. */
+/** What is kept of a stored file besides its bytes. */
 export interface FileInfo {
   contentType: string;
+  /** In bytes. */
   size: number;
+  /** ISO 8601. */
   createdAt: string;
   metadata?: Record<string, unknown>;
   tags?: Record<string, unknown>;
@@ -116,144 +113,132 @@ export interface UploadOptions {
    * Server tests them. Absent for the master key, which Parse Server lets upload any extension.
    */
   allowExtension?: (extension: string) => boolean;
+  /** The largest upload accepted, in bytes (the app's `maxUploadSize`); MAX_FILE_SIZE when absent. */
+  maxSize?: number;
+}
+
+/** The bytes of an upload as they arrive: a request body, or buffers at hand (the JSON form's base64). */
+export type UploadBody = AsyncIterable<Uint8Array> | Iterable<Uint8Array>;
+
+/** A stored file opened for reading. */
+export interface StoredFile {
+  contentType: string;
+  /** In bytes. */
+  size: number;
+  /**
+   * A stream of the bytes `start` to `end` (both inclusive, `0 <= start <= end < size`). It fails
+   * (emits an error) when the file is deleted while it is read.
+   */
+  read(start: number, end: number): Readable;
 }
 
 /**
- * The files of one app. Reads are synchronous (the public download route answers synchronously);
- * writes are asynchronous and durable (file and folder synced) before they resolve.
+ * The uploaded files of one Backend App. Stored names are `<32 hex>_<original name>`, as Parse
+ * Server generates them; a file is seen whole or not at all, and a failed upload leaves nothing.
  */
-export class FileStore {
-  constructor(readonly folder: string) {}
-
-  /** The path of a stored name inside the folder. @throws ParseError 122 for a name outside the rule. */
-  private pathOf(name: string, sub?: '.meta'): string {
-    if (!isStoredName(name)) throw new ParseError(ParseCode.INVALID_FILE_NAME, `Invalid file name: ${name}.`);
-    const dir = sub ? path.join(this.folder, sub) : this.folder;
-    const file = path.join(dir, sub ? `${name}.json` : name);
-    if (path.dirname(file) !== dir) throw new ParseError(ParseCode.INVALID_FILE_NAME, `Invalid file name: ${name}.`);
-    return file;
-  }
-
+export interface FileStore {
   /**
-   * Stores an upload under a new name `<32 hex>_<originalName>` (with the content type's extension
-   * appended when the name has none, as Parse Server does).
-   * @returns the stored name and content type.
-   * @throws ParseError 122 for a bad name; 130 FILE_SAVE_ERROR for an empty file or a file browsers
-   *   render as active content (REFUSED_EXTENSION) or that `allowExtension` refuses; 129
-   *   FILE_TOO_LARGE (status 413) above 20 MiB.
+   * Stores an upload under a new name, reading `body` as it arrives.
+   * @returns the stored name and content type (`prepareUpload`).
+   * @throws ParseError as `prepareUpload` and `limitedChunks` throw: 122 for a bad name, 130 for an
+   *   empty or refused file or a body cut off, 129 (413) above `options.maxSize`.
    */
-  async save(originalName: string, data: Buffer, options: UploadOptions = {}): Promise<{ name: string; contentType: string }> {
-    checkFileName(originalName);
-    if (data.length === 0) throw new ParseError(ParseCode.FILE_SAVE_ERROR, 'Invalid file upload.');
-    if (data.length > MAX_FILE_SIZE) {
-      throw new ParseError(ParseCode.FILE_TOO_LARGE, `The file is ${data.length} bytes; files may hold at most ${MAX_FILE_SIZE} bytes.`, 413);
-    }
-    const given = options.contentType?.trim();
-    const declaredType = given && CONTENT_TYPE.test(given) ? given : undefined;
-    let name = originalName;
-    // Parse Server's FilesController.createFile: a name without an extension takes the declared
-    // type's (no second dot after a trailing one); a name with one is served as the extension says.
-    const added = !extensionOf(name) && declaredType ? mime.getExtension(declaredType) : null;
-    if (added) name = `${name}${name.endsWith('.') ? '' : '.'}${added}`;
-    const contentType = (added ? declaredType : contentTypeFor(name)) ?? declaredType ?? OCTET_STREAM;
-    const allow = options.allowExtension;
-    const declared = contentTypeFor(name) || !given ? '' : subtypeOf(given).replace(/\s+/g, '');
-    const refused =
-      [extensionOf(name), subtypeOf(contentType)].find((ext) => REFUSED_EXTENSION.test(ext)) ??
-      (allow ? [extensionOf(name), declared].find((ext) => ext !== '' && !allow(ext)) : undefined);
-    if (refused) throw new ParseError(ParseCode.FILE_SAVE_ERROR, `File upload of extension ${refused} is disabled.`);
-    name = `${randomBytes(16).toString('hex')}_${name}`;
-    const info: FileInfo = { contentType, size: data.length, createdAt: new Date().toISOString() };
-    if (options.metadata && Object.keys(options.metadata).length) info.metadata = options.metadata;
-    if (options.tags && Object.keys(options.tags).length) info.tags = options.tags;
-
-    // The sidecar first: once the bytes appear under their name, their content type is known.
-    const sidecar = this.pathOf(name, '.meta');
-    await this.writeAtomic(sidecar, Buffer.from(JSON.stringify(info)));
-    try {
-      await this.writeAtomic(this.pathOf(name), data);
-    } catch (error) {
-      await fs.promises.rm(sidecar, { force: true });
-      throw error;
-    }
-    return { name, contentType };
-  }
-
-  /** Writes through a temporary file, syncs it, renames it into place and syncs the folder. */
-  private async writeAtomic(target: string, data: Buffer): Promise<void> {
-    const tmpDir = path.join(this.folder, '.tmp');
-    await fs.promises.mkdir(tmpDir, { recursive: true });
-    await fs.promises.mkdir(path.dirname(target), { recursive: true });
-    const tmp = path.join(tmpDir, randomBytes(12).toString('hex'));
-    try {
-      const handle = await fs.promises.open(tmp, 'wx', 0o600);
-      try {
-        await handle.writeFile(data);
-        await handle.sync();
-      } finally {
-        await handle.close();
-      }
-      await fs.promises.rename(tmp, target);
-    } catch (error) {
-      await fs.promises.rm(tmp, { force: true });
-      throw error;
-    }
-    await syncFolder(path.dirname(target));
-  }
-
-  /** The content type and sidecar of a stored file, or undefined when there is none. */
-  info(name: string): FileInfo | undefined {
-    if (!isStoredName(name)) return undefined;
-    try {
-      return JSON.parse(fs.readFileSync(this.pathOf(name, '.meta'), 'utf8')) as FileInfo;
-    } catch {
-      return undefined;
-    }
-  }
-
+  save(originalName: string, body: UploadBody, options?: UploadOptions): Promise<{ name: string; contentType: string }>;
+  /** A stored file's content type, size and metadata; undefined for an unknown or invalid name. */
+  info(name: string): Promise<FileInfo | undefined>;
+  /** A stored file opened for reading; undefined for an unknown or invalid name. */
+  open(name: string): Promise<StoredFile | undefined>;
   /**
-   * A stored file's bytes and content type; undefined for an unknown or invalid name. A file
-   * without a sidecar (imported, or written by a crash between the two renames) gets the content
-   * type of its extension.
-   */
-  async read(name: string): Promise<{ data: Buffer; contentType: string } | undefined> {
-    if (!isStoredName(name)) return undefined;
-    let data: Buffer;
-    try {
-      // Asynchronous: a 20 MiB download must not hold the event loop.
-      data = await fs.promises.readFile(this.pathOf(name));
-    } catch {
-      return undefined;
-    }
-    return { data, contentType: this.info(name)?.contentType ?? contentTypeFor(name) ?? OCTET_STREAM };
-  }
-
-  /**
-   * Deletes a stored file and its sidecar.
+   * Deletes a stored file.
    * @returns false when there is no such file.
    * @throws ParseError 122 for a name outside Parse's rule.
    */
-  async delete(name: string): Promise<boolean> {
-    const file = this.pathOf(name);
-    const existed = await fs.promises.rm(file).then(
-      () => true,
-      (error: NodeJS.ErrnoException) => {
-        if (error.code === 'ENOENT') return false;
-        throw error;
-      },
-    );
-    await fs.promises.rm(this.pathOf(name, '.meta'), { force: true });
-    if (existed) await syncFolder(this.folder);
-    return existed;
-  }
+  delete(name: string): Promise<boolean>;
 }
 
-/** fsync of a folder, so that a rename or removal in it is on disk. */
-async function syncFolder(dir: string): Promise<void> {
-  const handle = await fs.promises.open(dir, 'r');
-  try {
-    await handle.sync();
-  } finally {
-    await handle.close();
+/** What `prepareUpload` decides before any byte is stored. */
+export interface PreparedUpload {
+  /** The stored name, `<32 hex>_<name>`. */
+  name: string;
+  contentType: string;
+  /** The record to keep but for `size` (known once every byte arrived). */
+  info: Omit<FileInfo, 'size'>;
+  /** The largest size accepted, in bytes. */
+  maxSize: number;
+}
+
+/**
+ * The stored name, content type and record of an upload, before any byte is read (with the
+ * content type's extension appended to a name that has none, as Parse Server's
+ * FilesController.createFile does).
+ * @throws ParseError 122 for a bad name; 130 FILE_SAVE_ERROR for a file browsers render as active
+ *   content (REFUSED_EXTENSION) or that `allowExtension` refuses.
+ */
+export function prepareUpload(originalName: string, options: UploadOptions = {}): PreparedUpload {
+  checkFileName(originalName);
+  const given = options.contentType?.trim();
+  const declaredType = given && CONTENT_TYPE.test(given) ? given : undefined;
+  let name = originalName;
+  // Parse Server's FilesController.createFile: a name without an extension takes the declared
+  // type's (no second dot after a trailing one); a name with one is served as the extension says.
+  const added = !extensionOf(name) && declaredType ? mime.getExtension(declaredType) : null;
+  if (added) name = `${name}${name.endsWith('.') ? '' : '.'}${added}`;
+  const contentType = (added ? declaredType : contentTypeFor(name)) ?? declaredType ?? OCTET_STREAM;
+  const allow = options.allowExtension;
+  const declared = contentTypeFor(name) || !given ? '' : subtypeOf(given).replace(/\s+/g, '');
+  const refused =
+    [extensionOf(name), subtypeOf(contentType)].find((ext) => REFUSED_EXTENSION.test(ext)) ??
+    (allow ? [extensionOf(name), declared].find((ext) => ext !== '' && !allow(ext)) : undefined);
+  if (refused) throw new ParseError(ParseCode.FILE_SAVE_ERROR, `File upload of extension ${refused} is disabled.`);
+  const info: Omit<FileInfo, 'size'> = { contentType, createdAt: new Date().toISOString() };
+  if (options.metadata && Object.keys(options.metadata).length) info.metadata = options.metadata;
+  if (options.tags && Object.keys(options.tags).length) info.tags = options.tags;
+  return { name: `${randomBytes(16).toString('hex')}_${name}`, contentType, info, maxSize: options.maxSize ?? MAX_FILE_SIZE };
+}
+
+/** The content type a stored file is served with when its record is lost: its extension's. */
+export const fallbackContentType = (name: string): string => contentTypeFor(name) ?? OCTET_STREAM;
+
+/** The error of an upload over `maxSize` bytes: 129 FILE_TOO_LARGE with status 413. */
+export const tooLarge = (maxSize: number): ParseError =>
+  new ParseError(ParseCode.FILE_TOO_LARGE, `The file is larger than ${maxSize} bytes, the most this app accepts (its maxUploadSize setting).`, 413);
+
+/**
+ * The bytes of `body` in pieces of `chunkSize` bytes (the last one shorter), counted as they
+ * arrive: no more than one piece and what the source hands over at once is in memory.
+ * @throws ParseError 129 (413) as soon as more than `maxSize` bytes arrived; 130 FILE_SAVE_ERROR
+ *   for an empty body, or when the body fails before its end (the client stopped sending it).
+ */
+export async function* limitedChunks(body: UploadBody, maxSize: number, chunkSize: number): AsyncGenerator<Buffer> {
+  let total = 0;
+  let pending: Uint8Array[] = [];
+  let pendingBytes = 0;
+  const source: AsyncIterator<Uint8Array> | Iterator<Uint8Array> = Symbol.asyncIterator in body ? body[Symbol.asyncIterator]() : body[Symbol.iterator]();
+  for (;;) {
+    let step: IteratorResult<Uint8Array>;
+    try {
+      step = await source.next();
+    } catch {
+      throw new ParseError(ParseCode.FILE_SAVE_ERROR, 'Invalid file upload: the body stopped before its end (the client stopped sending it, or it is shorter than its Content-Length).');
+    }
+    if (step.done) break;
+    const piece = step.value;
+    total += piece.byteLength;
+    if (total > maxSize) throw tooLarge(maxSize);
+    let offset = 0;
+    while (offset < piece.byteLength) {
+      const take = Math.min(chunkSize - pendingBytes, piece.byteLength - offset);
+      // Not copied: request bodies and the buffers of the JSON form are never reused by their sources.
+      pending.push(piece.subarray(offset, offset + take));
+      pendingBytes += take;
+      offset += take;
+      if (pendingBytes === chunkSize) {
+        yield pending.length === 1 ? Buffer.from(pending[0]!.buffer, pending[0]!.byteOffset, pending[0]!.byteLength) : Buffer.concat(pending, pendingBytes);
+        pending = [];
+        pendingBytes = 0;
+      }
+    }
   }
+  if (total === 0) throw new ParseError(ParseCode.FILE_SAVE_ERROR, 'Invalid file upload.');
+  if (pendingBytes) yield Buffer.concat(pending, pendingBytes);
 }

@@ -21,6 +21,28 @@ export const DEFAULT_FILE_EXTENSIONS = [
 const flag = (fallback: boolean) => z.boolean({ error: 'must be true or false' }).default(fallback);
 const count = z.number({ error: 'must be a whole number of at least 1' }).int({ error: 'must be a whole number of at least 1' }).min(1, { error: 'must be a whole number of at least 1' });
 
+/** The largest `maxUploadSize`: 10 GiB. */
+export const MAX_UPLOAD_SIZE_LIMIT = 10 * 1024 ** 3;
+
+/** A size as Parse Server's `maxUploadSize` takes it (Utils.parseSizeToBytes): `20mb`, `1.5gb`, `512kb`, `1000b`. */
+const SIZE = /^(\d+(?:\.\d+)?)\s*(b|kb|mb|gb)?$/;
+const SIZE_UNITS: Record<string, number> = { b: 1, kb: 1024, mb: 1024 ** 2, gb: 1024 ** 3 };
+
+/**
+ * The bytes of a size in Parse Server's form (a string with `b`, `kb`, `mb` or `gb`, or a number
+ * of bytes), rounded down; NaN for anything else.
+ */
+export function sizeInBytes(size: string | number): number {
+  if (typeof size === 'number') return Number.isFinite(size) && size >= 0 ? Math.floor(size) : NaN;
+  const match = SIZE.exec(size.trim().toLowerCase());
+  return match ? Math.floor(Number(match[1]) * SIZE_UNITS[match[2] ?? 'b']!) : NaN;
+}
+
+const uploadSizeError = `must be a size such as "20mb", "512kb" or "2gb" (or a number of bytes), from 1 byte to 10gb`;
+const uploadSize = z
+  .union([z.string(), z.number()], { error: uploadSizeError })
+  .refine((size) => sizeInBytes(size) >= 1 && sizeInBytes(size) <= MAX_UPLOAD_SIZE_LIMIT, { error: uploadSizeError });
+
 /**
  * A `fileExtensions` entry: `*` (any) or a regular expression an extension must match, as Parse
  * Server reads it, in the linear-time dialect of `$regex` (extensionPattern.ts).
@@ -110,6 +132,7 @@ export const serverSettingsSchema = z
       )
       .strict()
       .prefault({}),
+    maxUploadSize: uploadSize.default('20mb'),
     protectedFields: protectedFields.default({ _User: { '*': ['email'] } }),
     liveQuery: z
       .object(
@@ -156,6 +179,7 @@ export const SETTING_KEYS = [
   'fileUpload.enableForAnonymousUser',
   'fileUpload.enableForAuthenticatedUser',
   'fileUpload.fileExtensions',
+  'maxUploadSize',
   'protectedFields',
   'liveQuery.classNames',
 ] as const;
@@ -181,6 +205,8 @@ export const SETTING_HELP: Record<SettingKey, string> = {
   'fileUpload.enableForAnonymousUser': 'Anonymous users may upload files.',
   'fileUpload.enableForAuthenticatedUser': 'Logged-in users may upload files.',
   'fileUpload.fileExtensions': 'Regular expressions a file extension must match for clients to upload it; ["*"] for any. HTML, SVG, XML and kin stay refused.',
+  maxUploadSize:
+    'The largest file a client or the master key may upload, e.g. "50mb" or "2gb" (at most 10gb); the JS SDK\'s base64 uploads stay within the data API\'s 20 MiB body limit whatever this says.',
   protectedFields: 'Fields hidden per class and principal, added to each class\'s own protectedFields, e.g. {"_User": {"*": ["email"]}}. _User\'s email stays protected.',
   'liveQuery.classNames': 'Classes whose changes LiveQuery subscribers receive (ws://<host>/data), e.g. ["Message"]; none by default, as Parse Server.',
 };
@@ -257,6 +283,9 @@ export function changeSettings(overrides: SettingOverrides, changes: Record<stri
 
 /** An option's value in force, by its dotted name. */
 export const settingValue = (settings: ServerSettings, key: SettingKey): unknown => valueAt(settings, key.split('.'));
+
+/** The app's `maxUploadSize` in bytes. */
+export const maxUploadBytes = (settings: ServerSettings): number => sizeInBytes(settings.maxUploadSize);
 
 /**
  * The `expiresAt` of a session made now (Parse Server's `generateSessionExpiresAt`): `sessionLength`

@@ -31,6 +31,11 @@ export class ServeProcess {
     return `http://localhost:${this.port}`;
   }
 
+  /** The process id of the started process (to read its memory in /proc). */
+  get pid(): number | undefined {
+    return this.child?.pid;
+  }
+
   /** Whether a started process has not exited yet. */
   get running(): boolean {
     return this.child !== undefined && this.child.exitCode === null && this.child.signalCode === null;

@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { pipeline } from 'node:stream';
 import { parse as parseQuery } from 'fast-querystring';
 import { parseQueryString } from './queryString.js';
 import getRawBody from 'raw-body';
@@ -18,7 +19,10 @@ import { MAX_NESTING, nestsDeeperThan } from '../nesting.js';
 /** A data API answer, now or once something it waits for is done. */
 type Answer = DataResponse | Promise<DataResponse>;
 
-/** Uploads up to this size are accepted (files); JSON bodies are parsed from the same buffer. */
+/**
+ * Bodies read whole are at most this size: JSON, forms, and the JS SDK's base64 file uploads. A raw
+ * file upload is streamed to the file store instead, within the app's `maxUploadSize`.
+ */
 export const DATA_BODY_LIMIT = 20 * 1024 * 1024;
 
 const CREDENTIAL_HEADERS = ['Application-Id', 'REST-API-Key', 'JavaScript-Key', 'Client-Key', 'Windows-Key', 'Master-Key', 'Session-Token', 'Installation-Id', 'Client-Version', 'Revocable-Session', 'Request-Id'];
@@ -50,6 +54,9 @@ const METHODS = new Set(['GET', 'POST', 'PUT', 'DELETE']);
 /** Methods whose body is read; a GET or HEAD body is ignored, as Fastify and Parse Server do. */
 const WITH_BODY = new Set(['POST', 'PUT', 'DELETE', 'PATCH']);
 
+/** Content types of bodies that may be the JS SDK's JSON form of an upload (`isRawUpload`). */
+const JSON_OR_TEXT = /^(application\/json|text\/plain)/;
+
 /**
  * Whether a file POST carries the file's own bytes rather than the JS SDK's JSON form
  * (`{base64, _ContentType, _ApplicationId, ...}`). As Parse Server tells them apart: the JSON form
@@ -57,7 +64,7 @@ const WITH_BODY = new Set(['POST', 'PUT', 'DELETE', 'PATCH']);
  * JSON form whatever the headers say, so REST clients may use it with header credentials too.
  */
 function isRawUpload(buffer: Buffer, contentType: string, headers: IncomingMessage['headers']): boolean {
-  if (!/^(application\/json|text\/plain)/.test(contentType)) return true;
+  if (!JSON_OR_TEXT.test(contentType)) return true;
   const headerAppId = typeof headers['x-parse-application-id'] === 'string' || typeof headers['x-backend-application-id'] === 'string';
   if (!headerAppId) return false;
   try {
@@ -110,13 +117,15 @@ function parseBody(buffer: Buffer, contentType: string): unknown {
 /**
  * Routes answered without keys (Parse Server serves health, file downloads and the pages its mails
  * link to, `/apps/...`, to anyone): called for GET and POST with the path below the mount, the
- * query, and a reader of the body that a route calls only for a path it answers.
+ * query, a reader of the body that a route calls only for a path it answers, and the request's
+ * headers (a download's `Range`).
  */
 export type PublicRoute = (
   method: 'GET' | 'POST',
   path: string,
   query: Record<string, unknown>,
   body: () => Promise<Buffer>,
+  headers: IncomingMessage['headers'],
 ) => DataResponse | undefined | Promise<DataResponse | undefined>;
 
 export interface DataHandlerOptions {
@@ -150,6 +159,18 @@ async function readBody(req: IncomingMessage, isFile: boolean): Promise<Buffer> 
 }
 
 /**
+ * The raw body of a file upload: the request itself, read as it arrives (an iterator that leaves the
+ * request open when the route stops reading early, so that its error can still be answered), or
+ * the bytes already read.
+ */
+function uploadOf(req: IncomingMessage, contentType: string, buffer: Buffer | undefined): NonNullable<DataRequest['raw']> {
+  if (buffer) return { body: [buffer], contentType, length: buffer.length };
+  const declared = Number(req.headers['content-length']);
+  const length = req.headers['content-length'] !== undefined && Number.isSafeInteger(declared) ? declared : undefined;
+  return { body: req.iterator({ destroyOnReturn: false }), contentType, length };
+}
+
+/**
  * The data API (Interface B) on Node's own request and response objects, without a web framework's
  * per-request machinery in front (bench/data-api measures it against a bare `node:http` server).
  * It reads the body (JSON, the JS SDK's `text/plain` JSON with `_method` and credential fields, a
@@ -163,6 +184,7 @@ export function createDataHandler(options: DataHandlerOptions): DataHandler {
   const traffic = new RequestTraffic();
 
   const send = (req: IncomingMessage, res: ServerResponse, answer: DataResponse): void => {
+    if (answer.stream) return sendStream(req, res, answer, answer.stream);
     if (res.headersSent || res.destroyed) return;
     // A string goes out in the same write as the headers; a Buffer would take a second one.
     const payload = answer.raw ? answer.raw.data : JSON.stringify(answer.body);
@@ -176,6 +198,30 @@ export function createDataHandler(options: DataHandlerOptions): DataHandler {
     if (answer.headers) for (const name in answer.headers) headers[name] = answer.headers[name]!;
     res.writeHead(answer.status, headers);
     res.end(req.method === 'HEAD' ? undefined : payload);
+  };
+
+  /** Sends a streamed answer (a download): a stream that fails midway cuts the connection, as the length promised cannot be kept. */
+  const sendStream = (req: IncomingMessage, res: ServerResponse, answer: DataResponse, stream: NonNullable<DataResponse['stream']>): void => {
+    if (res.headersSent || res.destroyed) return void stream.body.destroy();
+    const headers: Record<string, string | number> = {
+      'access-control-allow-origin': CORS_HEADERS['access-control-allow-origin'],
+      'access-control-expose-headers': CORS_HEADERS['access-control-expose-headers'],
+      'content-type': stream.contentType,
+      'content-length': stream.length,
+    };
+    if (answer.headers) for (const name in answer.headers) headers[name] = answer.headers[name]!;
+    res.writeHead(answer.status, headers);
+    if (req.method === 'HEAD') {
+      stream.body.destroy();
+      res.end();
+      return;
+    }
+    pipeline(stream.body, res, (error) => {
+      if (error && !res.destroyed) {
+        log.warn({ err: error, url: req.url?.split('?')[0] }, 'a download stopped midway');
+        res.destroy();
+      }
+    });
   };
 
   /**
@@ -193,6 +239,8 @@ export function createDataHandler(options: DataHandlerOptions): DataHandler {
     const isFilePost =
       httpMethod === 'POST' && (path === '/files' || path.startsWith('/files/') || (path === '/graphql' && MULTIPART_TYPE.test(String(req.headers['content-type'] ?? ''))));
     const withBody = (): Answer => {
+      // A raw upload is read by its route, as it arrives (files.ts); the JS SDK's JSON form is read whole.
+      if (isFilePost && !JSON_OR_TEXT.test(String(req.headers['content-type'] ?? ''))) return answerCall(req, path, query, httpMethod, isFilePost, undefined, true);
       if (!WITH_BODY.has(httpMethod)) {
         req.resume();
         return answerCall(req, path, query, httpMethod, isFilePost, undefined);
@@ -200,7 +248,7 @@ export function createDataHandler(options: DataHandlerOptions): DataHandler {
       return readBody(req, isFilePost).then((buffer) => answerCall(req, path, query, httpMethod, isFilePost, buffer));
     };
     if (httpMethod === 'GET' || httpMethod === 'POST') {
-      const publicAnswer = publicRoute(httpMethod, path, query, () => readBody(req, false));
+      const publicAnswer = publicRoute(httpMethod, path, query, () => readBody(req, false), req.headers);
       if (publicAnswer instanceof Promise) return publicAnswer.then((answered) => answered ?? withBody());
       if (publicAnswer) return publicAnswer;
     }
@@ -208,9 +256,17 @@ export function createDataHandler(options: DataHandlerOptions): DataHandler {
   };
 
   /** The call once its body (if any) is read: credentials, auth, the route, and the sync of a write. */
-  const answerCall = (req: IncomingMessage, path: string, query: Record<string, unknown>, httpMethod: string, isFilePost: boolean, buffer: Buffer | undefined): Answer => {
+  const answerCall = (
+    req: IncomingMessage,
+    path: string,
+    query: Record<string, unknown>,
+    httpMethod: string,
+    isFilePost: boolean,
+    buffer: Buffer | undefined,
+    streamed = false,
+  ): Answer => {
     const contentType = String(req.headers['content-type'] ?? '');
-    const isUpload = isFilePost && buffer !== undefined && isRawUpload(buffer, contentType, req.headers);
+    const isUpload = streamed || (isFilePost && buffer !== undefined && isRawUpload(buffer, contentType, req.headers));
     const json = buffer && !isUpload ? parseBody(buffer, contentType) : undefined;
     const bodyObject = isPlainObject(json) ? json : undefined;
     const override = typeof bodyObject?._method === 'string' ? bodyObject._method.toUpperCase() : undefined;
@@ -224,13 +280,13 @@ export function createDataHandler(options: DataHandlerOptions): DataHandler {
       // A cold app: read its keys and server options, open its engine, then answer as a warm one.
       return apps.services(credentials.applicationId).then((services) => {
         if (!services) throw unauthorized();
-        return answerCall(req, path, query, httpMethod, isFilePost, buffer);
+        return answerCall(req, path, query, httpMethod, isFilePost, buffer, streamed);
       });
     }
     const { keys, services } = ready;
     const engine = services.engine;
     const opened = engine.opened;
-    if (opened) return opened.then(() => answerCall(req, path, query, httpMethod, isFilePost, buffer));
+    if (opened) return opened.then(() => answerCall(req, path, query, httpMethod, isFilePost, buffer, streamed));
 
     let body: unknown = json;
     // Only the JS SDK's bodies carry these; a REST body is used as it came.
@@ -249,7 +305,7 @@ export function createDataHandler(options: DataHandlerOptions): DataHandler {
         path,
         query: isRead && isPlainObject(body) ? { ...query, ...body } : query,
         body: isRead ? undefined : body,
-        raw: isUpload && buffer ? { data: buffer, contentType } : undefined,
+        raw: isUpload ? uploadOf(req, contentType, buffer) : undefined,
         auth,
         engine,
         services,
@@ -271,8 +327,13 @@ export function createDataHandler(options: DataHandlerOptions): DataHandler {
   const fail = (req: IncomingMessage, res: ServerResponse, error: unknown): void => {
     const known = asParseError(error);
     if (known) {
-      // A body left unread (too large) would be taken for the next request on this connection.
-      if (known.httpStatus === 413) res.shouldKeepAlive = false;
+      // A body left unread (too large) would be taken for the next request on this connection; it
+      // is read to its end and dropped, so that closing does not reset the connection under the
+      // client before it reads the answer.
+      if (known.httpStatus === 413) {
+        res.shouldKeepAlive = false;
+        req.resume();
+      }
       return send(req, res, errorResponse(known));
     }
     log.error({ err: error, method: req.method, url: req.url?.split('?')[0] }, 'data API failure');

@@ -1,3 +1,4 @@
+import type { Readable } from 'node:stream';
 import type { AppKeys } from '../appKeys.js';
 import type { DataApps } from '../apps.js';
 import type { Auth } from '../auth/context.js';
@@ -5,6 +6,7 @@ import type { AppServices } from '../appServices.js';
 import type { DataEngine } from '../engine.js';
 import type { CloudRegistry } from '../cloud/types.js';
 import type { DataServices } from '../services.js';
+import type { UploadBody } from '../files.js';
 
 /**
  * What routes get of DataApps: everything but the master view of an app (`DataApps.store`), which
@@ -20,8 +22,11 @@ export interface DataRequest {
   /** Query parameters (GET) or the SDK's body fields for a GET sent as POST. */
   query: Record<string, unknown>;
   body: unknown;
-  /** Raw body bytes and content type, for file uploads. */
-  raw?: { data: Buffer; contentType: string };
+  /**
+   * A file upload's raw body: its bytes as they arrive (the request stream, read by the route; or
+   * bytes already read), its Content-Type and its Content-Length when the client sent one.
+   */
+  raw?: { body: UploadBody; contentType: string; length?: number };
   auth: Auth;
   /** The app's checking face (engine.ts): every call takes `auth`. The same as `services.engine`. */
   engine: DataEngine;
@@ -47,8 +52,10 @@ export interface DataResponse {
   status: number;
   body: unknown;
   headers?: Record<string, string>;
-  /** A raw answer (a downloaded file). */
+  /** A raw answer (a page, a short text). */
   raw?: { data: Buffer; contentType: string };
+  /** An answer streamed (a downloaded file): `length` bytes of `body`. A failing stream cuts the answer off. */
+  stream?: { body: Readable; contentType: string; length: number };
 }
 
 export type RouteHandler = (req: DataRequest, params: Record<string, string>) => DataResponse | Promise<DataResponse>;

@@ -6,6 +6,9 @@ import { PostgresDatabase } from './postgres/database.js';
 export { EVERYTHING } from './postgres/database.js';
 import { appSchema, quoteIdent } from './postgres/layout.js';
 import { SqliteAdapter } from './sqlite/adapter.js';
+import { DiskFileStore } from '../diskFiles.js';
+import type { FileStore } from '../files.js';
+import { PostgresFileStore } from './postgres/files.js';
 import { unreachableText } from '../../shared/unreachable.js';
 
 /**
@@ -20,6 +23,11 @@ export interface StorageProvider {
    * be opening: await its `opened` before the first call.
    */
   open(applicationId: string, folder: string): StorageAdapter;
+  /**
+   * The uploaded files of an app whose folder is `folder`: `files/` in it (SQLite), or tables of the
+   * app's schema (PostgreSQL), so that every process on the database serves them.
+   */
+  files(applicationId: string, folder: string): FileStore;
   /** Removes an app's data after its adapter closed (SQLite: nothing, the platform removes the folder). */
   drop(applicationId: string): Promise<void>;
   /** Closes what the adapters share (PostgreSQL's pool). */
@@ -48,6 +56,7 @@ export interface Broadcast {
 export const sqliteStorage: StorageProvider = {
   kind: 'sqlite',
   open: (_applicationId, folder) => new SqliteAdapter(path.join(folder, 'data.db')),
+  files: (_applicationId, folder) => new DiskFileStore(path.join(folder, 'files')),
   drop: async () => undefined,
   close: async () => undefined,
   check: async () => undefined,
@@ -59,10 +68,18 @@ export const sqliteStorage: StorageProvider = {
  */
 export function postgresStorage(url: string, onError: (error: Error) => void): StorageProvider {
   const db = new PostgresDatabase(url, onError);
+  // One store per app, which remembers that its tables exist.
+  const fileStores = new Map<string, PostgresFileStore>();
   return {
     kind: 'postgres',
     open: (applicationId) => new PostgresAdapter(db, appSchema(applicationId)),
+    files: (applicationId) => {
+      let store = fileStores.get(applicationId);
+      if (!store) fileStores.set(applicationId, (store = new PostgresFileStore(db, appSchema(applicationId))));
+      return store;
+    },
     drop: async (applicationId) => {
+      fileStores.delete(applicationId);
       await db.run(`DROP SCHEMA IF EXISTS ${quoteIdent(appSchema(applicationId))} CASCADE`);
     },
     close: () => db.close(),

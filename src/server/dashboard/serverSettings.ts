@@ -29,6 +29,8 @@ const KIND: Record<SettingKey, 'flag' | 'number' | 'json'> = {
   'fileUpload.enableForAnonymousUser': 'flag',
   'fileUpload.enableForAuthenticatedUser': 'flag',
   'fileUpload.fileExtensions': 'json',
+  // Text such as 20mb stays text, a number is bytes: both are sizes (settings.ts).
+  maxUploadSize: 'number',
   protectedFields: 'json',
   'liveQuery.classNames': 'json',
 };
@@ -40,7 +42,7 @@ const GROUPS: Array<{ title: string; keys: SettingKey[] }> = [
   { title: 'Sign-in providers', keys: ['enableAnonymousUsers', 'auth'] },
   { title: 'Push', keys: ['push'] },
   { title: 'Emails', keys: ['verifyUserEmails', 'emailVerifyTokenValidityDuration', 'emailAdapter'] },
-  { title: 'File uploads', keys: ['fileUpload.enableForPublic', 'fileUpload.enableForAnonymousUser', 'fileUpload.enableForAuthenticatedUser', 'fileUpload.fileExtensions'] },
+  { title: 'File uploads', keys: ['fileUpload.enableForPublic', 'fileUpload.enableForAnonymousUser', 'fileUpload.enableForAuthenticatedUser', 'fileUpload.fileExtensions', 'maxUploadSize'] },
   { title: 'LiveQuery', keys: ['liveQuery.classNames'] },
 ];
 

@@ -1,12 +1,12 @@
 import type { Auth } from '../../auth/context.js';
 import { ParseCode, ParseError } from '../../errors.js';
-import { FileStore, type UploadOptions } from '../../files.js';
+import { tooLarge, type FileStore, type UploadBody, type UploadOptions } from '../../files.js';
 import { checkProhibitedKeywords } from '../../objects/keywords.js';
 import { isPlainObject } from '../../values.js';
 import { refuseInTransaction, type DataRouter } from '../router.js';
 import { ok, type DataRequest } from '../types.js';
 import { requireMaster } from './classes.js';
-import { extensionAllowed, type ServerSettings } from '../../settings.js';
+import { extensionAllowed, maxUploadBytes, type ServerSettings } from '../../settings.js';
 
 /**
  * Who may upload: the master key, and the callers the app's `fileUpload` options let (settings.ts;
@@ -33,13 +33,18 @@ const DATA_URL = /^data:([^;,]*)(;[^,]*)?,/;
 const stringMap = (value: unknown): Record<string, unknown> | undefined => (isPlainObject(value) ? value : undefined);
 
 /**
- * The bytes and content type of an upload: the raw body with its Content-Type, or the JS SDK's
- * JSON form `{base64, _ContentType?, fileData?: {metadata?, tags?}}` (`base64` may be a data URL).
+ * The bytes and content type of an upload: the raw body (as it arrives) with its Content-Type, or
+ * the JS SDK's JSON form `{base64, _ContentType?, fileData?: {metadata?, tags?}}` (`base64` may be
+ * a data URL).
  * @throws ParseError 130 FILE_SAVE_ERROR for a body that is neither, or invalid base64; 105 for a
- *   prohibited keyword in the metadata or tags (objects/keywords.ts).
+ *   prohibited keyword in the metadata or tags (objects/keywords.ts); 129 (413) for a raw body whose
+ *   Content-Length is above `maxSize`, before any of it is read (as Parse Server's streamed uploads).
  */
-function readUpload(req: DataRequest): { data: Buffer; options: UploadOptions } {
-  if (req.raw) return { data: req.raw.data, options: { contentType: req.raw.contentType || undefined } };
+function readUpload(req: DataRequest, maxSize: number): { data: UploadBody; options: UploadOptions } {
+  if (req.raw) {
+    if (req.raw.length !== undefined && req.raw.length > maxSize) throw tooLarge(maxSize);
+    return { data: req.raw.body, options: { contentType: req.raw.contentType || undefined } };
+  }
   const body = req.body;
   if (!isPlainObject(body) || typeof body.base64 !== 'string') {
     throw new ParseError(
@@ -63,17 +68,18 @@ function readUpload(req: DataRequest): { data: Buffer; options: UploadOptions } 
   checkProhibitedKeywords(fileData?.metadata);
   checkProhibitedKeywords(fileData?.tags);
   return {
-    data: Buffer.from(base64, 'base64'),
+    data: [Buffer.from(base64, 'base64')],
     options: { contentType, metadata: stringMap(fileData?.metadata), tags: stringMap(fileData?.tags) },
   };
 }
 
-/** The file store of the request's app. */
-export const filesOf = (req: Pick<DataRequest, 'apps' | 'keys'>): FileStore => new FileStore(req.apps.filesFolder(req.keys.applicationId));
+/** The file store of the request's app (on disk or in PostgreSQL: StorageProvider.files). */
+export const filesOf = (req: Pick<DataRequest, 'apps' | 'keys'>): FileStore => req.apps.files(req.keys.applicationId);
 
 /**
  * `/files/<name>` (Parse REST guide, "Files"): upload answers 201 `{url, name}` with `Location`
- * (the stored name is `<32 hex>_<name>`), and 122 "Filename not provided." without a name; delete needs the master key and answers 200 `{}`, or 153
+ * (the stored name is `<32 hex>_<name>`), and 122 "Filename not provided." without a name; a raw
+ * body is stored as it arrives, within the app's `maxUploadSize` (129, 413 above it); delete needs the master key and answers 200 `{}`, or 153
  * FILE_DELETE_ERROR for an unknown file. Downloads (`GET /files/<appId>/<name>`) need no keys and
  * are answered by `public.ts`.
  */
@@ -81,12 +87,14 @@ export function fileRoutes(router: DataRouter): void {
   router.on('POST', '/files', () => {
     throw new ParseError(ParseCode.INVALID_FILE_NAME, 'Filename not provided.');
   });
-  // Files live outside the app's database: a transactional batch could not take them back.
+  // Files are stored outside a transactional batch's transaction, which could not take them back.
   router.on('POST', '/files/:name', async (req, { name }) => {
     refuseInTransaction(req);
     const settings = req.engine.settings();
     checkMayUpload(req.auth, settings);
-    const { data, options } = readUpload(req);
+    const maxSize = maxUploadBytes(settings);
+    const { data, options } = readUpload(req, maxSize);
+    options.maxSize = maxSize;
     if (!req.auth.master) options.allowExtension = (extension) => extensionAllowed(settings, extension);
     const stored = await filesOf(req).save(name!, data, options);
     const url = req.engine.fileUrl(stored.name);

@@ -238,8 +238,16 @@ export function dataApiDocument(req: Pick<DataRequest, 'engine' | 'mountUrl'>, r
         operationId: 'downloadFile',
         summary: 'Download a file by the url that its upload answered (no keys needed)',
         security: [],
-        parameters: [name('name')],
-        responses: { 200: { description: 'The file, with its content type', content: { '*/*': { schema: { type: 'string', contentMediaType: 'application/octet-stream' } } } }, 404: { description: 'No such file' } },
+        parameters: [
+          name('name'),
+          { name: 'Range', in: 'header', required: false, description: 'One span of bytes, e.g. bytes=0-1023, bytes=1024- or bytes=-500', schema: { type: 'string' } },
+        ],
+        responses: {
+          200: { description: 'The file, with its content type', content: { '*/*': { schema: { type: 'string', contentMediaType: 'application/octet-stream' } } } },
+          206: { description: 'The bytes a Range asked for, with Content-Range', content: { '*/*': { schema: { type: 'string', contentMediaType: 'application/octet-stream' } } } },
+          404: { description: 'No such file' },
+          416: { description: 'The Range starts past the end of the file (Content-Range: bytes */<size>)' },
+        },
       },
     };
     paths[`/files/${req.engine.appId}/metadata/{name}`] = {

@@ -1,5 +1,6 @@
 import { ParseCode } from '../../errors.js';
-import { FileStore, servedContentType } from '../../files.js';
+import { servedContentType } from '../../files.js';
+import { parseByteRange } from '../byteRange.js';
 import type { PublicRoute } from '../handler.js';
 import type { DataResponse, RouteApps } from '../types.js';
 import { mailPages } from './pages.js';
@@ -32,8 +33,14 @@ const notFound = (): DataResponse => ({ status: 404, body: undefined, raw: { dat
  * of `handler.ts`; it calls this for GET requests only, with the path below the mount):
  * - `GET /health`: 200 `{"status": "ok"}`;
  * - `GET /files/<appId>/<name>`: the file's bytes with its stored content type (the URLs that
- *   `DataEngine.fileUrl` gives); 403 `{code: 119}` for an unknown application id and 404
- *   `File not found.` (text, as Parse Server) for an unknown file.
+ *   `DataEngine.fileUrl` gives), streamed from the app's file store; 403 `{code: 119}` for an
+ *   unknown application id and 404 `File not found.` (text, as Parse Server) for an unknown file.
+ *   A `Range` of one span of bytes (byteRange.ts) is answered 206 with `Content-Range`, as Parse
+ *   Server's GridFS adapter answers it (but with the last byte's index, as RFC 9110 says, where
+ *   Parse Server gives the one after it), and 416 with the size in `Content-Range` for a
+ *   range past the end (RFC 9110, section 15.5.17), where Parse Server answers 206 and no bytes
+ *   (docs/parse-differences.md); an `If-Range` request is answered whole (no validators are kept
+ *   to compare it with).
  * - `GET /files/<appId>/metadata/<name>`: 200 `{metadata}` (the upload's `fileData.metadata`, `{}`
  *   when none) for a stored file, and 200 `{}` for an unknown file or application, as Parse Server's
  *   FilesRouter answers through a files adapter that keeps metadata (GridFS);
@@ -41,30 +48,50 @@ const notFound = (): DataResponse => ({ status: 404, body: undefined, raw: { dat
  * Any other path: undefined, so that the keyed routes answer it.
  */
 export function publicRoutes(apps: RouteApps): PublicRoute {
-  const download = async (match: RegExpExecArray): Promise<DataResponse> => {
+  const download = async (match: RegExpExecArray, range: string | undefined): Promise<DataResponse> => {
     // The path may arrive decoded or not; names that pass Parse's rule hold no `%`, so decoding is safe.
     const appId = decode(match[1]!);
     const name = decode(match[2]!);
     if (appId === undefined || name === undefined) return notFound();
     if (!(await apps.keys(appId))) return { status: 403, body: { code: ParseCode.OPERATION_FORBIDDEN, error: 'Invalid application ID.' } };
-    const file = await new FileStore(apps.filesFolder(appId)).read(name);
+    const file = await apps.files(appId).open(name);
     if (!file) return notFound();
-    return { status: 200, body: undefined, headers: DOWNLOAD_HEADERS, raw: { data: file.data, contentType: servedContentType(file.contentType) } };
+    const contentType = servedContentType(file.contentType);
+    const wanted = parseByteRange(range, file.size);
+    if (wanted === 'unsatisfiable') {
+      return {
+        status: 416,
+        body: undefined,
+        headers: { ...DOWNLOAD_HEADERS, 'accept-ranges': 'bytes', 'content-range': `bytes */${file.size}` },
+        raw: { data: Buffer.from(`Range not satisfiable: the file holds ${file.size} bytes.`), contentType: 'text/plain; charset=utf-8' },
+      };
+    }
+    if (!wanted) {
+      return { status: 200, body: undefined, headers: { ...DOWNLOAD_HEADERS, 'accept-ranges': 'bytes' }, stream: { body: file.read(0, file.size - 1), contentType, length: file.size } };
+    }
+    const { start, end } = wanted;
+    return {
+      status: 206,
+      body: undefined,
+      headers: { ...DOWNLOAD_HEADERS, 'accept-ranges': 'bytes', 'content-range': `bytes ${start}-${end}/${file.size}` },
+      stream: { body: file.read(start, end), contentType, length: end - start + 1 },
+    };
   };
   const metadata = async (match: RegExpExecArray): Promise<DataResponse> => {
     const appId = decode(match[1]!);
     const name = decode(match[2]!);
-    const info = appId !== undefined && name !== undefined && (await apps.keys(appId)) ? new FileStore(apps.filesFolder(appId)).info(name) : undefined;
+    const info = appId !== undefined && name !== undefined && (await apps.keys(appId)) ? await apps.files(appId).info(name) : undefined;
     return { status: 200, body: info ? { metadata: info.metadata ?? {} } : {} };
   };
   const pages = mailPages(apps);
-  return (method, path, query, body) => {
-    if (path.startsWith('/apps/')) return pages(method, path, query, body);
+  return (method, path, query, body, headers) => {
+    if (path.startsWith('/apps/')) return pages(method, path, query, body, headers);
     if (method !== 'GET') return undefined;
     if (path === '/health') return { status: 200, body: { status: 'ok' } };
     const described = METADATA_PATH.exec(path);
     if (described) return metadata(described);
     const match = FILE_PATH.exec(path);
-    return match ? download(match) : undefined;
+    if (!match) return undefined;
+    return download(match, headers['if-range'] === undefined && typeof headers.range === 'string' ? headers.range : undefined);
   };
 }
