@@ -6,8 +6,26 @@ import { Upload } from '../../graphql/uploads.js';
 import { ParseCode, ParseError } from '../../errors.js';
 import { isPlainObject } from '../../values.js';
 import { MultipartError, readGraphQLMultipart } from '../multipart.js';
+import { DATA_BODY_LIMIT } from '../handler.js';
+import type { UploadBody } from '../../files.js';
 import type { DataRouter } from '../router.js';
 import type { DataRequest, DataResponse } from '../types.js';
+
+/**
+ * A multipart request's bytes, read whole as the multipart reader takes them, or undefined past the
+ * data API's body limit (DATA_BODY_LIMIT, as before the files route streamed its uploads).
+ */
+async function readWhole(body: UploadBody, length: number | undefined): Promise<Buffer | undefined> {
+  if (length !== undefined && length > DATA_BODY_LIMIT) return undefined;
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    size += chunk.length;
+    if (size > DATA_BODY_LIMIT) return undefined;
+    chunks.push(Buffer.from(chunk));
+  }
+  return Buffer.concat(chunks);
+}
 
 /**
  * The GraphQL context of a data API request: each call is dispatched through the data API's own
@@ -21,7 +39,8 @@ function requestContext(req: DataRequest, router: DataRouter): GraphQLContext {
     maxLimit: req.engine.settings().maxLimit,
     async call(call: DataCall) {
       const auth = call.sessionToken ? await req.services.sessions.clientAuth(call.sessionToken, req.auth.installationId) : req.auth;
-      const answer = await router.dispatch({ ...req, method: call.method, path: call.path, query: call.query ?? {}, body: call.body, raw: call.raw, auth });
+      const raw = call.raw && { body: [call.raw.data], contentType: call.raw.contentType, length: call.raw.data.length };
+      const answer = await router.dispatch({ ...req, method: call.method, path: call.path, query: call.query ?? {}, body: call.body, raw, auth });
       if (answer.status >= 400) {
         const body = isPlainObject(answer.body) ? answer.body : {};
         throw parseError(typeof body.code === 'number' ? body.code : ParseCode.INTERNAL_SERVER_ERROR, typeof body.error === 'string' ? body.error : 'Internal server error.');
@@ -56,7 +75,9 @@ export function graphQLRoutes(router: DataRouter, log: Logger): void {
     if (req.method === 'POST' && req.raw) {
       // A multipart request (the handler passes its bytes as they came): its files become Upload values.
       try {
-        params = await readGraphQLMultipart(req.raw.data, req.raw.contentType, (file) => new Upload(file.filename, file.mimetype, file.data, ctx));
+        const bytes = await readWhole(req.raw.body, req.raw.length);
+        if (!bytes) return { status: 413, body: { code: ParseCode.FILE_TOO_LARGE, error: `The request body is larger than ${DATA_BODY_LIMIT} bytes.` } };
+        params = await readGraphQLMultipart(bytes, req.raw.contentType, (file) => new Upload(file.filename, file.mimetype, file.data, ctx));
       } catch (error) {
         if (!(error instanceof MultipartError)) throw error;
         return { status: error.status, body: { errors: [{ message: error.message, extensions: { code: 'BAD_REQUEST' } }] } };
