@@ -165,13 +165,46 @@ describe.skipIf(!onPostgres)('a platform node and two data nodes with separate h
     expect(await pgQuery('SELECT app_id FROM backyard.app_job_schedules', [], databaseUrl())).toEqual([{ app_id: app.appId }]);
   });
 
+  it('serves a file uploaded through one data node from the other, and loses no acknowledged write when a data node is killed', async () => {
+    const headers = { 'X-Parse-Application-Id': app.appId, 'X-Parse-REST-API-Key': app.restKey };
+    const bytes = Buffer.from(Array.from({ length: 300_000 }, (_, i) => i % 251));
+    // With the master key: Parse's default `fileUpload` refuses uploads without a user.
+    const uploaded = await fetch(`${dataNode.url}/data/files/blob.bin`, { method: 'POST', headers: { ...headers, 'X-Parse-Master-Key': app.masterKey, 'content-type': 'application/octet-stream' }, body: bytes });
+    expect(uploaded.status).toBe(201);
+    const { url } = (await uploaded.json()) as { url: string };
+    const downloaded = await fetch(url.replace(dataNode.url, otherDataNode.url));
+    expect(downloaded.status).toBe(200);
+    expect(Buffer.from(await downloaded.arrayBuffer()).equals(bytes)).toBe(true);
+
+    // Writes through one node until it is killed: every write it acknowledged is read through the other.
+    const acknowledged: string[] = [];
+    const writing = (async () => {
+      for (let i = 0; ; i++) {
+        try {
+          const res = await fetch(`${dataNode.url}/data/classes/Ledger`, { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify({ i }) });
+          if (res.status !== 201) return;
+          acknowledged.push(((await res.json()) as { objectId: string }).objectId);
+        } catch {
+          return; // the node is gone
+        }
+      }
+    })();
+    while (acknowledged.length < 20) await new Promise((r) => setTimeout(r, 20));
+    await dataNode.stop('SIGKILL');
+    await writing;
+    const read = await fetch(`${otherDataNode.url}/data/classes/Ledger?limit=1000`, { headers });
+    const ids = new Set(((await read.json()) as { results: Array<{ objectId: string }> }).results.map((r) => r.objectId));
+    expect(acknowledged.filter((id) => !ids.has(id))).toEqual([]);
+    expect((await fetch(url.replace(dataNode.url, otherDataNode.url))).status).toBe(200);
+  });
+
   it('serves the management API, MCP, the dashboard and the git host on the platform node only', async () => {
     const auth = { authorization: `Bearer ${token}` };
     expect((await get(`${platformNode.url}/v1/backend-apps`, auth)).status).toBe(200);
-    expect((await get(`${dataNode.url}/v1/backend-apps`, auth)).status).toBe(404);
-    expect((await get(`${dataNode.url}/mcp`, auth)).status).toBe(404);
-    expect((await get(`${dataNode.url}/dashboard`)).status).toBe(404);
-    expect((await get(`${dataNode.url}/git/alice/x.git/info/refs?service=git-upload-pack`)).status).toBe(404);
+    expect((await get(`${otherDataNode.url}/v1/backend-apps`, auth)).status).toBe(404);
+    expect((await get(`${otherDataNode.url}/mcp`, auth)).status).toBe(404);
+    expect((await get(`${otherDataNode.url}/dashboard`)).status).toBe(404);
+    expect((await get(`${otherDataNode.url}/git/alice/x.git/info/refs?service=git-upload-pack`)).status).toBe(404);
     expect((await get(`${platformNode.url}/dashboard`)).status).not.toBe(404);
     // The data nodes keep no platform state of their own: no platform.db, no git repositories.
     for (const home of homes.slice(1)) {
