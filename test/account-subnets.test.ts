@@ -200,7 +200,11 @@ describe.skipIf(SKIP_DOCKER)('100 accounts', () => {
       );
     }
     const reach = async (owner: string, environmentId: string, ip: string) => {
-      const result = await devenvs.execute(owner, environmentId, `nc -w 2 ${ip} 8081 </dev/null; echo "nc exit $?"`);
+      let result = await devenvs.execute(owner, environmentId, `nc -w 2 ${ip} 8081 </dev/null; echo "nc exit $?"`);
+      // A loaded engine may take longer than execute waits (BACKYARD_EXEC_WAIT_MS): the command runs on; wait for its end.
+      for (const deadline = Date.now() + 60_000; result.status === 'running' && Date.now() < deadline; await new Promise((r) => setTimeout(r, 200))) {
+        result = await devenvs.inspect(owner, environmentId, result.id);
+      }
       expect(result.status).toBe('exited');
       return result.stdout;
     };

@@ -6,6 +6,9 @@ import { createTestApp, type TestApp } from './helpers/dataApp.js';
 import { startTestServer, type TestServer } from './helpers/server.js';
 import { onPostgres, pgQuery } from './helpers/storage.js';
 
+/** Names every JavaScript object answers (`obj[name]` is defined on `{}`): a lookup by a client's name must not find them. */
+const PROTOTYPE_NAMES = ['constructor', 'valueOf', 'toString', 'hasOwnProperty', 'isPrototypeOf', '__proto__', 'prototype', 'toLocaleString', '__defineGetter__'] as const;
+
 /*
  * Client strings never reach SQL text (design.md, "Security stance"): the attacks that got through
  * (an index's dotted key written into the DDL unescaped, run through APIs that take several
@@ -146,6 +149,7 @@ describe('arbitrary names, paths and keys at every schema and query route', () =
       })
       .map((parts) => parts.join('.')),
     fc.constantFrom("'", '"', ');', '\u0000', '$', '$regex', '.', '..', '_id_', 'ACL', 'objectId', 'createdAt', 'authData.x.id'),
+    fc.constantFrom(...PROTOTYPE_NAMES),
   );
 
   /** One request a client could send, with a hostile string in one place. */
@@ -170,6 +174,24 @@ describe('arbitrary names, paths and keys at every schema and query route', () =
     hostile.map((s) => ({ method: 'GET', path: `/aggregate/Foo?${new URLSearchParams({ group: JSON.stringify({ objectId: `$${s}`, total: { $sum: `$${s}` } }) })}` })),
     hostile.map((s) => ({ method: 'GET', path: `/aggregate/Foo?${new URLSearchParams({ pipeline: JSON.stringify([{ $group: { _id: `$${s}`, n: { $sum: 1 } } }]) })}` })),
   );
+
+  it('answers class, field and key names that every JavaScript object has (valueOf, constructor...) without a 5xx', async () => {
+    for (const name of PROTOTYPE_NAMES) {
+      const requests: Array<{ method: string; path: string; body?: unknown }> = [
+        { method: 'GET', path: `/classes/${name}` },
+        { method: 'POST', path: `/classes/${name}`, body: { [name]: 1 } },
+        { method: 'GET', path: `/classes/${name}?${new URLSearchParams({ where: JSON.stringify({ [name]: 1 }), order: name, keys: name, count: '1' })}` },
+        { method: 'GET', path: `/schemas/${name}` },
+        { method: 'PUT', path: '/schemas/Foo', body: { fields: { [name]: { type: 'String' } } } },
+        { method: 'POST', path: `/functions/${name}`, body: {} },
+        { method: 'GET', path: `/aggregate/${name}?${new URLSearchParams({ group: JSON.stringify({ objectId: `$${name}` }) })}` },
+      ];
+      for (const { method, path: route, body } of requests) {
+        const answer = await app.call(method, route, { master: true, body });
+        expect(answer.status, `${method} ${route}: ${JSON.stringify(answer.body)}`).toBeLessThan(500);
+      }
+    }
+  });
 
   it('answers every request with a Parse error or a success, never 5xx, and changes nothing outside the app', async () => {
     const before = await outsideTheApp();

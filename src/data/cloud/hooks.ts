@@ -12,9 +12,12 @@ export function callerOf(engine: DataEngine, auth: Auth): CloudCaller {
   return { master: auth.master, user, installationId: auth.installationId };
 }
 
-/** Whether the app's cloud code registered `trigger` for `className`. */
+/**
+ * Whether the app's cloud code registered `trigger` for `className`. The registry's own keys only: a
+ * class may be named like a property every object has (`constructor`, `valueOf`).
+ */
 export const hasTrigger = (registry: CloudRegistry, className: string, trigger: TriggerName): boolean =>
-  registry.triggers[className]?.includes(trigger) ?? false;
+  Object.hasOwn(registry.triggers, className) && registry.triggers[className]!.includes(trigger);
 
 /** Everything a trigger call needs. */
 export interface TriggerContext {

@@ -166,7 +166,8 @@ export class WebhookCloudRuntime implements CloudRuntime {
 
   private merge(registry: CloudRegistry, hooks: AppHooks): CloudRegistry {
     if (hooks.functions.size === 0 && hooks.triggers.size === 0) return registry;
-    const triggers: Record<string, TriggerName[]> = Object.fromEntries(Object.entries(registry.triggers).map(([c, t]) => [c, [...t]]));
+    // Without a prototype: a class may be named `constructor` or `valueOf`.
+    const triggers: Record<string, TriggerName[]> = Object.assign(Object.create(null) as Record<string, TriggerName[]>, Object.fromEntries(Object.entries(registry.triggers).map(([c, t]) => [c, [...t]])));
     for (const key of hooks.triggers.keys()) {
       const dot = key.lastIndexOf('.');
       const className = key.slice(0, dot);
