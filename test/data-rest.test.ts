@@ -246,7 +246,8 @@ describe('schemas', () => {
     expect(created.body.indexes).toEqual({ _id_: { _id: 1 }, by_score: { score: 1 } });
     if (onPostgres) {
       const [index] = await pgQuery(`SELECT indexdef FROM pg_indexes WHERE schemaname = $1 AND indexname = 'idx_Indexed_by_score'`, [`app_${app.appId}`], server.platform.config.databaseUrl);
-      expect(index?.indexdef).toContain(`(data #> '{score}'::text[])`);
+      // Over the field's typed column, generated from `data` (src/data/storage/postgres/layout.ts).
+      expect(index?.indexdef).toContain('"_n:score"');
     } else {
       expect(fs.existsSync(path.join(server.home, 'apps', app.appId, 'data.db'))).toBe(true);
     }
