@@ -95,7 +95,7 @@ describe('job schedules', () => {
     await exec(process.execPath, [CLI, 'app', 'unschedule', app.appId, id], { env });
     expect((await exec(process.execPath, [CLI, 'app', 'schedules', app.appId], { env })).stdout).not.toContain(id);
     await expect(exec(process.execPath, [CLI, 'app', 'schedule', app.appId, 'nope', '--every', '5'], { env })).rejects.toMatchObject({ stderr: expect.stringContaining('job_schedule.jobName names no deployed job') });
-  });
+  }, 180_000); // several `backyard` processes, each loading Backyard, on a machine running the other suites
 });
 
 describe('the dashboard', () => {

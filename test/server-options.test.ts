@@ -364,7 +364,7 @@ describe('the command line', () => {
     } finally {
       removeHome(home);
     }
-  });
+  }, 180_000); // several `backyard` processes, each loading Backyard, on a machine running the other suites
 
   it('app import takes --config <file.json> and --set key=value; a bad one creates no app', async () => {
     const home = makeHome();
