@@ -322,8 +322,16 @@ export class DeploymentPipeline {
     const { runner, log, store } = this.deps;
     try {
       await this.deps.retire(previousId, DRAIN_MS);
-      // A deployment that ran as the service's tasks: the rolling update already replaced them.
-      if ((await store.deploymentById(previousId))?.service === 1) return;
+      // A deployment that ran as the service's tasks: the rolling update already replaced them. Its
+      // image, and those of older deployments, go once the engine's task history no longer holds them
+      // (it keeps a few stopped tasks per replica; a held image stays until a later deployment or the app's deletion).
+      const row = await store.deploymentById(previousId);
+      if (row?.service === 1) {
+        for (const old of await store.deployments(row.web_app_id, 50)) {
+          if (old.status === 'superseded' || old.status === 'failed') await this.deps.builder.remove(imageTag(this.deps.settings.home, subdomain, old.id));
+        }
+        return;
+      }
       const containerId = await runner.find(previousId);
       if (containerId) {
         await runner.stop(containerId, STOP_GRACE_S);
