@@ -127,7 +127,8 @@ export function serviceSpec(settings: SwarmSettings, input: ServiceInput): Docke
  * stance"). The overlay cannot be used directly either: Backyard runs on the host, which has no
  * address on an overlay network. So every task is also on the home's reach network: a bridge on
  * this machine in swarm scope (`Scope: 'swarm'`, so that services may use it), with inter-container
- * traffic off (`enable_icc=false`: tasks of different accounts on it cannot reach each other), and
+ * traffic off (`enable_icc=false`, set on its config-only network `<name>-config`: tasks of different
+ * accounts on it cannot reach each other), and
  * no port published. The host reaches a task's container at its bridge address, as it reaches plain
  * Web App containers (addresses.ts); other machines have no route to that private subnet, and the
  * engine's firewall forwards to containers only for published ports. This holds for a single-node
@@ -171,9 +172,13 @@ export class SwarmServices {
     await engineStep(host, "create the account's overlay network", REQUEST_MS, (abortSignal) =>
       this.ensureNetwork(accountOverlayName(this.settings.home, input.accountId), { Driver: 'overlay', Attachable: true }, input.accountId, abortSignal),
     );
-    await engineStep(host, 'create the reach network', REQUEST_MS, (abortSignal) =>
-      this.ensureNetwork(reachNetworkName(this.settings.home), { Driver: 'bridge', Scope: 'swarm', Options: { [ICC_OPTION]: 'false' } }, '', abortSignal),
-    );
+    // A bridge in swarm scope takes its driver options from a local config-only network of the same
+    // settings on each node (docs.docker.com, "docker network create": "Swarm networks with local scope drivers").
+    const reach = reachNetworkName(this.settings.home);
+    await engineStep(host, 'create the reach network', REQUEST_MS, async (abortSignal) => {
+      await this.ensureNetwork(`${reach}-config`, { ConfigOnly: true, Options: { [ICC_OPTION]: 'false' } }, '', abortSignal);
+      await this.ensureNetwork(reach, { Driver: 'bridge', Scope: 'swarm', ConfigFrom: { Network: `${reach}-config` } }, '', abortSignal);
+    });
     if (signal.aborted) throw new DeployError('Backyard stopped while the service was being made.');
     const spec = serviceSpec(this.settings, input);
     const existing = await this.find(input.webAppId);
@@ -303,7 +308,10 @@ export class SwarmServices {
     }
     const services = await this.homeServices();
     if (!services.some((s) => s.Spec?.Labels?.[LABEL_ACCOUNT] === accountId)) await this.removeNetwork(accountOverlayName(this.settings.home, accountId));
-    if (services.length === 0) await this.removeNetwork(reachNetworkName(this.settings.home));
+    if (services.length === 0) {
+      await this.removeNetwork(reachNetworkName(this.settings.home));
+      await this.removeNetwork(`${reachNetworkName(this.settings.home)}-config`);
+    }
   }
 
   /** The id of the Web App's service, found by its labels; undefined when it has none (or the engine is no swarm manager). */
@@ -357,7 +365,7 @@ export class SwarmServices {
   }
 
   /** Creates a network for the services unless one of that name exists (409: another process made it meanwhile). */
-  private async ensureNetwork(name: string, options: Partial<Docker.NetworkCreateOptions> & { Scope?: string }, accountId: string, abortSignal: AbortSignal): Promise<void> {
+  private async ensureNetwork(name: string, options: Partial<Docker.NetworkCreateOptions> & { Scope?: string; ConfigOnly?: boolean; ConfigFrom?: { Network: string } }, accountId: string, abortSignal: AbortSignal): Promise<void> {
     const existing = await this.docker.listNetworks({ filters: { name: [name] }, abortSignal } as object);
     if (existing.some((n) => n.Name === name)) return;
     try {
