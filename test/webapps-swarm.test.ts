@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { KIND_WEBAPP, LABEL_HOME, LABEL_KIND, LABEL_TASK_DEPLOYMENT, LABEL_WEBAPP, serviceNetworkHomeFilter } from '../src/platform/webapps/labels.js';
+import { KIND_WEBAPP, LABEL_HOME, LABEL_KIND, LABEL_TASK_DEPLOYMENT, LABEL_WEBAPP, reachNetworkName, serviceNetworkHomeFilter } from '../src/platform/webapps/labels.js';
 import { SKIP_DOCKER, docker, requireDocker } from './helpers/devenvs.js';
 import { modernHttpClient, type AnyMcpClient } from './helpers/mcpClients.js';
 import { startTestServer, type TestServer } from './helpers/server.js';
@@ -108,7 +108,8 @@ describe.skipIf(SKIP !== undefined)('a Web App as a Docker Swarm service with tw
       for (const service of await docker.listServices({ filters: { label: [`${LABEL_HOME}=${server.home}`] } })) await docker.getService(service.ID).remove().catch(() => undefined);
       await server.close();
       await removeWebApps(server.home);
-      for (const network of await docker.listNetworks({ filters: serviceNetworkHomeFilter(server.home) })) await docker.getNetwork(network.Id).remove().catch(() => undefined);
+      const networks = [...(await docker.listNetworks({ filters: { name: [reachNetworkName(server.home)] } })), ...(await docker.listNetworks({ filters: serviceNetworkHomeFilter(server.home) }))];
+      for (const network of networks) await docker.getNetwork(network.Id).remove().catch(() => undefined);
     }
     if (work) fs.rmSync(work, { recursive: true, force: true });
   });
@@ -179,6 +180,8 @@ describe.skipIf(SKIP !== undefined)('a Web App as a Docker Swarm service with tw
     expect(await servicesOf(appId)).toEqual([]);
     expect(await docker.listContainers({ all: true, filters: { label: [`${LABEL_WEBAPP}=${appId}`] } })).toEqual([]);
     expect(await docker.listNetworks({ filters: serviceNetworkHomeFilter(server.home) })).toEqual([]);
+    // The reach network itself carries no labels (swarm.ts says why): by its name.
+    expect((await docker.listNetworks({ filters: { name: [reachNetworkName(server.home)] } })).filter((n) => n.Name === reachNetworkName(server.home))).toEqual([]);
     expect((await docker.listVolumes({ filters: { label: [`${LABEL_HOME}=${server.home}`] } })).Volumes ?? []).toEqual([]);
     expect((await fetchApp(appURL)).status).toBe(404);
   });

@@ -385,7 +385,7 @@ export class WebAppService implements WebAppOperations {
     const now = nowIso();
     for (const row of await this.store.unfinishedOf(app.id)) await this.store.finish(row.id, 'failed', 'The Web App was deleted.', now);
     await this.pipeline.cancel(app.id);
-    if (await this.swarm.find(app.id).catch(() => undefined)) await this.swarm.remove(app.id, app.account_id);
+    if (await this.swarm.active()) await this.swarm.remove(app.id, app.account_id);
     this.tasks.forget(app.id);
     for (const container of await this.runner.listApp(app.id)) await this.runner.remove(container);
     await this.runner.release(app.account_id);

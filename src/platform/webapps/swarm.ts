@@ -4,7 +4,6 @@ import { engineMessage, engineStatus, type DockerClient } from '../devenvs/engin
 import { DeployError, engineStep } from './engine.js';
 import { healthy, probeAt } from './health.js';
 import {
-  KIND_SERVICE_NETWORK,
   KIND_WEBAPP,
   LABEL_ACCOUNT,
   LABEL_HOME,
@@ -170,14 +169,17 @@ export class SwarmServices {
   async deploy(input: ServiceInput, signal: AbortSignal): Promise<Replaced> {
     const host = this.settings.dockerHost;
     await engineStep(host, "create the account's overlay network", REQUEST_MS, (abortSignal) =>
-      this.ensureNetwork(accountOverlayName(this.settings.home, input.accountId), { Driver: 'overlay', Attachable: true }, input.accountId, abortSignal),
+      this.ensureNetwork(accountOverlayName(this.settings.home, input.accountId), { Driver: 'overlay', Attachable: true }, serviceNetworkLabels(this.settings.home, input.accountId), abortSignal),
     );
-    // A bridge in swarm scope takes its driver options from a local config-only network of the same
-    // settings on each node (docs.docker.com, "docker network create": "Swarm networks with local scope drivers").
+    // A bridge in swarm scope takes its driver options from a local config-only network on each node
+    // (docs.docker.com, "docker network create": "Swarm networks with local scope drivers"): options
+    // given to the swarm network itself are not applied to the bridge (seen with engine 20.10), and
+    // the engine refuses labels on it ("user specified configurations are not supported if the
+    // network depends on a configuration network"), so only the config-only network is labelled.
     const reach = reachNetworkName(this.settings.home);
     await engineStep(host, 'create the reach network', REQUEST_MS, async (abortSignal) => {
-      await this.ensureNetwork(`${reach}-config`, { ConfigOnly: true, Options: { [ICC_OPTION]: 'false' } }, '', abortSignal);
-      await this.ensureNetwork(reach, { Driver: 'bridge', Scope: 'swarm', ConfigFrom: { Network: `${reach}-config` } }, '', abortSignal);
+      await this.ensureNetwork(`${reach}-config`, { ConfigOnly: true, Options: { [ICC_OPTION]: 'false' } }, serviceNetworkLabels(this.settings.home, ''), abortSignal);
+      await this.ensureNetwork(reach, { Driver: 'bridge', Scope: 'swarm', ConfigFrom: { Network: `${reach}-config` } }, undefined, abortSignal);
     });
     if (signal.aborted) throw new DeployError('Backyard stopped while the service was being made.');
     const spec = serviceSpec(this.settings, input);
@@ -365,19 +367,20 @@ export class SwarmServices {
   }
 
   /** Creates a network for the services unless one of that name exists (409: another process made it meanwhile). */
-  private async ensureNetwork(name: string, options: Partial<Docker.NetworkCreateOptions> & { Scope?: string; ConfigOnly?: boolean; ConfigFrom?: { Network: string } }, accountId: string, abortSignal: AbortSignal): Promise<void> {
+  private async ensureNetwork(name: string, options: Partial<Docker.NetworkCreateOptions> & { Scope?: string; ConfigOnly?: boolean; ConfigFrom?: { Network: string } }, labels: Record<string, string> | undefined, abortSignal: AbortSignal): Promise<void> {
     const existing = await this.docker.listNetworks({ filters: { name: [name] }, abortSignal } as object);
     if (existing.some((n) => n.Name === name)) return;
     try {
-      await this.docker.createNetwork({ Name: name, CheckDuplicate: true, Labels: serviceNetworkLabels(this.settings.home, accountId), ...options, abortSignal } as Docker.NetworkCreateOptions);
+      await this.docker.createNetwork({ Name: name, CheckDuplicate: true, ...(labels ? { Labels: labels } : {}), ...options, abortSignal } as Docker.NetworkCreateOptions);
     } catch (error) {
       if (engineStatus(error) !== 409 && !/already exists/i.test(engineMessage(error))) throw error;
     }
   }
 
-  /** Removes a network of the services, leaving one still in use (or already gone). */
+  /** Removes a network of the services (named by labels.ts), leaving one still in use (or already gone). */
   private async removeNetwork(name: string): Promise<void> {
-    const found = await this.docker.listNetworks({ filters: { name: [name], label: [`${LABEL_KIND}=${KIND_SERVICE_NETWORK}`] } });
+    // By name: the reach network itself carries no labels (see `deploy`).
+    const found = await this.docker.listNetworks({ filters: { name: [name] } });
     for (const network of found.filter((n) => n.Name === name)) {
       const deadline = Date.now() + 10_000;
       for (;;) {
