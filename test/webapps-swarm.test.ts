@@ -10,6 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KIND_WEBAPP, LABEL_HOME, LABEL_KIND, LABEL_TASK_DEPLOYMENT, LABEL_WEBAPP, reachNetworkName, serviceNetworkHomeFilter } from '../src/platform/webapps/labels.js';
+import { OFFLINE_IMAGE } from '../src/platform/devenvs/offlineImage.js';
 import { SKIP_DOCKER, docker, requireDocker } from './helpers/devenvs.js';
 import { modernHttpClient, type AnyMcpClient } from './helpers/mcpClients.js';
 import { startTestServer, type TestServer } from './helpers/server.js';
@@ -67,7 +68,8 @@ function requestLoop(appURL: string, path: string, workers = 3) {
   };
 }
 
-describe.skipIf(SKIP !== undefined)('a Web App as a Docker Swarm service with two replicas, through the proxy', () => {
+// Builds and rolling updates of two tasks each, on a 2-core machine that may be busy: minutes, not seconds.
+describe.skipIf(SKIP !== undefined)('a Web App as a Docker Swarm service with two replicas, through the proxy', { timeout: 180_000 }, () => {
   let server: TestServer;
   let client: AnyMcpClient;
   let work: string;
@@ -173,6 +175,23 @@ describe.skipIf(SKIP !== undefined)('a Web App as a Docker Swarm service with tw
     // One service, updated in place: two tasks of the new deployment run.
     expect(await servicesOf(appId)).toHaveLength(1);
     await expect.poll(async () => (await runningTasks(appId)).length, { timeout: 30_000, interval: 200 }).toBe(2);
+  });
+
+  it('a deployment whose tasks exit fails saying so, the service goes back to the active image, and every request is answered meanwhile', async () => {
+    const before = (await servicesOf(appId))[0]!.Spec?.TaskTemplate?.ContainerSpec?.Image;
+    const loop = requestLoop(appURL, '/');
+    await commit(repo, { Dockerfile: `FROM ${OFFLINE_IMAGE}\nCMD ["sh", "-c", "echo giving up; exit 3"]\n` }, 'broken');
+    await push(server.url, repo, 'alice', 'swarmed', token);
+    const deployment = await call(client, 'startDeployment', { appId });
+    const done = await settle(client, appId, deployment.id, 120_000);
+    expect(done.status).toBe('failed');
+    expect(done.error, done.error).toMatch(/^Starting the container failed: A task of the service (failed|complete).*exit code 3/);
+    await expect.poll(async () => (await servicesOf(appId))[0]!.Spec?.TaskTemplate?.ContainerSpec?.Image, { timeout: 30_000, interval: 200 }).toBe(before);
+    await expect.poll(async () => (await runningTasks(appId)).length, { timeout: 60_000, interval: 200 }).toBe(2);
+    await loop.stop();
+    expect(loop.failures).toEqual([]);
+    expect(new Set(loop.bodies)).toEqual(new Set(['<h1>version two</h1>\n']));
+    expect(await call(client, 'getWebApp', { appId })).toMatchObject({ status: 'failed', activeDeployment: { status: 'active' } });
   });
 
   it('deleteWebApp leaves no service, container, network or volume of it', async () => {

@@ -207,8 +207,6 @@ export class SwarmServices {
       const id = await this.find(input.webAppId);
       if (!id) throw new DeployError('the service was removed while it was starting.');
       const info = await this.inspect(id);
-      const update = (info as { UpdateStatus?: { State?: string; Message?: string } }).UpdateStatus;
-      if (update?.State && /paused|rollback/.test(update.State)) throw new DeployError(`the engine stopped the rolling update (${update.State}: ${update.Message ?? ''}).`);
       const tasks = (await this.tasks(id)).filter((t) => t.Spec?.ContainerSpec?.Labels?.[LABEL_TASK_DEPLOYMENT] === input.deploymentId);
       const broken = tasks.find((t) => ['failed', 'rejected'].includes(t.Status?.State ?? '') || (t.Status?.State === 'complete' && t.DesiredState === 'running'));
       if (broken) {
@@ -216,6 +214,9 @@ export class SwarmServices {
         const exit = broken.Status?.ContainerStatus?.ExitCode;
         throw new DeployError(`a task of the service ${broken.Status?.State}${exit !== undefined ? ` (exit code ${exit})` : ''}: ${why}. The deployment's container logs show what it printed.`);
       }
+      // After the tasks: a failed task pauses the update, and the task says why.
+      const update = (info as { UpdateStatus?: { State?: string; Message?: string } }).UpdateStatus;
+      if (update?.State && /paused|rollback/.test(update.State)) throw new DeployError(`the engine stopped the rolling update (${update.State}: ${update.Message ?? ''}).`);
       const running = tasks.filter((t) => t.DesiredState === 'running' && t.Status?.State === 'running');
       if (running.length >= input.replicas) {
         const targets = await this.addresses(running, input.port);
