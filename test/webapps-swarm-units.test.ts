@@ -88,7 +88,7 @@ describe('the proxy over the tasks of a service', () => {
   let proxyPort: number;
   let tasks: TaskTargets;
   let proxy: WebAppProxy;
-  const route: RouteRow = { id: 'app1', app_name: 'app', active_deployment_id: 'dep1', host_port: null, last_status: 'active', service: 1, container_port: 0, health_check_path: '/health' };
+  const route: RouteRow = { id: 'app1', app_name: 'app', active_deployment_id: 'dep1', host_port: null, last_status: 'active', service: 1, container_port: 0, health_check_path: '/health', stopped: 0 };
 
   const listen = (server: http.Server) => new Promise<number>((resolve) => server.listen(0, '127.0.0.1', () => resolve((server.address() as AddressInfo).port)));
   const send = (method: string) =>

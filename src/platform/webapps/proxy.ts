@@ -119,6 +119,7 @@ export class WebAppProxy {
 
   /** Answers a request for the Web App `route` (from `route`): forwards it, or answers a 503 or 502 page. */
   web(req: IncomingMessage, res: ServerResponse, route: RouteRow): void {
+    if (route.service === 1 && route.stopped === 1) return unavailablePage(req, res, 503, `${route.app_name} is stopped`, 'It was stopped with stopWebApp; startWebApp runs it again.');
     if (route.service === 1 && route.active_deployment_id) return this.webTasks(req, res, route, route.active_deployment_id);
     const deploymentId = route.active_deployment_id;
     if (!deploymentId || !route.host_port) return unavailablePage(req, res, 503, `${route.app_name} is not running yet`, notRunning(route));
@@ -212,6 +213,16 @@ export class WebAppProxy {
       const options = first ? { target: `http://${key}`, agent: this.agentFor(key, `http://${key}`), method } : { target: `http://${key}`, agent: false as never, method, buffer: Readable.from([]) as never };
       const sent = target;
       this.server.web(req, res, options, (error) => {
+        if (first && idempotent && !res.headersSent && isReset(error)) {
+          // A pooled connection the app had closed (busybox httpd closes each one): the same task
+          // again on a fresh connection, as `web` does, before taking it for a task that failed.
+          this.server.web(req, res, { target: `http://${key}`, agent: false as never, method, buffer: Readable.from([]) as never }, (again) => {
+            this.directory.taskFailed(route.id, sent, again);
+            if (res.headersSent || Date.now() > deadline) return fail();
+            void attempt(false);
+          });
+          return;
+        }
         this.directory.taskFailed(route.id, sent, error);
         if (!idempotent || res.headersSent || Date.now() > deadline) return fail();
         void attempt(false);

@@ -82,6 +82,8 @@ export interface RouteRow {
   /** The port the app listens on inside its containers. */
   container_port: number | null;
   health_check_path: string;
+  /** 1 after stopWebApp (its service then runs no task). */
+  stopped: 0 | 1;
 }
 
 /** The settings updateWebApp may change. */
@@ -102,7 +104,7 @@ const SQL = {
   appByName: 'SELECT * FROM web_apps WHERE account_id = ? AND app_name = ?',
   apps: 'SELECT id, app_name FROM web_apps WHERE account_id = ? ORDER BY created_at, id',
   appsNamed: 'SELECT id, app_name FROM web_apps WHERE account_id = ? AND app_name = ?',
-  route: `SELECT w.id, w.app_name, w.active_deployment_id, a.host_port, l.status AS last_status, a.service, a.container_port, w.health_check_path
+  route: `SELECT w.id, w.app_name, w.active_deployment_id, a.host_port, l.status AS last_status, a.service, a.container_port, w.health_check_path, w.stopped
      FROM web_apps w
      LEFT JOIN deployments a ON a.id = w.active_deployment_id
      LEFT JOIN deployments l ON l.id = w.last_deployment_id

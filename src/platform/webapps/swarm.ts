@@ -68,6 +68,8 @@ const MODE_TTL_MS = 5_000;
 const PIDS = 1024;
 /** Nanoseconds, as the swarm API counts durations. */
 const SECOND_NS = 1_000_000_000;
+/** How long a rolling update watches each new task before it moves on to the next slot (see `serviceSpec`). */
+const UPDATE_WAIT_NS = 5 * SECOND_NS;
 /** The driver option that keeps containers on one bridge from reaching each other (libnetwork's bridge driver). */
 const ICC_OPTION = 'com.docker.network.bridge.enable_icc';
 
@@ -81,7 +83,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  *   the rollout (the engine reports a task running only once it is healthy); Backyard's own HTTP
  *   check (health.ts) gates the deployment's activation and every task's share of the traffic (tasks.ts);
  * - rolling updates one task at a time, the new task started before the old one stops
- *   (`Order: 'start-first'`), and rolled back the same way;
+ *   (`Order: 'start-first'`), 5 s apart, and rolled back the same way;
  * - on the account's attachable overlay network (its services reach each other by service name,
  *   round robin over the tasks' own addresses: `Mode: 'dnsrr'`, since a service's virtual IP does
  *   not route on these machines, docs/notes/docker.md) and on the home's reach network (see `SwarmServices`);
@@ -108,8 +110,13 @@ export function serviceSpec(settings: SwarmSettings, input: ServiceInput): Docke
       Networks: [{ Target: accountOverlayName(settings.home, input.accountId) }, { Target: reachNetworkName(settings.home) }],
     },
     Mode: { Replicated: { Replicas: input.replicas } },
-    UpdateConfig: { Parallelism: 1, Order: 'start-first', FailureAction: 'pause', Monitor: 2 * SECOND_NS },
-    RollbackConfig: { Parallelism: 1, Order: 'start-first', FailureAction: 'pause', Monitor: 2 * SECOND_NS },
+    // The engine takes a task that runs for a healthy one (unless the image has a HEALTHCHECK), and
+    // start-first stops the old task of a slot as soon as the new one runs: a new image that exits a
+    // moment after it starts would take every slot down one after the other. Waiting `Delay` (as long
+    // as `Monitor`) before the next slot lets the engine see such a task fail and pause the update
+    // while the other slots still run the old image; the deployment then fails and `restore` puts it back.
+    UpdateConfig: { Parallelism: 1, Delay: UPDATE_WAIT_NS, Order: 'start-first', FailureAction: 'pause', Monitor: UPDATE_WAIT_NS },
+    RollbackConfig: { Parallelism: 1, Delay: UPDATE_WAIT_NS, Order: 'start-first', FailureAction: 'pause', Monitor: UPDATE_WAIT_NS },
     EndpointSpec: { Mode: 'dnsrr' },
   };
 }
@@ -207,7 +214,8 @@ export class SwarmServices {
       const id = await this.find(input.webAppId);
       if (!id) throw new DeployError('the service was removed while it was starting.');
       const info = await this.inspect(id);
-      const tasks = (await this.tasks(id)).filter((t) => t.Spec?.ContainerSpec?.Labels?.[LABEL_TASK_DEPLOYMENT] === input.deploymentId);
+      const all = await this.tasks(id);
+      const tasks = all.filter((t) => t.Spec?.ContainerSpec?.Labels?.[LABEL_TASK_DEPLOYMENT] === input.deploymentId);
       const broken = tasks.find((t) => ['failed', 'rejected'].includes(t.Status?.State ?? '') || (t.Status?.State === 'complete' && t.DesiredState === 'running'));
       if (broken) {
         const why = broken.Status?.Err || broken.Status?.Message || broken.Status?.State;
@@ -218,7 +226,11 @@ export class SwarmServices {
       const update = (info as { UpdateStatus?: { State?: string; Message?: string } }).UpdateStatus;
       if (update?.State && /paused|rollback/.test(update.State)) throw new DeployError(`the engine stopped the rolling update (${update.State}: ${update.Message ?? ''}).`);
       const running = tasks.filter((t) => t.DesiredState === 'running' && t.Status?.State === 'running');
-      if (running.length >= input.replicas) {
+      // Active means every slot runs this deployment: no task of an earlier one is still meant to run.
+      const older = all.filter((t) => t.DesiredState === 'running' && t.Spec?.ContainerSpec?.Labels?.[LABEL_TASK_DEPLOYMENT] !== input.deploymentId).length;
+      if (older > 0) {
+        last = `${older} task(s) of the deployment before still ran`;
+      } else if (running.length >= input.replicas) {
         const targets = await this.addresses(running, input.port);
         const results = await Promise.all(targets.map((t) => probeAt(t.ip, t.port, path, 2000)));
         if (targets.length >= input.replicas && results.every(healthy)) return;
