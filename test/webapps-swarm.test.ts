@@ -108,11 +108,9 @@ describe.skipIf(SKIP !== undefined)('a Web App as a Docker Swarm service with tw
   afterAll(async () => {
     await client?.close();
     if (server) {
-      for (const service of await docker.listServices({ filters: { label: [`${LABEL_HOME}=${server.home}`] } })) await docker.getService(service.ID).remove().catch(() => undefined);
       await server.close();
+      // Services, their containers and networks, and images of this home, whatever a failed test left.
       await removeWebApps(server.home);
-      const networks = [...(await docker.listNetworks({ filters: { name: [reachNetworkName(server.home)] } })), ...(await docker.listNetworks({ filters: serviceNetworkHomeFilter(server.home) }))];
-      for (const network of networks) await docker.getNetwork(network.Id).remove().catch(() => undefined);
     }
     if (work) fs.rmSync(work, { recursive: true, force: true });
   });
@@ -162,6 +160,7 @@ describe.skipIf(SKIP !== undefined)('a Web App as a Docker Swarm service with tw
   });
 
   it('a redeploy under a steady request loop answers every request, first the old page and then the new one', async () => {
+    const previous = (await call(client, 'getWebApp', { appId })).activeDeployment.id as string;
     const loop = requestLoop(appURL, '/');
     await expect.poll(() => loop.count, { timeout: 10_000, interval: 20 }).toBeGreaterThan(20);
     await commit(repo, sampleApp('<h1>version two</h1>\n', { 'www/cgi-bin/host.cgi': hostCgi }), 'two');
@@ -176,6 +175,8 @@ describe.skipIf(SKIP !== undefined)('a Web App as a Docker Swarm service with tw
     // One service, updated in place: two tasks of the new deployment run.
     expect(await servicesOf(appId)).toHaveLength(1);
     await expect.poll(async () => (await runningTasks(appId)).length, { timeout: 30_000, interval: 200 }).toBe(2);
+    // The old tasks go a moment after the new deployment is active (they end their requests first).
+    await expect.poll(async () => (await docker.listContainers({ filters: { label: [`${LABEL_TASK_DEPLOYMENT}=${previous}`] } })).length, { timeout: 30_000, interval: 200 }).toBe(0);
   });
 
   it('a deployment whose tasks exit fails saying so, the service goes back to the active image, and every request is answered meanwhile', async () => {
