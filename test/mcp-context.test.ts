@@ -40,12 +40,13 @@ describe('a lean context', () => {
   it.each([
     ['v2 client (2026-07-28)', () => modernHttpClient(server.url, server.alice)],
     ['legacy client (2025-11-25)', () => legacyHttpClient(server.url, server.alice)],
-  ])('tools/list through the %s is at most 21,000 characters, with portable schemas', async (_label, connect) => {
+  ])('tools/list through the %s is at most 21,200 characters, with portable schemas', async (_label, connect) => {
     const client = await connect();
     try {
       const { tools } = await client.listTools();
       expect(tools).toHaveLength(operations.length);
-      expect(JSON.stringify(tools).length).toBeLessThanOrEqual(21_000);
+      // 21,000 until Web Apps got `replicas` (swarm services), in two inputs and the Web App answer of five tools: 21,125.
+      expect(JSON.stringify(tools).length).toBeLessThanOrEqual(21_200);
       for (const tool of tools) {
         expect(tool.inputSchema, tool.name).not.toHaveProperty('$schema');
         for (const [path, property] of properties(tool.inputSchema)) {

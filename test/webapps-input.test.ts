@@ -50,7 +50,7 @@ describe.skipIf(SKIP_DOCKER)('Web App input checks (REST)', () => {
     const response = await alice().post('/web-apps', { appName: 'site', ...base, rootDirPath: './nested/app/', port: 8080, healthCheckPath: '/index.html' });
     expect(response.status, response.text).toBe(201);
     const app = response.json() as Record<string, any>;
-    expect(app).toMatchObject({ appName: 'site', rootDirPath: 'nested/app', port: 8080, healthCheckPath: '/index.html', autoDeploy: false, environmentVariablesKeys: [] });
+    expect(app).toMatchObject({ appName: 'site', rootDirPath: 'nested/app', port: 8080, healthCheckPath: '/index.html', autoDeploy: false, environmentVariablesKeys: [], replicas: 1 });
     appId = app.appId;
     firstDeployment = app.lastDeployment.id;
   });
@@ -168,6 +168,9 @@ describe.skipIf(SKIP_DOCKER)('Web App input checks (REST)', () => {
       [{ branchName: 'gone' }, /The branch "gone" does not exist in alice\/site/],
       [{ rootDirPath: 'www' }, /There is no Dockerfile at www\/Dockerfile/],
       [{ port: 0 }, /port must be at least 1/],
+      [{ replicas: 0 }, /replicas must be at least 1/],
+      [{ replicas: 11 }, /replicas must be at most 10/],
+      [{ replicas: 1.5 }, /replicas must be an integer/],
       [{ healthCheckPath: 'x' }, /is not a path/],
       [{ setEnvironmentVariables: [{ key: 'C', value: '1' }], removeEnvironmentVariablesKeys: ['C'] }, /The key "C" is in both/],
     ];
@@ -178,8 +181,8 @@ describe.skipIf(SKIP_DOCKER)('Web App input checks (REST)', () => {
     }
     // Settings only: the app's first deployment may still be moving on in the background meanwhile.
     const settings = (app: Record<string, any>) => {
-      const { branchName, rootDirPath, port, healthCheckPath, environmentVariablesKeys, autoDeploy } = app;
-      return { branchName, rootDirPath, port, healthCheckPath, environmentVariablesKeys, autoDeploy };
+      const { branchName, rootDirPath, port, healthCheckPath, environmentVariablesKeys, autoDeploy, replicas } = app;
+      return { branchName, rootDirPath, port, healthCheckPath, environmentVariablesKeys, autoDeploy, replicas };
     };
     expect(settings((await alice().get(`/web-apps/${appId}`)).json() as Record<string, any>)).toEqual(settings(before));
   });

@@ -306,7 +306,7 @@ describe('a GitHub repository (stood in for by a local bare repository)', () => 
       const store = new WebAppStore(db);
       await store.insertApp({
         id: 'w1', account_id: 'acc', app_name: 'app', subdomain: 'app', repository_owner_login: 'octo', repository_name: 'app', branch_name: 'main',
-        root_dir_path: 'web', environment_variables: '[]', port: null, health_check_path: '/', auto_deploy: 1, last_seen_sha: head, created_at: '2026-01-01T00:00:00.000Z',
+        root_dir_path: 'web', environment_variables: '[]', port: null, health_check_path: '/', auto_deploy: 1, last_seen_sha: head, created_at: '2026-01-01T00:00:00.000Z', replicas: 1,
       });
       const deployed: string[] = [];
       const auto = new AutoDeploy(store, github, new RepositorySources(github), async (app, trigger) => deployed.push(`${app.id}:${trigger}`), createLogger('silent'));
@@ -341,7 +341,7 @@ describe('deployment log rows', () => {
       const store = new WebAppStore(db);
       await store.insertApp({
         id: 'w1', account_id: 'acc', app_name: 'app', subdomain: 'app', repository_owner_login: 'alice', repository_name: 'app', branch_name: 'main',
-        root_dir_path: '.', environment_variables: '[]', port: null, health_check_path: '/', auto_deploy: 0, last_seen_sha: '', created_at: '2026-01-01T00:00:00.000Z',
+        root_dir_path: '.', environment_variables: '[]', port: null, health_check_path: '/', auto_deploy: 0, last_seen_sha: '', created_at: '2026-01-01T00:00:00.000Z', replicas: 1,
       });
       await store.insertDeployment({ id: 'd1', web_app_id: 'w1', trigger: 'create', owner: 'me', created_at: '2026-01-01T00:00:00.000Z' });
       await store.insertLogs('d1', 'build', Array.from({ length: 30 }, (_, i) => ({ source: 'build', message: `line ${i}`, time: new Date(1_800_000_000_000 + i).toISOString() })));
@@ -380,7 +380,7 @@ describe('the listing of a Web App\'s deployments (the dashboard\'s read)', () =
       const store = new WebAppStore(platform.db);
       await store.insertApp({
         id: 'w1', account_id: alice, app_name: 'app', subdomain: 'app', repository_owner_login: 'alice', repository_name: 'app', branch_name: 'main',
-        root_dir_path: '.', environment_variables: '[]', port: null, health_check_path: '/', auto_deploy: 0, last_seen_sha: '', created_at: '2026-01-01T00:00:00.000Z',
+        root_dir_path: '.', environment_variables: '[]', port: null, health_check_path: '/', auto_deploy: 0, last_seen_sha: '', created_at: '2026-01-01T00:00:00.000Z', replicas: 1,
       });
       const at = '2026-01-01T00:00:01.000Z'; // one millisecond for all: the order queued decides
       await store.insertDeployment({ id: 'd1', web_app_id: 'w1', trigger: 'create', owner: 'elsewhere/1/x', created_at: at });

@@ -24,6 +24,7 @@ export const createWebApp = defineOperation({
     port: webAppSettings.port.optional(),
     healthCheckPath: webAppSettings.healthCheckPath.optional(),
     autoDeploy: webAppSettings.autoDeploy.optional(),
+    replicas: webAppSettings.replicas.optional(),
   }),
   output: webApp,
   successStatus: 201,

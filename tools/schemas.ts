@@ -135,6 +135,7 @@ export const webApp = webAppSummary.extend({
   port: z.number(),
   healthCheckPath: z.string(),
   autoDeploy: z.boolean(),
+  replicas: z.number().int(),
   status: z.enum(['deploying', 'running', 'failed', 'stopped']),
   error: z.string(),
   lastDeployment: deployment.optional(),
@@ -148,4 +149,5 @@ export const webAppSettings = {
   port: z.number().int().min(1).max(65535).describe('Port the container listens on'),
   healthCheckPath: z.string().max(1024).describe('Path that must answer 2xx before the deployment is active, e.g. /healthz'),
   autoDeploy: z.boolean().describe('Deploy again on every push to the branch'),
+  replicas: z.number().int().min(1).max(10).describe('Copies on a Docker swarm (default 1)'),
 };

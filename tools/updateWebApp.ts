@@ -22,6 +22,7 @@ export const updateWebApp = defineOperation({
     port: webAppSettings.port.optional(),
     healthCheckPath: webAppSettings.healthCheckPath.optional(),
     autoDeploy: webAppSettings.autoDeploy.optional(),
+    replicas: webAppSettings.replicas.optional(),
   }),
   output: webApp,
   successStatus: 200,

@@ -6,7 +6,7 @@ import { PassThrough } from 'node:stream';
 import { promisify } from 'node:util';
 import type Docker from 'dockerode';
 import { expect } from 'vitest';
-import { imageFilter, webAppHomeFilter } from '../../src/platform/webapps/labels.js';
+import { imageFilter, reachNetworkName, serviceNetworkHomeFilter, webAppHomeFilter } from '../../src/platform/webapps/labels.js';
 import { OFFLINE_IMAGE } from '../../src/platform/devenvs/offlineImage.js';
 import { docker, removeNetworks } from './devenvs.js';
 import type { AnyMcpClient } from './mcpClients.js';
@@ -183,6 +183,11 @@ export async function settle(client: AnyMcpClient, appId: string, deploymentId: 
  * then the home's account networks that no container uses any more.
  */
 export async function removeWebApps(home: string): Promise<void> {
+  // Swarm services (an engine in swarm mode, swarm.ts) first: the engine then removes their task containers.
+  const swarm = (await docker.info()) as { Swarm?: { LocalNodeState?: string; ControlAvailable?: boolean } };
+  if (swarm.Swarm?.LocalNodeState === 'active' && swarm.Swarm.ControlAvailable) {
+    for (const service of await docker.listServices({ filters: webAppHomeFilter(home) })) await docker.getService(service.ID).remove().catch(() => undefined);
+  }
   for (const c of await docker.listContainers({ all: true, filters: webAppHomeFilter(home) })) {
     await docker.getContainer(c.Id).remove({ force: true }).catch(() => undefined);
   }
@@ -190,6 +195,10 @@ export async function removeWebApps(home: string): Promise<void> {
     for (const tag of image.RepoTags ?? []) await docker.getImage(tag).remove().catch(() => undefined);
   }
   await removeNetworks(home);
+  // The services' networks: the reach network (unlabelled, by name) before the config-only one it takes its settings from.
+  const reach = reachNetworkName(home);
+  const serviceNetworks = [...(await docker.listNetworks({ filters: { name: [reach] } })).filter((n) => n.Name === reach), ...(await docker.listNetworks({ filters: serviceNetworkHomeFilter(home) }))];
+  for (const network of serviceNetworks) await docker.getNetwork(network.Id).remove().catch(() => undefined);
 }
 
 /**

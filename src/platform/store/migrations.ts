@@ -285,4 +285,12 @@ export const migrations: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 14,
+    name: 'Web Apps on Docker Swarm: how many replicas a Web App runs, and which deployments run as a swarm service',
+    sql: `
+      ALTER TABLE web_apps ADD COLUMN replicas INTEGER NOT NULL DEFAULT 1;
+      ALTER TABLE deployments ADD COLUMN service INTEGER NOT NULL DEFAULT 0;
+    `,
+  },
 ];

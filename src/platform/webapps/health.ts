@@ -10,8 +10,16 @@ export type ProbeResult = { status: number } | { error: string };
  * followed, one fresh connection, at most `timeoutMs`.
  */
 export function probe(hostPort: number, path: string, timeoutMs: number): Promise<ProbeResult> {
+  return probeAt('127.0.0.1', hostPort, path, timeoutMs);
+}
+
+/**
+ * `GET http://<ip>:<port><path>`, as `probe`, at an address of this machine's own: a published
+ * loopback port, or a swarm task's address on the home's reach network (swarm.ts).
+ */
+export function probeAt(ip: string, port: number, path: string, timeoutMs: number): Promise<ProbeResult> {
   return new Promise((resolve) => {
-    const req = http.get({ host: '127.0.0.1', port: hostPort, path, agent: false, timeout: timeoutMs, headers: { 'user-agent': 'backyard-health-check' } }, (res) => {
+    const req = http.get({ host: ip, port, path, agent: false, timeout: timeoutMs, headers: { 'user-agent': 'backyard-health-check' } }, (res) => {
       res.resume();
       resolve({ status: res.statusCode ?? 0 });
     });

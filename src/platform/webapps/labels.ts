@@ -47,3 +47,52 @@ export const imageFilter = (home: string) => ({ reference: [`${imageRepository(h
 
 /** Names are for people reading `docker ps`; lookups go by labels. */
 export const containerName = (subdomain: string, deploymentId: string) => `backyard-webapp-${subdomain}-${deploymentId}`;
+
+/**
+ * The deployment id on the containers of a swarm service's tasks (swarm.ts). Not `LABEL_DEPLOYMENT`:
+ * the engine, not Backyard, starts, stops and replaces those containers, so the code that looks up a
+ * deployment's own container by `LABEL_DEPLOYMENT` (runner.ts, addresses.ts) must not find them.
+ */
+export const LABEL_TASK_DEPLOYMENT = 'dev.backyard.service.deployment.id';
+/** `LABEL_KIND` of the networks made for Web App services (swarm.ts): an account's overlay and the home's reach network. */
+export const KIND_SERVICE_NETWORK = 'web-app-service-network';
+
+const homeHash = (home: string) => createHash('sha256').update(home).digest('hex').slice(0, 8);
+
+/** The labels of a Web App's swarm service (the deployment it runs is in its task's labels). */
+export const serviceLabels = (home: string, accountId: string, webAppId: string): Record<string, string> => ({
+  [LABEL_MANAGED]: 'true',
+  [LABEL_KIND]: KIND_WEBAPP,
+  [LABEL_HOME]: home,
+  [LABEL_ACCOUNT]: accountId,
+  [LABEL_WEBAPP]: webAppId,
+});
+
+/** The labels of the containers of a Web App service's tasks for one deployment. */
+export const taskLabels = (home: string, accountId: string, webAppId: string, deploymentId: string): Record<string, string> => ({
+  ...serviceLabels(home, accountId, webAppId),
+  [LABEL_TASK_DEPLOYMENT]: deploymentId,
+});
+
+/** The labels of a network made for Web App services; `accountId` is empty for the home's reach network. */
+export const serviceNetworkLabels = (home: string, accountId: string): Record<string, string> => ({
+  [LABEL_MANAGED]: 'true',
+  [LABEL_KIND]: KIND_SERVICE_NETWORK,
+  [LABEL_HOME]: home,
+  ...(accountId ? { [LABEL_ACCOUNT]: accountId } : {}),
+});
+
+/** A Docker `filters` value matching every network made for the Web App services of one home. */
+export const serviceNetworkHomeFilter = (home: string) => ({ label: [`${LABEL_KIND}=${KIND_SERVICE_NETWORK}`, `${LABEL_HOME}=${home}`] });
+
+/**
+ * The swarm service of one Web App of one home: `backyard-webapp-<16 hex digits of a hash of home and app id>`,
+ * short enough for the engine's 63-character limit on service names whatever the subdomain; lookups go by labels.
+ */
+export const serviceName = (home: string, webAppId: string) => `backyard-webapp-${createHash('sha256').update(`${home}\n${webAppId}`).digest('hex').slice(0, 16)}`;
+
+/** The attachable overlay network of one account's Web App services: `backyard-svc-<12 hex digits of a hash of home and account>`. */
+export const accountOverlayName = (home: string, accountId: string) => `backyard-svc-${createHash('sha256').update(`${home}\n${accountId}`).digest('hex').slice(0, 12)}`;
+
+/** The home's reach network, on which Backyard's proxy connects to the services' tasks: `backyard-reach-<8 hex digits of the home's hash>`. */
+export const reachNetworkName = (home: string) => `backyard-reach-${homeHash(home)}`;

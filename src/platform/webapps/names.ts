@@ -36,6 +36,18 @@ export function* subdomainCandidates(name: string): Generator<string> {
   }
 }
 
+/** Bounds of `replicas`: how many tasks a Web App's swarm service runs (swarm.ts). */
+export const MIN_REPLICAS = 1;
+export const MAX_REPLICAS = 10;
+export const DEFAULT_REPLICAS = 1;
+
+/** @throws ManagementError(invalid) unless `replicas` is an integer from MIN_REPLICAS to MAX_REPLICAS. */
+export function checkReplicas(replicas: number): void {
+  if (!Number.isInteger(replicas) || replicas < MIN_REPLICAS || replicas > MAX_REPLICAS) {
+    throw invalid(`replicas must be an integer from ${MIN_REPLICAS} to ${MAX_REPLICAS} (it is ${replicas}): how many copies of the app run when the Docker engine is a swarm manager.`);
+  }
+}
+
 /** @throws ManagementError(invalid) unless `branch` is a branch name git accepts. */
 export function checkBranchName(branch: string): void {
   if (!isBranchName(branch)) {

@@ -12,6 +12,7 @@ import { containerName, deploymentLabels, imageTag } from './labels.js';
 import { DEFAULT_PORT, dockerfilePath } from './names.js';
 import type { ContainerRunner } from './runner.js';
 import { SourceError, type RepositorySources } from './source.js';
+import type { Replaced, ServiceInput, SwarmServices } from './swarm.js';
 import { variablesOf, type LogRow, type WebAppRow, type WebAppStore } from './store.js';
 
 /** Settings of the pipeline (Config: BACKYARD_WEBAPP_*). */
@@ -30,6 +31,8 @@ export interface PipelineDeps {
   sources: RepositorySources;
   builder: ImageBuilder;
   runner: ContainerRunner;
+  /** Web Apps as swarm services, used instead of `runner` while the engine is a swarm manager. */
+  swarm: SwarmServices;
   settings: PipelineSettings;
   log: Logger;
   /** This process as the owner of the deployments it runs (devenvs/owners.ts). */
@@ -46,10 +49,14 @@ type Step = keyof typeof STEP;
 interface RunState {
   step: Step;
   containerId: string | undefined;
+  /** The service this deployment created or updated, and what it replaced (swarm.ts). */
+  service: { input: ServiceInput; replaced: Replaced } | undefined;
   /** Aborted when Backyard stops or the deployment is cancelled (its Web App deleted). */
   signal: AbortSignal;
 }
 
+/** Time a swarm takes to schedule a service's tasks, on top of their health checks, in milliseconds. */
+const SERVICE_SCHEDULING_MS = 20_000;
 /** How long a superseded container keeps serving requests already in flight, and its SIGTERM grace. */
 const DRAIN_MS = 10_000;
 const STOP_GRACE_S = 10;
@@ -146,7 +153,7 @@ export class DeploymentPipeline {
     const marks: Record<string, number> = {};
     const cancel = new AbortController();
     this.cancels.set(app.id, cancel);
-    const run: RunState = { step: 'clone', containerId: undefined, signal: AbortSignal.any([this.controller.signal, cancel.signal]) };
+    const run: RunState = { step: 'clone', containerId: undefined, service: undefined, signal: AbortSignal.any([this.controller.signal, cancel.signal]) };
     try {
       await store.setStatus(id, 'building', nowIso());
       fs.rmSync(work, { recursive: true, force: true });
@@ -167,7 +174,7 @@ export class DeploymentPipeline {
       const { switched, previous } = await store.activate(app.id, id, nowIso());
       if (!switched) throw new DeployError(interruptedText('starting'));
       log.info({ webAppId: app.id, deploymentId: id, commit: commit.sha, ...marks, ms: Date.now() - started }, 'deployment active');
-      if (previous) this.track(this.retire(previous, app.subdomain));
+      if (previous && previous !== id) this.track(this.retire(previous, app.subdomain));
     } catch (error) {
       await this.fail(id, app, run, error);
     } finally {
@@ -204,10 +211,14 @@ export class DeploymentPipeline {
     }
   }
 
-  /** Step 3: the container runs (its id noted in `run`) and passes its health check; its loopback port is recorded. */
+  /**
+   * Step 3: the container runs (its id noted in `run`) and passes its health check; its loopback port
+   * is recorded. While the engine is a swarm manager, the Web App's service is created or updated instead (`startService`).
+   */
   private async start(id: string, app: WebAppRow, imageId: string, tag: string, run: RunState): Promise<void> {
     const { store, runner } = this.deps;
     const port = app.port ?? (await this.deps.builder.exposedPort(imageId)) ?? DEFAULT_PORT;
+    if (await this.deps.swarm.active()) return this.startService(id, app, tag, port, run);
     await store.setPorts(id, port, null);
     const containerId = await runner.run({
       accountId: app.account_id,
@@ -229,6 +240,30 @@ export class DeploymentPipeline {
     await store.setPorts(id, port, hostPort);
   }
 
+  /**
+   * Step 3 on a swarm: the Web App's service is created, or updated to this deployment's image
+   * (a rolling update, start-first, so that the tasks of the active deployment answer until new ones
+   * run), until `replicas` tasks of it answer the health check.
+   */
+  private async startService(id: string, app: WebAppRow, tag: string, port: number, run: RunState): Promise<void> {
+    const { store, swarm, settings } = this.deps;
+    await store.setService(id, port);
+    const input: ServiceInput = {
+      accountId: app.account_id,
+      webAppId: app.id,
+      deploymentId: id,
+      image: tag,
+      port,
+      env: variablesOf(app).map((v) => `${v.key}=${v.value}`),
+      replicas: app.replicas,
+    };
+    const replaced = await swarm.deploy(input, run.signal);
+    run.service = { input, replaced };
+    // Tasks start one after another (a rolling update): each gets the health check's time.
+    await swarm.waitConverged(input, app.health_check_path, settings.healthTimeoutMs * Math.max(1, app.replicas) + SERVICE_SCHEDULING_MS, run.signal);
+    if (this.closed) throw new DeployError(interruptedText('starting'));
+  }
+
   /** A deployment that failed at `run.step`: its container's output kept, then `failed` with the step and the reason, then its container and image go. */
   private async fail(id: string, app: WebAppRow, run: RunState, error: unknown): Promise<void> {
     const { store, log } = this.deps;
@@ -237,6 +272,11 @@ export class DeploymentPipeline {
     if (!known) log.error({ err: error, deploymentId: id }, 'deployment failed unexpectedly');
     // Kept before the failure shows, so whoever reads `failed` can read why.
     if (run.containerId) await this.keepLogs(id, run.containerId);
+    if (run.service) {
+      const rows = await this.deps.swarm.logs(app.id, KEPT_CONTAINER_ROWS).catch(() => []);
+      if (!this.closed && rows.length > 0) await store.insertLogs(id, 'container', rows);
+      await this.deps.swarm.restore(app.id, app.account_id, run.service.replaced);
+    }
     if (!this.closed) {
       await store.finish(id, 'failed', `${STEP[run.step]} failed: ${upperFirst(reason)}`, nowIso());
       log.info({ webAppId: app.id, deploymentId: id, step: run.step }, 'deployment failed');
@@ -279,9 +319,19 @@ export class DeploymentPipeline {
 
   /** The deployment replaced by a new active one: drains, stops, keeps its output, goes away with its image. */
   private async retire(previousId: string, subdomain: string): Promise<void> {
-    const { runner, log } = this.deps;
+    const { runner, log, store } = this.deps;
     try {
       await this.deps.retire(previousId, DRAIN_MS);
+      // A deployment that ran as the service's tasks: the rolling update already replaced them. Its
+      // image, and those of older deployments, go once the engine's task history no longer holds them
+      // (it keeps a few stopped tasks per replica; a held image stays until a later deployment or the app's deletion).
+      const row = await store.deploymentById(previousId);
+      if (row?.service === 1) {
+        for (const old of await store.deployments(row.web_app_id, 50)) {
+          if (old.status === 'superseded' || old.status === 'failed') await this.deps.builder.remove(imageTag(this.deps.settings.home, subdomain, old.id));
+        }
+        return;
+      }
       const containerId = await runner.find(previousId);
       if (containerId) {
         await runner.stop(containerId, STOP_GRACE_S);

@@ -4,6 +4,8 @@ import { createProxyServer, type ProxyServer } from 'http-proxy-3';
 import type { Logger } from '../../log.js';
 import type { ContainerAddress } from './addresses.js';
 import type { RouteRow } from './store.js';
+import type { TaskTarget } from './swarm.js';
+import { targetKey, type ServiceRoute } from './tasks.js';
 
 /** What the proxy asks of the Web App service. */
 export interface ProxyDirectory {
@@ -15,7 +17,21 @@ export interface ProxyDirectory {
   address(deploymentId: string): ContainerAddress | undefined;
   /** Stops using the container's network address after it did not answer there. */
   forget(deploymentId: string): void;
+  /** The next task of a Web App that runs as a swarm service (tasks.ts), leaving out addresses tried already. */
+  task(route: ServiceRoute, exclude: ReadonlySet<string>): Promise<TaskTarget | undefined>;
+  /** A request to a task failed: it gets no more traffic until its health check passes again. */
+  taskFailed(webAppId: string, target: TaskTarget, error: unknown): void;
 }
+
+/** How long an idempotent request to a Web App's service waits for a task to answer (tasks restarting, a one-task rolling update), in milliseconds. */
+const TASK_WAIT_MS = 10_000;
+/** Pause between two looks for a task while none answers, in milliseconds. */
+const TASK_RETRY_MS = 100;
+/** How long the connections to a task that is stopping stay open for the requests in flight on them, in milliseconds. */
+const TASK_LINGER_MS = 15_000;
+
+/** What the task list needs of a Web App's route. */
+const serviceRoute = (route: RouteRow): ServiceRoute => ({ id: route.id, port: route.container_port ?? 0, healthPath: route.health_check_path });
 
 const HTML_ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
 const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => HTML_ESCAPES[c]!);
@@ -103,6 +119,8 @@ export class WebAppProxy {
 
   /** Answers a request for the Web App `route` (from `route`): forwards it, or answers a 503 or 502 page. */
   web(req: IncomingMessage, res: ServerResponse, route: RouteRow): void {
+    if (route.service === 1 && route.stopped === 1) return unavailablePage(req, res, 503, `${route.app_name} is stopped`, 'It was stopped with stopWebApp; startWebApp runs it again.');
+    if (route.service === 1 && route.active_deployment_id) return this.webTasks(req, res, route, route.active_deployment_id);
     const deploymentId = route.active_deployment_id;
     if (!deploymentId || !route.host_port) return unavailablePage(req, res, 503, `${route.app_name} is not running yet`, notRunning(route));
     this.enter(deploymentId);
@@ -133,6 +151,17 @@ export class WebAppProxy {
 
   /** Proxies a WebSocket upgrade for the Web App `route`; without a running container the socket is closed with a 503. */
   upgrade(req: IncomingMessage, socket: Duplex, head: Buffer, route: RouteRow): void {
+    if (route.service === 1 && route.active_deployment_id) {
+      const service = serviceRoute(route);
+      void this.directory.task(service, new Set()).then((target) => {
+        if (!target) return void socket.end('HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
+        this.server.ws(req, socket, head, { target: `ws://${target.ip}:${target.port}` }, (error) => {
+          this.directory.taskFailed(route.id, target, error);
+          socket.destroy();
+        });
+      });
+      return;
+    }
     if (!route.active_deployment_id || !route.host_port) {
       socket.end('HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
       return;
@@ -142,6 +171,72 @@ export class WebAppProxy {
       this.unreachable(deploymentId, error);
       socket.destroy();
     });
+  }
+
+  /**
+   * A request to a Web App that runs as a swarm service: sent to its next healthy task (round robin,
+   * tasks.ts). When the task does not answer and the request can be sent again (GET or HEAD without
+   * a body, nothing answered yet), it goes to another task, or waits for one for up to `TASK_WAIT_MS`
+   * (a task restarting, the moment of a one-task rolling update); otherwise the client gets a 502 page.
+   */
+  private webTasks(req: IncomingMessage, res: ServerResponse, route: RouteRow, deploymentId: string): void {
+    this.enter(deploymentId);
+    res.once('close', () => this.leave(deploymentId));
+    const service = serviceRoute(route);
+    const idempotent = (req.method === 'GET' || req.method === 'HEAD') && !hasBody(req);
+    const method = req.method === 'HEAD' ? 'GET' : undefined;
+    const deadline = Date.now() + TASK_WAIT_MS;
+    const tried = new Set<string>();
+    const fail = () =>
+      unavailablePage(
+        req,
+        res,
+        502,
+        `${route.app_name} is not answering`,
+        'None of its containers answered this request: the app may have crashed or be restarting. Try again in a moment; the deployment\'s container logs (getDeployment) say more.',
+      );
+    const attempt = async (first: boolean): Promise<void> => {
+      if (res.destroyed) return;
+      let target = await this.directory.task(service, tried);
+      if (!target && tried.size > 0) {
+        // Every task was tried once: any that answers its health check again may be tried again.
+        tried.clear();
+        target = await this.directory.task(service, tried);
+      }
+      if (!target) {
+        if (!idempotent || Date.now() > deadline) return fail();
+        setTimeout(() => void attempt(first), TASK_RETRY_MS);
+        return;
+      }
+      const key = targetKey(target);
+      tried.add(key);
+      const options = first ? { target: `http://${key}`, agent: this.agentFor(key, `http://${key}`), method } : { target: `http://${key}`, agent: false as never, method, buffer: Readable.from([]) as never };
+      const sent = target;
+      this.server.web(req, res, options, (error) => {
+        if (first && idempotent && !res.headersSent && isReset(error)) {
+          // A pooled connection the app had closed (busybox httpd closes each one): the same task
+          // again on a fresh connection, as `web` does, before taking it for a task that failed.
+          this.server.web(req, res, { target: `http://${key}`, agent: false as never, method, buffer: Readable.from([]) as never }, (again) => {
+            this.directory.taskFailed(route.id, sent, again);
+            if (res.headersSent || Date.now() > deadline) return fail();
+            void attempt(false);
+          });
+          return;
+        }
+        this.directory.taskFailed(route.id, sent, error);
+        if (!idempotent || res.headersSent || Date.now() > deadline) return fail();
+        void attempt(false);
+      });
+    };
+    void attempt(true).catch(fail);
+  }
+
+  /** Stops opening connections to a task's address (`ip:port`) that is stopping; those open close once their requests are done. */
+  letGo(key: string): void {
+    const known = this.agents.get(key);
+    if (!known) return;
+    this.agents.delete(key);
+    setTimeout(() => known.agent.destroy(), TASK_LINGER_MS).unref();
   }
 
   /** Requests in flight to a deployment's container. */

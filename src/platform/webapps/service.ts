@@ -15,13 +15,15 @@ import type { Sql } from '../../shared/sql.js';
 import type { PublicUrls } from '../urls.js';
 import { AutoDeploy } from './autodeploy.js';
 import { ImageBuilder } from './builder.js';
-import { imageRepository, imageTag } from './labels.js';
+import { LABEL_ACCOUNT, LABEL_WEBAPP, imageRepository, imageTag } from './labels.js';
 import {
   DEFAULT_HEALTH_CHECK_PATH,
   DEFAULT_PORT,
   checkAppName,
   checkBranchName,
   checkHealthCheckPath,
+  checkReplicas,
+  DEFAULT_REPLICAS,
   checkVariables,
   mergeVariables,
   normaliseRootDir,
@@ -33,6 +35,8 @@ import { followDeployment } from './follow.js';
 import { WebAppProxy } from './proxy.js';
 import { ContainerRunner, type HomeContainer, type RunnerSettings } from './runner.js';
 import { RepositorySources } from './source.js';
+import { SwarmServices } from './swarm.js';
+import { TaskTargets } from './tasks.js';
 import type { CreateWebAppInput, Deployment, LogOptions, UpdateWebAppInput, WebApp } from './types.js';
 import { UNFINISHED, WebAppStore, variablesOf, type DeploymentRow, type DeploymentTrigger, type LogRow, type SettingsUpdate, type WebAppRow } from './store.js';
 import type { WebAppOperations } from '../services.js';
@@ -106,6 +110,9 @@ export class WebAppService implements WebAppOperations {
   private readonly autoDeploy: AutoDeploy;
   /** Network addresses of the running containers, for the proxy (addresses.ts). */
   readonly addresses: ContainerAddresses;
+  /** Web Apps as swarm services while the engine is a swarm manager (swarm.ts), and their tasks as the proxy sees them (tasks.ts). */
+  readonly swarm: SwarmServices;
+  readonly tasks: TaskTargets;
   /** Identifies this process as the owner of the deployments it runs. */
   private readonly owner = newOwner();
   private readonly settings: WebAppSettings;
@@ -123,12 +130,16 @@ export class WebAppService implements WebAppOperations {
     this.runner = new ContainerRunner(docker, options.settings, options.networks ?? new AccountNetworks(docker, options.settings.home, options.log));
     this.builder = new ImageBuilder(docker, options.settings.dockerHost);
     this.addresses = new ContainerAddresses(docker, options.settings.home, options.log);
+    this.swarm = new SwarmServices(docker, options.settings);
+    this.tasks = new TaskTargets(docker, this.swarm, options.log, (key) => this.proxy.letGo(key));
     this.proxy = new WebAppProxy(
       {
         route: (sub) => this.store.route(sub),
         relocate: (id) => this.relocate(id),
         address: (id) => this.addresses.get(id),
         forget: (id) => this.addresses.forget(id),
+        task: (route, exclude) => this.tasks.pick(route, exclude),
+        taskFailed: (webAppId, target, error) => this.tasks.fail(webAppId, target, error),
       },
       options.log,
     );
@@ -137,6 +148,7 @@ export class WebAppService implements WebAppOperations {
       sources: this.sources,
       builder: this.builder,
       runner: this.runner,
+      swarm: this.swarm,
       settings: options.settings,
       log: options.log,
       owner: this.owner,
@@ -170,6 +182,7 @@ export class WebAppService implements WebAppOperations {
     checkHealthCheckPath(healthCheckPath);
     const variables = input.environmentVariables ?? [];
     checkVariables(variables, 'environmentVariables');
+    if (input.replicas !== undefined) checkReplicas(input.replicas);
     await this.requireFreeName(account.id, input.appName);
     const head = await this.sources.check(account, input.repositoryOwnerLogin, input.repositoryName, input.branchName, rootDir);
 
@@ -200,6 +213,7 @@ export class WebAppService implements WebAppOperations {
           auto_deploy: input.autoDeploy ? 1 : 0,
           last_seen_sha: head.sha,
           created_at: now,
+          replicas: input.replicas ?? DEFAULT_REPLICAS,
         });
         await this.store.insertDeployment({ id: deploymentId, web_app_id: id, trigger: 'create', owner: this.owner, created_at: now });
     });
@@ -238,6 +252,7 @@ export class WebAppService implements WebAppOperations {
     if (input.branchName !== undefined) checkBranchName(input.branchName);
     const rootDir = input.rootDirPath === undefined ? undefined : normaliseRootDir(input.rootDirPath);
     if (input.healthCheckPath !== undefined) checkHealthCheckPath(input.healthCheckPath);
+    if (input.replicas !== undefined) checkReplicas(input.replicas);
     const current = variablesOf(app);
     const variables =
       input.setEnvironmentVariables === undefined && input.removeEnvironmentVariablesKeys === undefined
@@ -250,6 +265,7 @@ export class WebAppService implements WebAppOperations {
     if (input.port !== undefined && input.port !== app.port) update.port = input.port;
     if (input.healthCheckPath !== undefined && input.healthCheckPath !== app.health_check_path) update.health_check_path = input.healthCheckPath;
     if (variables !== undefined && !sameVariables(current, variables)) update.variables = variables;
+    if (input.replicas !== undefined && input.replicas !== app.replicas) update.replicas = input.replicas;
     const redeploy = Object.keys(update).length > 0;
     if (input.autoDeploy !== undefined && (input.autoDeploy ? 1 : 0) !== app.auto_deploy) update.auto_deploy = input.autoDeploy ? 1 : 0;
 
@@ -324,6 +340,8 @@ export class WebAppService implements WebAppOperations {
       throw invalid(`The Web App "${app.app_name}" is deploying: wait until getWebApp shows it running or failed, then stop it.`);
     }
     await this.store.setStopped(app.id, true);
+    await this.swarm.scale(app.id, 0);
+    this.tasks.forget(app.id);
     for (const container of await this.runner.listApp(app.id)) await this.runner.stop(container, STOP_GRACE_S);
     if (app.active_deployment_id) this.addresses.forget(app.active_deployment_id);
     this.log.info({ webAppId: app.id }, 'web app stopped');
@@ -339,6 +357,11 @@ export class WebAppService implements WebAppOperations {
   async startApp(accountId: string, appId: string): Promise<WebApp> {
     const app = await this.requireApp(accountId, appId);
     const active = await this.store.deploymentById(app.active_deployment_id);
+    if (active?.service === 1 && await this.swarm.scale(app.id, app.replicas)) {
+      await this.store.setStopped(app.id, false);
+      this.log.info({ webAppId: app.id }, 'web app started');
+      return this.get(accountId, appId);
+    }
     const containerId = active ? await this.runner.find(active.id) : undefined;
     if (!active || !containerId) {
       throw invalid(`The Web App "${app.app_name}" has no deployment to start${active ? ' (its container is gone)' : ''}. Deploy it with startDeployment.`);
@@ -362,6 +385,8 @@ export class WebAppService implements WebAppOperations {
     const now = nowIso();
     for (const row of await this.store.unfinishedOf(app.id)) await this.store.finish(row.id, 'failed', 'The Web App was deleted.', now);
     await this.pipeline.cancel(app.id);
+    if (await this.swarm.active()) await this.swarm.remove(app.id, app.account_id);
+    this.tasks.forget(app.id);
     for (const container of await this.runner.listApp(app.id)) await this.runner.remove(container);
     await this.runner.release(app.account_id);
     await this.builder.removeRepository(imageRepository(this.settings.home, app.subdomain));
@@ -407,6 +432,7 @@ export class WebAppService implements WebAppOperations {
     await this.pipeline.close();
     this.proxy.close();
     this.addresses.close();
+    this.tasks.close();
   }
 
   // ---- Internals ----
@@ -439,6 +465,7 @@ export class WebAppService implements WebAppOperations {
       port: app.port ?? active?.container_port ?? last?.container_port ?? DEFAULT_PORT,
       healthCheckPath: app.health_check_path,
       autoDeploy: app.auto_deploy === 1,
+      replicas: app.replicas,
       status,
       error: status === 'failed' ? last!.error : '',
       ...(last ? { lastDeployment: deploymentOf(last) } : {}),
@@ -460,6 +487,8 @@ export class WebAppService implements WebAppOperations {
 
   private async containerRuns(deploymentId: string): Promise<boolean> {
     try {
+      const active = await this.store.deploymentById(deploymentId);
+      if (active?.service === 1) return await this.swarm.running(active.web_app_id);
       const id = await this.runner.find(deploymentId);
       if (!id) return false;
       const row = await this.store.deploymentById(deploymentId);
@@ -471,6 +500,7 @@ export class WebAppService implements WebAppOperations {
 
   private async containerLogs(row: DeploymentRow, limit: number): Promise<LogRow[]> {
     try {
+      if (row.service === 1 && row.status === 'active') return await this.swarm.logs(row.web_app_id, limit);
       const containerId = await this.runner.find(row.id);
       if (containerId) return await this.runner.logs(containerId, limit);
     } catch (error) {
@@ -483,7 +513,7 @@ export class WebAppService implements WebAppOperations {
   private async relocate(deploymentId: string): Promise<number | undefined> {
     const row = await this.store.deploymentById(deploymentId);
     const app = row && await this.store.appById(row.web_app_id);
-    if (!row || !app || app.stopped === 1 || row.status !== 'active' || !row.container_port) return undefined;
+    if (!row || !app || app.stopped === 1 || row.status !== 'active' || !row.container_port || row.service === 1) return undefined;
     const containerId = await this.runner.find(deploymentId);
     if (!containerId) return undefined;
     let state = await this.runner.state(containerId, row.container_port);
@@ -525,6 +555,14 @@ export class WebAppService implements WebAppOperations {
   private async sweep(): Promise<void> {
     for (const row of await this.store.activeDeployments()) {
       await this.relocate(row.id).catch((error: unknown) => this.log.warn({ deploymentId: row.id, message: (error as Error).message }, 'active web app container not found'));
+    }
+    // Services of Web Apps deleted while this process was not running (or whose removal failed).
+    if (await this.swarm.active()) {
+      for (const service of await this.swarm.homeServices()) {
+        const labels = service.Spec?.Labels ?? {};
+        const webAppId = labels[LABEL_WEBAPP];
+        if (webAppId && !this.closed && !(await this.store.appById(webAppId))) await this.swarm.remove(webAppId, labels[LABEL_ACCOUNT] ?? '').catch(() => undefined);
+      }
     }
     // Containers of this home whose deployment is neither active nor still on its way: left by a stop or crash.
     const containers = await this.runner.listHome(this.settings.home);

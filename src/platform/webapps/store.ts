@@ -39,6 +39,8 @@ export interface WebAppRow {
   created_at: string;
   /** 1 after stopWebApp, until startWebApp or a new active deployment. */
   stopped: 0 | 1;
+  /** How many tasks its swarm service runs (1 to 10, migration 14); plain containers are always one. */
+  replicas: number;
 }
 
 export interface DeploymentRow {
@@ -58,6 +60,8 @@ export interface DeploymentRow {
   heartbeat_at: string;
   created_at: string;
   finished_at: string | null;
+  /** 1 when the deployment runs as a swarm service's tasks (swarm.ts), 0 for a plain container (migration 14). */
+  service: 0 | 1;
 }
 
 export interface LogRow {
@@ -73,11 +77,18 @@ export interface RouteRow {
   active_deployment_id: string | null;
   host_port: number | null;
   last_status: DeploymentStatus | null;
+  /** 1 when the active deployment runs as a swarm service: the proxy goes to its tasks (tasks.ts). */
+  service: 0 | 1 | null;
+  /** The port the app listens on inside its containers. */
+  container_port: number | null;
+  health_check_path: string;
+  /** 1 after stopWebApp (its service then runs no task). */
+  stopped: 0 | 1;
 }
 
 /** The settings updateWebApp may change. */
 export type SettingsUpdate = Partial<
-  Pick<WebAppRow, 'branch_name' | 'root_dir_path' | 'port' | 'health_check_path' | 'auto_deploy'> & { variables: EnvironmentVariable[] }
+  Pick<WebAppRow, 'branch_name' | 'root_dir_path' | 'port' | 'health_check_path' | 'auto_deploy' | 'replicas'> & { variables: EnvironmentVariable[] }
 >;
 
 export const variablesOf = (row: WebAppRow): EnvironmentVariable[] => JSON.parse(row.environment_variables) as EnvironmentVariable[];
@@ -86,14 +97,14 @@ export const variablesOf = (row: WebAppRow): EnvironmentVariable[] => JSON.parse
 const SQL = {
   subdomainTaken: 'SELECT 1 FROM backend_apps WHERE hosting_subdomain = ? UNION ALL SELECT 1 FROM web_apps WHERE subdomain = ?',
   insertApp: `INSERT INTO web_apps (id, account_id, app_name, subdomain, repository_owner_login, repository_name, branch_name, root_dir_path,
-       environment_variables, port, health_check_path, auto_deploy, last_seen_sha, created_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+       environment_variables, port, health_check_path, auto_deploy, last_seen_sha, created_at, replicas)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   app: 'SELECT * FROM web_apps WHERE id = ? AND account_id = ?',
   appById: 'SELECT * FROM web_apps WHERE id = ?',
   appByName: 'SELECT * FROM web_apps WHERE account_id = ? AND app_name = ?',
   apps: 'SELECT id, app_name FROM web_apps WHERE account_id = ? ORDER BY created_at, id',
   appsNamed: 'SELECT id, app_name FROM web_apps WHERE account_id = ? AND app_name = ?',
-  route: `SELECT w.id, w.app_name, w.active_deployment_id, a.host_port, l.status AS last_status
+  route: `SELECT w.id, w.app_name, w.active_deployment_id, a.host_port, l.status AS last_status, a.service, a.container_port, w.health_check_path, w.stopped
      FROM web_apps w
      LEFT JOIN deployments a ON a.id = w.active_deployment_id
      LEFT JOIN deployments l ON l.id = w.last_deployment_id
@@ -115,6 +126,7 @@ const SQL = {
   image: 'UPDATE deployments SET image_id = ? WHERE id = ?',
   ports: 'UPDATE deployments SET container_port = ?, host_port = ? WHERE id = ?',
   hostPort: 'UPDATE deployments SET host_port = ? WHERE id = ?',
+  service: 'UPDATE deployments SET service = ?, container_port = ?, host_port = NULL WHERE id = ?',
   finish: `UPDATE deployments SET status = ?, error = ?, finished_at = ? WHERE id = ? AND status IN ('queued', 'building', 'starting')`,
   supersedeActive: `UPDATE deployments SET status = 'superseded', finished_at = ? WHERE id = ? AND status = 'active'`,
   makeActive: `UPDATE deployments SET status = 'active', finished_at = ? WHERE id = ? AND status = 'starting'`,
@@ -157,7 +169,7 @@ export class WebAppStore {
       await this.db.run(
         SQL.insertApp,
         row.id, row.account_id, row.app_name, row.subdomain, row.repository_owner_login, row.repository_name, row.branch_name, row.root_dir_path,
-        row.environment_variables, row.port, row.health_check_path, row.auto_deploy, row.last_seen_sha, row.created_at,
+        row.environment_variables, row.port, row.health_check_path, row.auto_deploy, row.last_seen_sha, row.created_at, row.replicas,
       );
     });
   }
@@ -217,6 +229,7 @@ export class WebAppStore {
       if (update.port !== undefined) columns.port = update.port;
       if (update.health_check_path !== undefined) columns.health_check_path = update.health_check_path;
       if (update.auto_deploy !== undefined) columns.auto_deploy = update.auto_deploy;
+      if (update.replicas !== undefined) columns.replicas = update.replicas;
       if (update.variables !== undefined) columns.environment_variables = JSON.stringify(update.variables);
       const names = Object.keys(columns);
       if (names.length === 0) return;
@@ -291,6 +304,13 @@ export class WebAppStore {
   async setPorts(id: string, containerPort: number, hostPort: number | null): Promise<void> {
     return this.invalidating(async () => {
       await this.db.run(SQL.ports, containerPort, hostPort, id);
+    });
+  }
+
+  /** Marks a deployment as running as a swarm service's tasks on `containerPort` (no host port: tasks are reached on the reach network, swarm.ts). */
+  async setService(id: string, containerPort: number): Promise<void> {
+    return this.invalidating(async () => {
+      await this.db.run(SQL.service, 1, containerPort, id);
     });
   }
 

@@ -26,6 +26,8 @@ export interface WebApp {
   port: number;
   healthCheckPath: string;
   autoDeploy: boolean;
+  /** How many copies run when the Docker engine is a swarm manager (1 to 10); one container otherwise. */
+  replicas: number;
   status: 'deploying' | 'running' | 'failed' | 'stopped';
   error: string;
   lastDeployment?: Deployment;
@@ -43,6 +45,7 @@ export interface CreateWebAppInput {
   port?: number;
   healthCheckPath?: string;
   autoDeploy?: boolean;
+  replicas?: number;
 }
 
 /** The body of updateWebApp (spec, "updateWebApp body"): only what changes. */
@@ -54,6 +57,7 @@ export interface UpdateWebAppInput {
   port?: number;
   healthCheckPath?: string;
   autoDeploy?: boolean;
+  replicas?: number;
 }
 
 /** getDeployment's query (spec, operation 20; limits default to 15 rows). */
