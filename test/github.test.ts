@@ -292,5 +292,5 @@ describe('backyard account link', () => {
     expect(again.stderr).toContain('not linked');
     expect((await cli(['account', 'link', 'nobody', '--github', 'x'])).code).toBe(1);
     expect((await cli(['account', 'link', 'dana', '--github', '-bad-'])).code).toBe(1);
-  });
+  }, 180_000); // `backyard` command-line processes, each loading Backyard, beside the other suites
 });

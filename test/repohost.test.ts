@@ -317,5 +317,5 @@ describe('backyard repo create', () => {
     expect(bad.code).toBe(1);
     const list = await cli(['repo', 'list', 'alice']);
     expect(list.stdout).toContain('alice/cli-made\thttp://localhost:4000/git/alice/cli-made.git\n');
-  });
+  }, 180_000); // `backyard` command-line processes, each loading Backyard, beside the other suites
 });
