@@ -230,7 +230,7 @@ describe('backyard mcp next to a running backyard serve on the same home', () =>
     const forwardTokens = db.prepare("SELECT count(*) AS n FROM account_tokens WHERE kind = 'forward'");
     await expect.poll(() => forwardTokens.get(), { timeout: 30_000, interval: 50 }).toEqual({ n: 0 });
     db.close();
-  });
+  }, 180_000); // a serve and an mcp process, each loading Backyard, beside the other suites
 
   it('fails with a clear message when the port is held by another program', async () => {
     const home = newHome();
