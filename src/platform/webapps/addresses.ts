@@ -1,4 +1,6 @@
 import net from 'node:net';
+import { eachEventLine } from './eventLines.js';
+import type { Readable } from 'node:stream';
 import type Docker from 'dockerode';
 import type { Logger } from '../../log.js';
 import { LABEL_DEPLOYMENT, webAppHomeFilter } from './labels.js';
@@ -118,16 +120,7 @@ export class ContainerAddresses {
       const stream = await this.docker.getEvents({ filters: { type: ['container'], event: ['start', 'die', 'destroy'] } });
       if (this.closed) return (stream as { destroy?: () => void }).destroy?.();
       this.stream = stream;
-      let pending = '';
-      stream.on('data', (chunk: Buffer) => {
-        pending += chunk.toString('utf8');
-        let newline: number;
-        while ((newline = pending.indexOf('\n')) >= 0) {
-          const line = pending.slice(0, newline).trim();
-          pending = pending.slice(newline + 1);
-          if (line) this.onEvent(line);
-        }
-      });
+      eachEventLine(stream as unknown as Readable, (line) => this.onEvent(line));
       const ended = () => {
         if (this.stream !== stream) return;
         this.stream = undefined;

@@ -1,4 +1,6 @@
 import type Docker from 'dockerode';
+import { eachEventLine } from './eventLines.js';
+import type { Readable } from 'node:stream';
 import type { Logger } from '../../log.js';
 import { healthy, probeAt } from './health.js';
 import { KIND_WEBAPP, LABEL_KIND, LABEL_TASK_DEPLOYMENT } from './labels.js';
@@ -157,16 +159,7 @@ export class TaskTargets {
         this.opening = false;
         if (this.closed) return (stream as { destroy?: () => void }).destroy?.();
         this.stream = stream;
-        let pending = '';
-        stream.on('data', (chunk: Buffer) => {
-          pending += chunk.toString('utf8');
-          let newline: number;
-          while ((newline = pending.indexOf('\n')) >= 0) {
-            const line = pending.slice(0, newline).trim();
-            pending = pending.slice(newline + 1);
-            if (line) this.onEvent(line);
-          }
-        });
+        eachEventLine(stream as unknown as Readable, (line) => this.onEvent(line));
         const ended = () => {
           if (this.stream !== stream) return;
           this.stream = undefined;
