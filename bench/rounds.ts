@@ -12,6 +12,13 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
  */
 export const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 export const ROUND_SECONDS = Number(process.env.BENCH_ROUND_SECONDS ?? 2);
+/**
+ * Seconds each side of a workload is loaded before its rounds, unmeasured (BENCH_WARMUP_SECONDS):
+ * a server's first thousands of requests of a new kind run before V8 has optimized their path
+ * (measured here: a find of 100 rows ran at half its later rate for its first 3 s), on Backyard
+ * and Parse Server alike.
+ */
+export const WARMUP_SECONDS = Number(process.env.BENCH_WARMUP_SECONDS ?? 2);
 
 export const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
@@ -105,6 +112,7 @@ export async function runWorkload(workload: Workload, database: DatabaseKind, ce
       if (!answer(body)) throw new Error(`${name}: ${side} answered ${res.status} ${JSON.stringify(body).slice(0, 300)}, not what the workload is about`);
     }
   }
+  if (WARMUP_SECONDS > 0) for (const o of [options, ...Object.values(baselines)]) await load({ ...o, duration: WARMUP_SECONDS });
   const rounds: Result[] = [];
   const ratios: Record<string, number[]> = Object.fromEntries(Object.keys(baselines).map((b) => [b, []]));
   for (let round = 0; round < ROUNDS; round++) {

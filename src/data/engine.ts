@@ -9,11 +9,11 @@ import { applyChanges } from './objects/operations.js';
 import { parseFindParams, type FindParams } from './objects/findParams.js';
 import { includePointers, planSelection, type IncludeSource } from './objects/include.js';
 import { checkProhibitedKeywords } from './objects/keywords.js';
-import { selectKeys, type FileUrl } from './objects/output.js';
-import { checkQueryable, hiddenFields, withoutHidden } from './objects/protectedFields.js';
+import { selectKeys, storedRowJson, type FileUrl } from './objects/output.js';
+import { checkQueryable, hiddenFields, listsAny, withoutHidden } from './objects/protectedFields.js';
 import { checkWriteKey, type Schema } from './schema.js';
 import { checkClassCreation, enforceRoleSecurity, roleSecurityRefuses } from './access.js';
-import type { StorageAdapter, StoredRow } from './storage/adapter.js';
+import type { FindOptions, StorageAdapter, StoredRow } from './storage/adapter.js';
 import type { DataStore } from './store.js';
 import { checkAcl, isPlainObject } from './values.js';
 import { protectedFieldsFor, type ServerSettings } from './settings.js';
@@ -29,6 +29,13 @@ const notFound = () => new ParseError(ParseCode.OBJECT_NOT_FOUND, 'Object not fo
 
 /** Fields of a body that are not data: kept in columns, or set by the platform. */
 const RESERVED = new Set(['objectId', 'createdAt', 'updatedAt', 'ACL']);
+
+/** A find after its checks (DataEngine.prepareFind): the class it reads, its parameters, and what storage is asked. */
+interface PreparedFind {
+  className: string;
+  params: FindParams;
+  read: FindOptions;
+}
 
 /** What a write hands to storage and answers. */
 export interface WriteResult {
@@ -275,6 +282,61 @@ export class DataEngine {
    *   and for a master-only class (enforceRoleSecurity); 209 for a `_Session` query without a user.
    */
   async find(className: string, rawParams: Record<string, unknown>, auth: Auth): Promise<{ results: Record<string, unknown>[]; count?: number }> {
+    return this.findPrepared(await this.prepareFind(className, rawParams, auth), auth);
+  }
+
+  private async findPrepared(query: PreparedFind, auth: Auth): Promise<{ results: Record<string, unknown>[]; count?: number }> {
+    const { className, params } = query;
+    const rows = params.limit === 0 ? [] : await this.#storage.find(className, query.read);
+    // No turn of the microtask queue when nothing is included (the common case: bench/data-api).
+    const presented = rows.length ? this.present(className, rows, params, auth) : [];
+    const results = presented instanceof Promise ? await presented : presented;
+    // The JS SDK reads the class of a relation's objects from each result (Parse Server's runFind).
+    const answer: { results: Record<string, unknown>[]; count?: number } = { results: params.redirectClassNameForKey ? results.map((o) => ({ ...o, className })) : results };
+    if (params.count) answer.count = await this.countOf(query);
+    else if (params.limit === 0) await this.countOf(query); // still validates where
+    return answer;
+  }
+
+  /**
+   * `find`'s answer as the JSON text of its body, `{"results":[...]}` (and `"count"`), for a caller
+   * that only sends it on (the data API's HTTP handler). When the rows need nothing of what `present`
+   * does (asTextApplies), their stored JSON is spliced into the answer as the database gave it,
+   * without being parsed and written again; otherwise it is `find`'s answer, stringified. The checks
+   * and errors are `find`'s.
+   */
+  async findText(className: string, rawParams: Record<string, unknown>, auth: Auth): Promise<string> {
+    const query = await this.prepareFind(className, rawParams, auth);
+    const findText = this.#storage.findText;
+    if (!findText || !this.asTextApplies(query, auth)) return JSON.stringify(await this.findPrepared(query, auth));
+    const { params } = query;
+    const rows = params.limit === 0 ? [] : await findText.call(this.#storage, query.className, query.read);
+    let text = '{"results":[';
+    for (let i = 0; i < rows.length; i++) text += (i ? ',' : '') + storedRowJson(rows[i]!);
+    if (params.count) return `${text}],"count":${await this.countOf(query)}}`;
+    if (params.limit === 0) await this.countOf(query); // still validates where
+    return `${text}]}`;
+  }
+
+  /**
+   * Whether `present` would answer the rows of `query` as they are stored, so that findText may
+   * splice their JSON: no `keys`, `excludeKeys` or `include`, no redirect, a class whose name does
+   * not start with `_` (those hold internal `_` keys: objects/output.ts) without File or Relation
+   * fields (objectJson rewrites those), and no protected field listed for the class.
+   */
+  private asTextApplies(query: PreparedFind, auth: Auth): boolean {
+    const { params, className } = query;
+    if (params.keys || params.excludeKeys || params.include.length || params.includeAll || params.redirectClassNameForKey || className.startsWith('_')) return false;
+    for (const type of Object.values(this.schema.fields(className) ?? {})) if (type.type === 'File' || type.type === 'Relation') return false;
+    return auth.master || !listsAny(this.protectedFields(className));
+  }
+
+  /**
+   * Everything a find checks before storage is asked (Parse REST guide, "Queries"), and what storage
+   * is asked: the class read (after `redirectClassNameForKey`), the parsed parameters, and the
+   * query with its caller's principals and checks.
+   */
+  private async prepareFind(className: string, rawParams: Record<string, unknown>, auth: Auth): Promise<PreparedFind> {
     enforceRoleSecurity('find', className, auth);
     const params = parseFindParams(rawParams, this.settings());
     if (params.redirectClassNameForKey) {
@@ -296,19 +358,15 @@ export class DataEngine {
     const access = this.queryAccess(auth);
     // Storage answers nothing for a class without a table; the where and order are checked all the same.
     if (!this.schema.has(className)) checkQuery(className, params.where, params.order, { dialect: this.#storage.dialect, schema: this.schema, access });
-    const rows =
-      params.limit === 0
-        ? []
-        : await this.#storage.find(className, { where: params.where, order: params.order, limit: params.limit, skip: params.skip, principals, access });
-    // No turn of the microtask queue when nothing is included (the common case: bench/data-api).
-    const presented = rows.length ? this.present(className, rows, params, auth) : [];
-    const results = presented instanceof Promise ? await presented : presented;
-    // The JS SDK reads the class of a relation's objects from each result (Parse Server's runFind).
-    const answer: { results: Record<string, unknown>[]; count?: number } = { results: params.redirectClassNameForKey ? results.map((o) => ({ ...o, className })) : results };
-    if (params.count) answer.count = await this.#storage.count(className, { where: params.where, principals, access });
-    else if (params.limit === 0) await this.#storage.count(className, { where: params.where, principals, access }); // still validates where
-    return answer;
+    return { className, params, read: { where: params.where, order: params.order, limit: params.limit, skip: params.skip, principals, access } };
   }
+
+  /** The count of what a prepared find reads, with its caller's principals and checks. */
+  private countOf(query: PreparedFind): Promise<number> {
+    const { where, principals, access } = query.read;
+    return this.#storage.count(query.className, { where, principals, access });
+  }
+
 
   /** Rows as the caller sees them: protected fields hidden, pointers included, keys selected; a promise only when something is included. */
   private present(className: string, rows: StoredRow[], params: FindParams, auth: Auth): Record<string, unknown>[] | Promise<Record<string, unknown>[]> {

@@ -38,7 +38,9 @@ export function hiddenFields(object: Record<string, unknown>, protectedFields: R
   return hidden ?? new Set();
 }
 
-const listsAny = (protectedFields: Readonly<Record<string, readonly string[]>>): boolean => {
+/** Whether `protectedFields` (a CLP's, with the app's option) hides any field from anyone. */
+export const listsAny = (protectedFields: Readonly<Record<string, readonly string[]>> | undefined): boolean => {
+  if (!protectedFields) return false;
   for (const scope in protectedFields) if (protectedFields[scope]!.length > 0) return true;
   return false;
 };

@@ -187,7 +187,7 @@ export function createDataHandler(options: DataHandlerOptions): DataHandler {
     if (answer.stream) return sendStream(req, res, answer, answer.stream);
     if (res.headersSent || res.destroyed) return;
     // A string goes out in the same write as the headers; a Buffer would take a second one.
-    const payload = answer.raw ? answer.raw.data : JSON.stringify(answer.body);
+    const payload = answer.raw ? answer.raw.data : (answer.json ?? JSON.stringify(answer.body));
     // Set one by one: an object spread per answer costs more than the few headers it holds.
     const headers: Record<string, string | number> = {
       'access-control-allow-origin': CORS_HEADERS['access-control-allow-origin'],

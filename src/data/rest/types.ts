@@ -54,6 +54,11 @@ export interface DataResponse {
   headers?: Record<string, string>;
   /** A raw answer (a page, a short text). */
   raw?: { data: Buffer; contentType: string };
+  /**
+   * `body` as JSON text, when the route wrote it already (`jsonText`): the HTTP handler sends it as
+   * it is, and `body` parses it for those that read it (batches, GraphQL, `callBackendAPI`).
+   */
+  json?: string;
   /** An answer streamed (a downloaded file): `length` bytes of `body`. A failing stream cuts the answer off. */
   stream?: { body: Readable; contentType: string; length: number };
 }
@@ -61,3 +66,22 @@ export interface DataResponse {
 export type RouteHandler = (req: DataRequest, params: Record<string, string>) => DataResponse | Promise<DataResponse>;
 
 export const ok = (body: unknown, status = 200, headers?: Record<string, string>): DataResponse => ({ status, body, headers });
+
+/**
+ * A 200 whose body is already JSON text (DataResponse.json). `body` parses it when first read, and
+ * from then on `json` is undefined: a caller that read the body may have changed it (the push
+ * audiences' route parses each `query`), so the body is what gets sent.
+ */
+export function jsonText(text: string): DataResponse {
+  let parsed: unknown;
+  return {
+    status: 200,
+    // `body` before `json`: a spread copy reads it first, and so copies no stale text.
+    get body() {
+      return (parsed ??= JSON.parse(text));
+    },
+    get json() {
+      return parsed === undefined ? text : undefined;
+    },
+  };
+}

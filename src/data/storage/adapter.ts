@@ -31,6 +31,19 @@ export interface StoredRow {
   acl: Record<string, { read?: boolean; write?: boolean }> | null;
 }
 
+/**
+ * A row as storage keeps it, with `data` and `acl` left as the JSON text the database gives: what a
+ * find answered straight to HTTP reads (StorageReads.findText), without parsing what it only sends on.
+ * `data` is a JSON object's text; `acl` one, or null.
+ */
+export interface StoredRowText {
+  objectId: string;
+  createdAt: string;
+  updatedAt: string;
+  data: string;
+  acl: string | null;
+}
+
 /** What a find asks storage for: the statement compiler's query (query/statement.ts), whose `where` it validates. */
 export type FindOptions = ReadQuery;
 
@@ -49,6 +62,11 @@ export interface ConfigEntry {
 export interface StorageReads {
   get(className: string, objectId: string): Promise<StoredRow | undefined>;
   find(className: string, options: FindOptions): Promise<StoredRow[]>;
+  /**
+   * The rows `find` answers, with `data` and `acl` as JSON text (StoredRowText). Only outside a
+   * transaction (engine.ts `findText`); a transaction or a joined storage leaves it out.
+   */
+  findText?(className: string, options: FindOptions): Promise<StoredRowText[]>;
   count(className: string, options: Pick<FindOptions, 'where' | 'principals' | 'access'>): Promise<number>;
   /** objectIds related to `owningId` through `ownerClass.field`. */
   relatedIds(ownerClass: string, field: string, owningId: string): Promise<string[]>;

@@ -6,7 +6,7 @@ import { ParseCode, ParseError } from '../../errors.js';
 import { checkGetParams } from '../../objects/findParams.js';
 import { isPlainObject } from '../../values.js';
 import { refuseInTransaction, type DataRouter } from '../router.js';
-import { ok, type DataRequest, type DataResponse } from '../types.js';
+import { jsonText, ok, type DataRequest, type DataResponse } from '../types.js';
 
 /** Class names of the special endpoints (Parse REST guide): `/users` is `_User`, and so on. */
 export const CLASS_ALIASES: Record<string, string> = {
@@ -26,7 +26,8 @@ const location = (req: DataRequest, className: string, objectId: string) =>
 export function classRoutes(router: DataRouter): void {
   router.on('POST', '/classes/:className', (req, { className }) => createObject(req, className!));
   router.on('GET', '/classes/:className', (req, { className }) => {
-    if (!hasAnyTrigger(req, className!, ['beforeFind', 'afterFind'])) return req.engine.find(className!, req.query, req.auth).then((answer) => ok(answer));
+    // Without triggers the answer's rows are sent as the database gave their JSON (engine.ts findText).
+    if (!hasAnyTrigger(req, className!, ['beforeFind', 'afterFind'])) return req.engine.findText(className!, req.query, req.auth).then(jsonText);
     refuseInTransaction(req);
     return (async () => {
       const ctx = triggerContext(req);

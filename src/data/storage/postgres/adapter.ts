@@ -73,7 +73,7 @@ export class PostgresAdapter implements StorageAdapter, SchemaLookup {
     this.dialect = postgresDialect(schema, (className, field) => this.fieldColumn(className, field));
     this.uniqueUsers = new PostgresUniqueUsers(schema);
     this.shapes = new StatementCache({ dialect: this.dialect, schema: this }, () => this.cache.generation * 2 ** 20 + this.columnsGeneration);
-    this.reads = new PostgresReads(this, guarded(db.run));
+    this.reads = new PostgresReads(this, guarded(db.run), guarded(db.runText));
     // Started now, so that the first request finds it under way; a failure is reported to that request.
     this.opened?.catch(() => undefined);
   }
@@ -252,6 +252,7 @@ export class PostgresAdapter implements StorageAdapter, SchemaLookup {
   }
   get: StorageReads['get'] = (className, objectId) => this.read(() => this.reads.get(className, objectId));
   find: StorageReads['find'] = (className, options) => this.read(() => this.reads.find(className, options));
+  findText: NonNullable<StorageReads['findText']> = (className, options) => this.read(() => this.reads.findText(className, options));
   count: StorageReads['count'] = (className, options) => this.read(() => this.reads.count(className, options));
   relatedIds: StorageReads['relatedIds'] = (ownerClass, field, owningId) => this.read(() => this.reads.relatedIds(ownerClass, field, owningId));
   owningIds: StorageReads['owningIds'] = (ownerClass, field, relatedIds) => this.read(() => this.reads.owningIds(ownerClass, field, relatedIds));

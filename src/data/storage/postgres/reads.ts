@@ -4,7 +4,7 @@ import type { Dialect, SqlFragment } from '../../query/dialect.js';
 import { compileGet, compileGroup, filterTree, type StatementTarget } from '../../query/statement.js';
 import type { StatementCache } from '../../query/statementCache.js';
 import type { SchemaLookup } from '../../types.js';
-import type { ConfigEntry, FindOptions, StorageReads, StoredClass, StoredRow } from '../adapter.js';
+import type { ConfigEntry, FindOptions, StorageReads, StoredClass, StoredRow, StoredRowText } from '../adapter.js';
 import type { Run } from './database.js';
 import { uniqueFault } from './uniqueUsers.js';
 
@@ -90,9 +90,15 @@ function literalLimit(select: SqlFragment): SqlFragment {
 }
 
 export class PostgresReads implements StorageReads {
+  /**
+   * @param run runs the statements (the pool, or a transaction's connection).
+   * @param runText the same, answering every column as text (PostgresDatabase.runText); without
+   *   it (in a transaction), findText turns parsed rows back into text.
+   */
   constructor(
     protected readonly owner: AppSchema,
     protected readonly run: Run,
+    private readonly runText?: Run,
   ) {}
 
   /**
@@ -134,6 +140,17 @@ export class PostgresReads implements StorageReads {
     return (result.rows as RowRecord[]).map(toRow);
   }
 
+  /** `find` with `data` and `acl` as the text of their `jsonb` (StorageReads.findText). */
+  async findText(className: string, options: FindOptions): Promise<StoredRowText[]> {
+    if (!this.runText) {
+      return (await this.find(className, options)).map((r) => ({ ...r, data: JSON.stringify(r.data), acl: r.acl === null ? null : JSON.stringify(r.acl) }));
+    }
+    const compile = () => literalLimit(this.owner.shapes.select(className, options));
+    const first = compile();
+    if (await this.missing(className)) return [];
+    return (await this.compiled(first, compile, this.runText)).rows as StoredRowText[];
+  }
+
   async count(className: string, options: Pick<FindOptions, 'where' | 'principals' | 'access'>): Promise<number> {
     const compile = () => this.owner.shapes.count(className, options);
     const first = compile();
@@ -146,14 +163,14 @@ export class PostgresReads implements StorageReads {
    * Runs a compiled statement; when it names a typed column (layout.ts) that another process dropped
    * (a removed field) before its announcement reached this one, catches up and compiles it again.
    */
-  private async compiled(first: SqlFragment, compile: () => SqlFragment) {
+  private async compiled(first: SqlFragment, compile: () => SqlFragment, run: Run = this.run) {
     try {
-      return await this.run(first.sql, first.params);
+      return await run(first.sql, first.params);
     } catch (error) {
       if ((error as { code?: string } | null)?.code !== UNDEFINED_COLUMN) throw error;
       await this.owner.catchUp(this.run);
       const again = compile();
-      return this.run(again.sql, again.params);
+      return run(again.sql, again.params);
     }
   }
 

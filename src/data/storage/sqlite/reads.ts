@@ -1,6 +1,6 @@
 import type { GroupPlan } from '../../aggregate/groupPlan.js';
 import { compileGroup, filterTree, type StatementTarget } from '../../query/statement.js';
-import type { ConfigEntry, FindOptions, StorageReads, StoredRow } from '../adapter.js';
+import type { ConfigEntry, FindOptions, StorageReads, StoredRow, StoredRowText } from '../adapter.js';
 import { readConfig } from './config.js';
 import type { SqliteDatabase } from './database.js';
 import { sqliteDialect } from './dialect.js';
@@ -50,6 +50,14 @@ export class SqliteReads implements StorageReads {
     if (!database.classes.has(className)) return [];
     const { sql, params } = database.shapes.select(className, options);
     return (database.rowStmt(sql).all(...params) as RowRecord[]).map(toRow);
+  }
+
+  /** `find` with `data` and `acl` as stored: SQLite keeps both as JSON text. */
+  async findText(className: string, options: FindOptions): Promise<StoredRowText[]> {
+    const database = this.open();
+    if (!database.classes.has(className)) return [];
+    const { sql, params } = database.shapes.select(className, options);
+    return (database.rowStmt(sql).all(...params) as RowRecord[]).map((r) => ({ objectId: r[0], createdAt: r[1], updatedAt: r[2], data: r[3], acl: r[4] }));
   }
 
   async count(className: string, options: Pick<FindOptions, 'where' | 'principals' | 'access'>): Promise<number> {

@@ -1,0 +1,159 @@
+/**
+ * Finds answered as text (engine.ts `findText`, objects/output.ts `storedRowJson`): when nothing in
+ * the answer needs rewriting, a find's rows are sent as the JSON the database keeps, spliced into
+ * the answer. These tests hold that answer to the object path's (`objectJson`, `GET` of one object):
+ * a fast-check property over rows, and real finds over HTTP of every field type, with ACLs, counts
+ * and the cases that must leave the text path (File fields, protected fields, `keys`, batches).
+ */
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { objectJson, storedRowJson } from '../src/data/objects/output.js';
+import type { StoredRow } from '../src/data/storage/adapter.js';
+import { createTestApp, whereQuery, type TestApp } from './helpers/dataApp.js';
+import { startTestServer, type TestServer } from './helpers/server.js';
+
+/** Data keys as stored for a class whose name does not start with `_`: field names (types.ts FIELD_NAME) but the columns. */
+const fieldName = fc.stringMatching(/^[A-Za-z][A-Za-z0-9_]{0,8}$/).filter((k) => !['objectId', 'createdAt', 'updatedAt', 'ACL'].includes(k));
+const acl = fc.option(fc.dictionary(fc.oneof(fc.constant('*'), fc.string(), fc.constant('role:Admins')), fc.record({ read: fc.boolean(), write: fc.boolean() }, { requiredKeys: [] })), { nil: null });
+
+describe('storedRowJson', () => {
+  it('answers what objectJson answers, whatever the stored text looks like (compact as SQLite keeps it, spaced as jsonb prints it)', () => {
+    fc.assert(
+      fc.property(
+        fc.record({ objectId: fc.string(), createdAt: fc.string(), updatedAt: fc.string(), data: fc.dictionary(fieldName, fc.jsonValue()), acl }),
+        fc.constantFrom(0, 1, 2),
+        (row, indent) => {
+          const stored = row as StoredRow;
+          const text = { ...row, data: JSON.stringify(row.data, null, indent), acl: row.acl === null ? null : JSON.stringify(row.acl, null, indent) };
+          // Compared as a client reads both answers: JSON has no -0, for one.
+          expect(JSON.parse(storedRowJson(text))).toEqual(JSON.parse(JSON.stringify(objectJson(stored, undefined, (name) => `/files/${name}`))));
+        },
+      ),
+      { numRuns: 500 },
+    );
+  });
+});
+
+describe('finds answered as stored text, over HTTP', () => {
+  let server: TestServer;
+  let app: TestApp;
+  let userToken: string;
+  let userId: string;
+
+  beforeAll(async () => {
+    server = await startTestServer();
+    app = await createTestApp(server, 'find-text');
+    const user = await app.call('POST', '/users', { body: { username: 'reader', password: 'reader-password' } });
+    expect(user.status).toBe(201);
+    userToken = user.body.sessionToken;
+    userId = user.body.objectId;
+    const schema = await app.call('POST', '/schemas/Thing', {
+      master: true,
+      body: {
+        fields: {
+          title: { type: 'String' },
+          n: { type: 'Number' },
+          flag: { type: 'Boolean' },
+          when: { type: 'Date' },
+          meta: { type: 'Object' },
+          tags: { type: 'Array' },
+          owner: { type: 'Pointer', targetClass: '_User' },
+          where: { type: 'GeoPoint' },
+          blob: { type: 'Bytes' },
+          area: { type: 'Polygon' },
+        },
+      },
+    });
+    expect(schema.status).toBe(200);
+    const values = [
+      { title: 'plain', n: 1 },
+      {
+        title: 'every type: "quoted", \\ back, é, 😀',
+        n: -2.5e-7,
+        flag: false,
+        when: { __type: 'Date', iso: '2026-01-02T03:04:05.678Z' },
+        meta: { nested: { deep: [1, 'two', null, { x: true }] }, empty: {} },
+        tags: ['a', 1, null, { b: [] }],
+        owner: { __type: 'Pointer', className: '_User', objectId: userId },
+        where: { __type: 'GeoPoint', latitude: 12.5, longitude: -45.25 },
+        blob: { __type: 'Bytes', base64: 'aGVsbG8=' },
+        area: { __type: 'Polygon', coordinates: [[0, 0], [0, 1], [1, 1]] },
+      },
+      { title: 'big', n: 12345678901234567000 },
+      { title: 'private', n: 3, ACL: { [userId]: { read: true, write: true } } },
+      { title: 'role and public', n: 4, ACL: { '*': { read: true }, 'role:Admins': { write: true } } },
+    ];
+    for (const body of values) expect((await app.call('POST', '/classes/Thing', { body })).status).toBe(201);
+  });
+  afterAll(async () => server?.close());
+
+  /** Each result of a find, against the same object fetched alone (the object path). */
+  async function expectSameAsGets(results: Array<Record<string, unknown>>, sessionToken?: string) {
+    for (const object of results) {
+      const one = await app.call('GET', `/classes/Thing/${object.objectId as string}`, { sessionToken });
+      expect(one.status).toBe(200);
+      expect(object).toEqual(one.body);
+    }
+  }
+
+  it('answers each object as a GET of it does, for every field type and ACL, to the public, a user and the master key', async () => {
+    const open = await app.call('GET', `/classes/Thing${whereQuery({}, { order: 'n' })}`);
+    expect(open.status).toBe(200);
+    expect(open.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(open.body.results.map((o: { title: string }) => o.title)).toEqual([
+      'every type: "quoted", \\ back, é, 😀',
+      'plain',
+      'role and public',
+      'big',
+    ]);
+    await expectSameAsGets(open.body.results);
+    const asUser = await app.call('GET', `/classes/Thing${whereQuery({}, { order: 'n' })}`, { sessionToken: userToken });
+    expect(asUser.body.results).toHaveLength(5);
+    await expectSameAsGets(asUser.body.results, userToken);
+    const master = await app.call('GET', `/classes/Thing${whereQuery({ title: 'private' })}`, { master: true });
+    expect(master.body.results).toEqual([expect.objectContaining({ title: 'private', ACL: { [userId]: { read: true, write: true } } })]);
+    expect(master.body.results[0].n).toBe(3);
+  });
+
+  it('adds count, answers a count alone, and an empty page', async () => {
+    const counted = await app.call('GET', `/classes/Thing${whereQuery({ n: { $gte: 1 } }, { count: '1', limit: '2', order: 'n' })}`);
+    expect(counted.body).toEqual({ results: [expect.objectContaining({ title: 'plain' }), expect.objectContaining({ title: 'role and public' })], count: 3 });
+    expect(JSON.parse(JSON.stringify(counted.body))).toEqual(counted.body);
+    expect((await app.call('GET', `/classes/Thing${whereQuery({}, { count: '1', limit: '0' })}`)).body).toEqual({ results: [], count: 4 });
+    expect((await app.call('GET', `/classes/Thing${whereQuery({ title: 'none' })}`)).body).toEqual({ results: [] });
+    expect((await app.call('GET', `/classes/Missing${whereQuery({})}`)).body).toEqual({ results: [] });
+    // A bad where is refused as before, also with limit 0.
+    const bad = await app.call('GET', `/classes/Thing${whereQuery({ n: { $bogus: 1 } }, { limit: '0' })}`);
+    expect(bad.status).toBe(400);
+    expect(bad.body.code).toBe(102);
+  });
+
+  it('leaves the text path where the answer is rewritten: keys, File fields, protected fields', async () => {
+    const keyed = await app.call('GET', `/classes/Thing${whereQuery({ title: 'plain' }, { keys: 'title' })}`);
+    expect(Object.keys(keyed.body.results[0]).sort()).toEqual(['createdAt', 'objectId', 'title', 'updatedAt']);
+
+    const file = await app.call('POST', '/files/note.txt', { master: true, rawBody: 'hello', headers: { 'content-type': 'text/plain' } });
+    expect(file.status).toBe(201);
+    expect((await app.call('POST', '/classes/Attachment', { body: { doc: { __type: 'File', name: file.body.name } } })).status).toBe(201);
+    const attachments = await app.call('GET', `/classes/Attachment${whereQuery({})}`);
+    expect(attachments.body.results[0].doc).toEqual({ __type: 'File', name: file.body.name, url: file.body.url });
+
+    const clp = await app.call('PUT', '/schemas/Thing', {
+      master: true,
+      body: { classLevelPermissions: { find: { '*': true }, get: { '*': true }, count: { '*': true }, create: { '*': true }, update: { '*': true }, delete: { '*': true }, addField: { '*': true }, protectedFields: { '*': ['meta'] } } },
+    });
+    expect(clp.status).toBe(200);
+    const hidden = await app.call('GET', `/classes/Thing${whereQuery({ n: { $lt: 0 } })}`);
+    expect(hidden.body.results).toHaveLength(1);
+    expect(hidden.body.results[0]).not.toHaveProperty('meta');
+    expect(hidden.body.results[0].tags).toEqual(['a', 1, null, { b: [] }]);
+    expect((await app.call('GET', `/classes/Thing${whereQuery({ n: { $lt: 0 } })}`, { master: true })).body.results[0].meta).toBeDefined();
+  });
+
+  it('answers a find inside a batch as on its own', async () => {
+    const alone = await app.call('GET', `/classes/Thing${whereQuery({ title: 'plain' })}`);
+    const batch = await app.call('POST', '/batch', { body: { requests: [{ method: 'GET', path: '/data/classes/Thing', body: { where: { title: 'plain' } } }] } });
+    expect(batch.status).toBe(200);
+    expect(batch.body).toEqual([{ success: alone.body }]);
+  });
+});
