@@ -51,6 +51,53 @@ const BARE_POSTGRES_SERVER = `
 const BARE_POSTGRES = 'bare + PostgreSQL insert';
 
 /**
+ * The baseline of reads on PostgreSQL: a bare `node:http` server that answers a GET of `/<key>` by
+ * running one prepared statement on the app's own table (argv[2]: the database's URL; argv[3]: where
+ * node-postgres is; argv[4]: JSON of `{key: {text, values, count?}}`) and sending its rows as the data
+ * API answers objects: `{results: [...]}` of objectId, createdAt, updatedAt and the data's fields (ACL
+ * when set), or `{results: [], count}`. The statements are those Backyard's compiler writes for the
+ * same query (typed columns and `_publicRead`: src/data/storage/postgres/layout.ts), so this is what
+ * any Node server on node-postgres pays for the same answer, without a data API around it.
+ */
+const BARE_POSTGRES_READ_SERVER = `
+  const pg = require(process.argv[3]);
+  const statements = JSON.parse(process.argv[4]);
+  const pool = new pg.Pool({ connectionString: process.argv[2], max: 16 });
+  require('node:http').createServer(async (req, res) => {
+    const key = req.url.slice(1);
+    const statement = statements[key];
+    if (!statement) { res.writeHead(404); return res.end(); }
+    const result = await pool.query({ name: key, text: statement.text, values: statement.values });
+    const body = statement.count
+      ? { results: [], count: result.rows[0].n }
+      : { results: result.rows.map((r) => Object.assign({ objectId: r.objectId, createdAt: r.createdAt, updatedAt: r.updatedAt }, r.data, r.acl ? { ACL: r.acl } : {})) };
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(JSON.stringify(body));
+  }).listen(Number(process.argv[1]), '127.0.0.1');
+`;
+
+const BARE_POSTGRES_READ = 'bare + PostgreSQL select';
+
+/**
+ * The statements of BARE_POSTGRES_READ_SERVER for the read workloads of one size, by key, as
+ * Backyard's compiler writes them for an app's class table (`"app_<appId>"."cls_<className>"`).
+ */
+function bareReadStatements(appId: string, size: number, objectId: string, width: number): Record<string, { text: string; values: unknown[]; count?: boolean }> {
+  const table = `"app_${appId}"."cls_${itemClass(size)}" AS t`;
+  const columns = 't."objectId", t."createdAt", t."updatedAt", t.data, t.acl';
+  return {
+    [`get${size}`]: { text: `SELECT ${columns} FROM ${table} WHERE t."objectId" = $1`, values: [objectId] },
+    [`equality${size}`]: { text: `SELECT ${columns} FROM ${table} WHERE (t."_s:category" = $1) AND t."_publicRead" LIMIT 100 OFFSET $2`, values: ['c3', 0] },
+    [`range${size}`]: {
+      text: `SELECT ${columns} FROM ${table} WHERE (t."_n:score" >= $1::float8 AND t."_n:score" < $2::float8) AND t."_publicRead" ORDER BY t."_n:score" DESC NULLS LAST LIMIT 10 OFFSET $3`,
+      values: [500, 600, 0],
+    },
+    [`countEquality${size}`]: { text: `SELECT count(*)::int AS n FROM ${table} WHERE (t."_s:category" = $1) AND t."_publicRead"`, values: ['c7'], count: true },
+    [`countRange${size}`]: { text: `SELECT count(*)::int AS n FROM ${table} WHERE (t."_n:score" >= $1::float8 AND t."_n:score" < $2::float8) AND t."_publicRead"`, values: [0, width], count: true },
+  };
+}
+
+/**
  * Median microseconds of a write and an `fdatasync` in `folder`: 4 KiB over the start of a file (a
  * WAL reused after a checkpoint) and 8 KiB appended (a WAL that grows, as after each open).
  */
@@ -204,6 +251,15 @@ async function benchOn(database: DatabaseKind): Promise<void> {
     // the row counts and both tables are as autovacuum leaves them.
     cluster?.sql('VACUUM ANALYZE');
     peer = await startPeer(cluster);
+    // On PostgreSQL, reads are also set beside the bare server that runs the same statement on the app's table.
+    let bareReadRoot: string | undefined;
+    if (cluster) {
+      const port = await freePort();
+      const statements = Object.assign({}, ...SIZES.map((size) => bareReadStatements(backyard.app.appId, size, ids[size]!, rangeWidth(size))));
+      children.push(spawn(process.execPath, ['-e', BARE_POSTGRES_READ_SERVER, String(port), cluster.url, createRequire(import.meta.url).resolve('pg'), JSON.stringify(statements)], { stdio: 'inherit' }));
+      bareReadRoot = `http://127.0.0.1:${port}`;
+      await waitFor(`${bareReadRoot}/get${SIZES[0]}`);
+    }
 
     const bareOptions = (connections: number): autocannon.Options => ({ url: bare, connections, method: 'POST', body: '{}' });
     const durableOptions: autocannon.Options = { url: durableServer.url, connections: 1, method: 'POST', body: '{}' };
@@ -241,10 +297,13 @@ async function benchOn(database: DatabaseKind): Promise<void> {
     const query = (root: string, className: string, where: unknown, extra: Record<string, string>) =>
       `${root}/classes/${className}?${new URLSearchParams({ where: JSON.stringify(where), ...extra })}`;
     /** A read of `className` at `connections`, the same on both sides but for the root, the headers and the objectId. */
-    const read = (name: string, connections: number, goal: Goal, url: (root: string, objectId: string) => string, objectId: string, answer?: Workload['answer']): Workload => ({
+    /** The same read from the bare server that runs its statement (BARE_POSTGRES_READ_SERVER), when the app is on PostgreSQL. */
+    const onBareRead = (key: string, connections: number): Record<string, autocannon.Options> =>
+      bareReadRoot ? { [BARE_POSTGRES_READ]: { url: `${bareReadRoot}/${key}`, connections } } : {};
+    const read = (name: string, connections: number, goal: Goal, url: (root: string, objectId: string) => string, objectId: string, bareKey: string, answer?: Workload['answer']): Workload => ({
       name,
       options: { url: url(data, objectId), connections, headers },
-      baselines: { bare: bareOptions(connections), ...onPeer((r, h) => ({ url: url(r, PEER_OBJECT_ID), connections, headers: h })) },
+      baselines: { bare: bareOptions(connections), ...onBareRead(bareKey, connections), ...onPeer((r, h) => ({ url: url(r, PEER_OBJECT_ID), connections, headers: h })) },
       goal,
       answer,
     });
@@ -267,12 +326,12 @@ async function benchOn(database: DatabaseKind): Promise<void> {
         return {
           title: `reads of ${size} objects (class ${className}; an equality matches 100, the count's range about 1,500)`,
           workloads: [
-            read('GET by id (1 connection)', 1, toParse(10, 4), (r, objectId) => `${r}/classes/${className}/${objectId}`, ids[size]!),
-            read('GET by id (16 connections)', 16, toParse(10, 4), (r, objectId) => `${r}/classes/${className}/${objectId}`, ids[size]!),
-            read('where equality, 100 rows', 1, toParse(10, 4), (r) => query(r, className, { category: 'c3' }, { limit: '100' }), '', (b) => b.results?.length === 100),
-            read('range + order + limit 10', 1, toParse(10, 4), (r) => query(r, className, { score: { $gte: 500, $lt: 600 } }, { order: '-score', limit: '10' }), '', (b) => b.results?.length === 10),
-            read('count, equality (100 rows)', 1, toParse(10, 4), (r) => query(r, className, { category: 'c7' }, { count: '1', limit: '0' }), '', (b) => b.count === 100),
-            read(`count, range (${width * seedShape(size).perScore} rows)`, 1, toParse(10, 4), (r) => query(r, className, { score: { $gte: 0, $lt: width } }, { count: '1', limit: '0' }), '', (b) => b.count === width * seedShape(size).perScore),
+            read('GET by id (1 connection)', 1, toParse(10, 4), (r, objectId) => `${r}/classes/${className}/${objectId}`, ids[size]!, `get${size}`),
+            read('GET by id (16 connections)', 16, toParse(10, 4), (r, objectId) => `${r}/classes/${className}/${objectId}`, ids[size]!, `get${size}`),
+            read('where equality, 100 rows', 1, toParse(10, 4), (r) => query(r, className, { category: 'c3' }, { limit: '100' }), '', `equality${size}`, (b) => b.results?.length === 100),
+            read('range + order + limit 10', 1, toParse(10, 4), (r) => query(r, className, { score: { $gte: 500, $lt: 600 } }, { order: '-score', limit: '10' }), '', `range${size}`, (b) => b.results?.length === 10),
+            read('count, equality (100 rows)', 1, toParse(10, 4), (r) => query(r, className, { category: 'c7' }, { count: '1', limit: '0' }), '', `countEquality${size}`, (b) => b.count === 100),
+            read(`count, range (${width * seedShape(size).perScore} rows)`, 1, toParse(10, 4), (r) => query(r, className, { score: { $gte: 0, $lt: width } }, { count: '1', limit: '0' }), '', `countRange${size}`, (b) => b.count === width * seedShape(size).perScore),
           ],
         };
       }),
@@ -281,7 +340,7 @@ async function benchOn(database: DatabaseKind): Promise<void> {
     for (const { title, workloads } of sections) {
       console.log(`\n${title}`);
       console.log(WORKLOAD_HEADER);
-      for (const workload of workloads) await runWorkload(workload, database, { bare: BARE_POSTGRES, peer: 'Parse Server' });
+      for (const workload of workloads) await runWorkload(workload, database, { bare: BARE_POSTGRES in workload.baselines ? BARE_POSTGRES : BARE_POSTGRES_READ, peer: 'Parse Server' });
     }
   } finally {
     await peer?.server.close();
