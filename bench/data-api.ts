@@ -3,9 +3,12 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { createRequire } from 'node:module';
+import Database from 'better-sqlite3';
 import type autocannon from 'autocannon';
 import { postgresBin, startParseServer, type ParseServerPeer } from './parseServer.js';
 import { freePort, type Postgres } from './postgres.js';
+import { classTable } from '../src/data/storage/sqlite/layout.js';
+import { classTableDdl, fieldIndexDdl } from '../src/data/storage/sqlite/classTables.js';
 import { DATABASES, startBackyard, waitFor, type DatabaseKind } from './backyardServer.js';
 import { load, median, ROUNDS, ROUND_SECONDS, runWorkload, startBareServer, toParse, WORKLOAD_HEADER, type Goal, type Workload } from './rounds.js';
 
@@ -51,49 +54,103 @@ const BARE_POSTGRES_SERVER = `
 const BARE_POSTGRES = 'bare + PostgreSQL insert';
 
 /**
- * The baseline of reads on PostgreSQL: a bare `node:http` server that answers a GET of `/<key>` by
- * running one prepared statement on the app's own table (argv[2]: the database's URL; argv[3]: where
- * node-postgres is; argv[4]: JSON of `{key: {text, values, count?}}`) and sending its rows as the data
- * API answers objects: `{results: [...]}` of objectId, createdAt, updatedAt and the data's fields (ACL
- * when set), or `{results: [], count}`. The statements are those Backyard's compiler writes for the
- * same query (typed columns and `_publicRead`: src/data/storage/postgres/layout.ts), so this is what
- * any Node server on node-postgres pays for the same answer, without a data API around it.
+ * The baseline of reads: a bare `node:http` server that answers a GET of `/<key>` by running one
+ * prepared statement on the app's own table and sending its rows as the data API answers objects:
+ * `{results: [...]}` of objectId, createdAt, updatedAt and the data's fields (ACL when set), or
+ * `{results: [], count}`. argv[2]: `postgres` (argv[3] the database's URL, argv[4] where
+ * node-postgres is) or `sqlite` (argv[3] the app's `data.db`, opened read-only, argv[4] where
+ * better-sqlite3 is); argv[5]: JSON of `{key: {text, values, count?}}`. The statements are those
+ * Backyard's compiler writes for the same query (bareReadStatements), so this is what any Node server
+ * on the same driver pays for the same answer, without a data API around it.
  */
-const BARE_POSTGRES_READ_SERVER = `
-  const pg = require(process.argv[3]);
-  const statements = JSON.parse(process.argv[4]);
-  const pool = new pg.Pool({ connectionString: process.argv[2], max: 16 });
+const BARE_READ_SERVER = `
+  const [kind, target, driver, json] = process.argv.slice(2);
+  const statements = JSON.parse(json);
+  const toObject = (r) => Object.assign({ objectId: r.objectId, createdAt: r.createdAt, updatedAt: r.updatedAt }, r.data, r.acl ? { ACL: r.acl } : {});
+  let run;
+  if (kind === 'postgres') {
+    const pool = new (require(driver).Pool)({ connectionString: target, max: 16 });
+    run = async (key, s) => (await pool.query({ name: key, text: s.text, values: s.values })).rows;
+  } else {
+    const db = new (require(driver))(target, { readonly: true });
+    const prepared = new Map();
+    run = (key, s) => {
+      if (!prepared.has(key)) prepared.set(key, db.prepare(s.text));
+      return prepared.get(key).all(...s.values).map((r) => (s.count ? r : { ...r, data: JSON.parse(r.data), acl: r.acl === null ? null : JSON.parse(r.acl) }));
+    };
+  }
   require('node:http').createServer(async (req, res) => {
     const key = req.url.slice(1);
     const statement = statements[key];
     if (!statement) { res.writeHead(404); return res.end(); }
-    const result = await pool.query({ name: key, text: statement.text, values: statement.values });
-    const body = statement.count
-      ? { results: [], count: result.rows[0].n }
-      : { results: result.rows.map((r) => Object.assign({ objectId: r.objectId, createdAt: r.createdAt, updatedAt: r.updatedAt }, r.data, r.acl ? { ACL: r.acl } : {})) };
+    const rows = await run(key, statement);
+    const body = statement.count ? { results: [], count: rows[0].n } : { results: rows.map(toObject) };
     res.writeHead(200, { 'content-type': 'application/json' });
     res.end(JSON.stringify(body));
   }).listen(Number(process.argv[1]), '127.0.0.1');
 `;
 
-const BARE_POSTGRES_READ = 'bare + PostgreSQL select';
+const bareReadName = (database: DatabaseKind) => (database === 'postgres' ? 'bare + PostgreSQL select' : 'bare + SQLite select');
 
 /**
- * The statements of BARE_POSTGRES_READ_SERVER for the read workloads of one size, by key, as
- * Backyard's compiler writes them for an app's class table (`"app_<appId>"."cls_<className>"`).
+ * A `data.db` of its own for BARE_READ_SERVER on SQLite (the app's own is held open exclusively by
+ * Backyard: src/shared/sqlite.ts): each size's class table and indexes made by Backyard's own DDL
+ * (src/data/storage/sqlite/classTables.ts), with objects of the same shape as the seeding's, the
+ * first of them under the objectId Backyard gave its own first object. @returns the file.
  */
-function bareReadStatements(appId: string, size: number, objectId: string, width: number): Record<string, { text: string; values: unknown[]; count?: boolean }> {
-  const table = `"app_${appId}"."cls_${itemClass(size)}" AS t`;
+function seedBareSqlite(file: string, firstIds: Record<number, string>): string {
+  const db = new Database(file);
+  db.pragma('journal_mode = WAL');
+  const now = new Date().toISOString();
+  for (const size of SIZES) {
+    const className = itemClass(size);
+    db.exec(classTableDdl(classTable(className)));
+    db.exec(fieldIndexDdl(className, 'by_category', { category: 1 }));
+    db.exec(fieldIndexDdl(className, 'by_score', { score: 1 }));
+    const insert = db.prepare(`INSERT INTO ${classTable(className)} (objectId, createdAt, updatedAt, data, acl, publicRead) VALUES (?, ?, ?, ?, NULL, 1)`);
+    const { categories } = seedShape(size);
+    db.transaction(() => {
+      for (let i = 0; i < size; i++) {
+        const objectId = i === 0 ? firstIds[size]! : createHash('md5').update(`bare ${i}`).digest('hex').slice(0, 10);
+        insert.run(objectId, now, now, JSON.stringify({ category: `c${i % categories}`, score: i % 10_000, title: `item ${i}` }));
+      }
+    })();
+    db.exec('ANALYZE');
+  }
+  db.close();
+  return file;
+}
+
+/**
+ * The statements of BARE_READ_SERVER for the read workloads of one size, by key, as Backyard's
+ * compiler writes them for the app's class table (PostgreSQL: `"app_<appId>"."cls_<className>"` with
+ * its typed columns, src/data/storage/postgres/layout.ts; SQLite: `"cls_<className>"` in the app's
+ * `data.db`, src/data/storage/sqlite/classTables.ts).
+ */
+function bareReadStatements(database: DatabaseKind, appId: string, size: number, objectId: string, width: number): Record<string, { text: string; values: unknown[]; count?: boolean }> {
   const columns = 't."objectId", t."createdAt", t."updatedAt", t.data, t.acl';
+  if (database === 'postgres') {
+    const table = `"app_${appId}"."cls_${itemClass(size)}" AS t`;
+    return {
+      [`get${size}`]: { text: `SELECT ${columns} FROM ${table} WHERE t."objectId" = $1`, values: [objectId] },
+      [`equality${size}`]: { text: `SELECT ${columns} FROM ${table} WHERE (t."_s:category" = $1) AND t."_publicRead" LIMIT 100 OFFSET $2`, values: ['c3', 0] },
+      [`range${size}`]: {
+        text: `SELECT ${columns} FROM ${table} WHERE (t."_n:score" >= $1::float8 AND t."_n:score" < $2::float8) AND t."_publicRead" ORDER BY t."_n:score" DESC NULLS LAST LIMIT 10 OFFSET $3`,
+        values: [500, 600, 0],
+      },
+      [`countEquality${size}`]: { text: `SELECT count(*)::int AS n FROM ${table} WHERE (t."_s:category" = $1) AND t."_publicRead"`, values: ['c7'], count: true },
+      [`countRange${size}`]: { text: `SELECT count(*)::int AS n FROM ${table} WHERE (t."_n:score" >= $1::float8 AND t."_n:score" < $2::float8) AND t."_publicRead"`, values: [0, width], count: true },
+    };
+  }
+  const table = `"cls_${itemClass(size)}" AS t`;
+  const score = `json_extract(t.data, '$."score"')`;
+  const scoreRange = `(${score} >= ? AND json_type(t.data, '$."score"') IN ('integer','real') AND ${score} < ?)`;
   return {
-    [`get${size}`]: { text: `SELECT ${columns} FROM ${table} WHERE t."objectId" = $1`, values: [objectId] },
-    [`equality${size}`]: { text: `SELECT ${columns} FROM ${table} WHERE (t."_s:category" = $1) AND t."_publicRead" LIMIT 100 OFFSET $2`, values: ['c3', 0] },
-    [`range${size}`]: {
-      text: `SELECT ${columns} FROM ${table} WHERE (t."_n:score" >= $1::float8 AND t."_n:score" < $2::float8) AND t."_publicRead" ORDER BY t."_n:score" DESC NULLS LAST LIMIT 10 OFFSET $3`,
-      values: [500, 600, 0],
-    },
-    [`countEquality${size}`]: { text: `SELECT count(*)::int AS n FROM ${table} WHERE (t."_s:category" = $1) AND t."_publicRead"`, values: ['c7'], count: true },
-    [`countRange${size}`]: { text: `SELECT count(*)::int AS n FROM ${table} WHERE (t."_n:score" >= $1::float8 AND t."_n:score" < $2::float8) AND t."_publicRead"`, values: [0, width], count: true },
+    [`get${size}`]: { text: `SELECT ${columns} FROM ${table} WHERE t."objectId" = ?`, values: [objectId] },
+    [`equality${size}`]: { text: `SELECT ${columns} FROM ${table} WHERE (json_extract(t.data, '$."category"') = ?) AND t.publicRead = 1 LIMIT ? OFFSET ?`, values: ['c3', 100, 0] },
+    [`range${size}`]: { text: `SELECT ${columns} FROM ${table} WHERE ${scoreRange} AND t.publicRead = 1 ORDER BY ${score} DESC LIMIT ? OFFSET ?`, values: [500, 600, 10, 0] },
+    [`countEquality${size}`]: { text: `SELECT count(*) AS n FROM ${table} WHERE (json_extract(t.data, '$."category"') = ?) AND t.publicRead = 1`, values: ['c7'], count: true },
+    [`countRange${size}`]: { text: `SELECT count(*) AS n FROM ${table} WHERE ${scoreRange} AND t.publicRead = 1`, values: [0, width], count: true },
   };
 }
 
@@ -251,15 +308,15 @@ async function benchOn(database: DatabaseKind): Promise<void> {
     // the row counts and both tables are as autovacuum leaves them.
     cluster?.sql('VACUUM ANALYZE');
     peer = await startPeer(cluster);
-    // On PostgreSQL, reads are also set beside the bare server that runs the same statement on the app's table.
-    let bareReadRoot: string | undefined;
-    if (cluster) {
-      const port = await freePort();
-      const statements = Object.assign({}, ...SIZES.map((size) => bareReadStatements(backyard.app.appId, size, ids[size]!, rangeWidth(size))));
-      children.push(spawn(process.execPath, ['-e', BARE_POSTGRES_READ_SERVER, String(port), cluster.url, createRequire(import.meta.url).resolve('pg'), JSON.stringify(statements)], { stdio: 'inherit' }));
-      bareReadRoot = `http://127.0.0.1:${port}`;
-      await waitFor(`${bareReadRoot}/get${SIZES[0]}`);
-    }
+    // Reads are also set beside the bare server that runs the same statement on the app's table.
+    const bareReadPort = await freePort();
+    const statements = Object.assign({}, ...SIZES.map((size) => bareReadStatements(database, backyard.app.appId, size, ids[size]!, rangeWidth(size))));
+    const bareReadArgs = cluster
+      ? ['postgres', cluster.url, createRequire(import.meta.url).resolve('pg')]
+      : ['sqlite', seedBareSqlite(path.join(home, 'bare-read.db'), ids), createRequire(import.meta.url).resolve('better-sqlite3')];
+    children.push(spawn(process.execPath, ['-e', BARE_READ_SERVER, String(bareReadPort), ...bareReadArgs, JSON.stringify(statements)], { stdio: 'inherit' }));
+    const bareReadRoot = `http://127.0.0.1:${bareReadPort}`;
+    await waitFor(`${bareReadRoot}/get${SIZES[0]}`);
 
     const bareOptions = (connections: number): autocannon.Options => ({ url: bare, connections, method: 'POST', body: '{}' });
     const durableOptions: autocannon.Options = { url: durableServer.url, connections: 1, method: 'POST', body: '{}' };
@@ -297,9 +354,8 @@ async function benchOn(database: DatabaseKind): Promise<void> {
     const query = (root: string, className: string, where: unknown, extra: Record<string, string>) =>
       `${root}/classes/${className}?${new URLSearchParams({ where: JSON.stringify(where), ...extra })}`;
     /** A read of `className` at `connections`, the same on both sides but for the root, the headers and the objectId. */
-    /** The same read from the bare server that runs its statement (BARE_POSTGRES_READ_SERVER), when the app is on PostgreSQL. */
-    const onBareRead = (key: string, connections: number): Record<string, autocannon.Options> =>
-      bareReadRoot ? { [BARE_POSTGRES_READ]: { url: `${bareReadRoot}/${key}`, connections } } : {};
+    /** The same read from the bare server that runs its statement (BARE_READ_SERVER). */
+    const onBareRead = (key: string, connections: number): Record<string, autocannon.Options> => ({ [bareReadName(database)]: { url: `${bareReadRoot}/${key}`, connections } });
     const read = (name: string, connections: number, goal: Goal, url: (root: string, objectId: string) => string, objectId: string, bareKey: string, answer?: Workload['answer']): Workload => ({
       name,
       options: { url: url(data, objectId), connections, headers },
@@ -340,7 +396,7 @@ async function benchOn(database: DatabaseKind): Promise<void> {
     for (const { title, workloads } of sections) {
       console.log(`\n${title}`);
       console.log(WORKLOAD_HEADER);
-      for (const workload of workloads) await runWorkload(workload, database, { bare: BARE_POSTGRES in workload.baselines ? BARE_POSTGRES : BARE_POSTGRES_READ, peer: 'Parse Server' });
+      for (const workload of workloads) await runWorkload(workload, database, { bare: BARE_POSTGRES in workload.baselines ? BARE_POSTGRES : bareReadName(database), peer: 'Parse Server' });
     }
   } finally {
     await peer?.server.close();
