@@ -37,7 +37,8 @@ export function storedRowJson(row: StoredRowText): string {
   // Both databases give an object's text as `{...}`; anything else is parsed, to be safe.
   const members = data.length >= 2 && data.charCodeAt(0) === 123 && data.charCodeAt(data.length - 1) === 125 ? data.slice(1, -1) : JSON.stringify(JSON.parse(data)).slice(1, -1);
   if (members.trim() !== '') text += `,${members}`;
-  if (acl !== null) text += `,"ACL":${acl}`;
+  // Stores write no ACL as SQL NULL; a JSON `null` would be none too, as objectJson reads it.
+  if (acl !== null && acl !== 'null') text += `,"ACL":${acl}`;
   return `${text}}`;
 }
 
