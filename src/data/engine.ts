@@ -367,7 +367,6 @@ export class DataEngine {
     return this.#storage.count(query.className, { where, principals, access });
   }
 
-
   /** Rows as the caller sees them: protected fields hidden, pointers included, keys selected; a promise only when something is included. */
   private present(className: string, rows: StoredRow[], params: FindParams, auth: Auth): Record<string, unknown>[] | Promise<Record<string, unknown>[]> {
     const objects = rows.map((r) => this.protect(className, this.toJson(className, r), auth));

@@ -63,8 +63,8 @@ export interface StorageReads {
   get(className: string, objectId: string): Promise<StoredRow | undefined>;
   find(className: string, options: FindOptions): Promise<StoredRow[]>;
   /**
-   * The rows `find` answers, with `data` and `acl` as JSON text (StoredRowText). Only outside a
-   * transaction (engine.ts `findText`); a transaction or a joined storage leaves it out.
+   * The rows `find` answers, with `data` and `acl` as JSON text (StoredRowText), for engine.ts
+   * `findText`. A joined storage (a transactional batch) leaves it out, and the engine reads objects.
    */
   findText?(className: string, options: FindOptions): Promise<StoredRowText[]>;
   count(className: string, options: Pick<FindOptions, 'where' | 'principals' | 'access'>): Promise<number>;
