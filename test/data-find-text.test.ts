@@ -5,10 +5,17 @@
  * a fast-check property over rows, and real finds over HTTP of every field type, with ACLs, counts
  * and the cases that must leave the text path (File fields, protected fields, `keys`, batches).
  */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { MASTER, PUBLIC } from '../src/data/auth/context.js';
+import { DataEngine } from '../src/data/engine.js';
 import { objectJson, storedRowJson } from '../src/data/objects/output.js';
 import type { StoredRow } from '../src/data/storage/adapter.js';
+import { SqliteAdapter } from '../src/data/storage/sqlite/adapter.js';
+import { DataStore } from '../src/data/store.js';
 import { createTestApp, whereQuery, type TestApp } from './helpers/dataApp.js';
 import { startTestServer, type TestServer } from './helpers/server.js';
 
@@ -31,6 +38,61 @@ describe('storedRowJson', () => {
       ),
       { numRuns: 500 },
     );
+  });
+});
+
+describe('DataEngine.findText, in process on a real SQLite file', () => {
+  let dir: string;
+  let adapter: SqliteAdapter;
+  let store: DataStore;
+  let engine: DataEngine;
+
+  beforeAll(async () => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'backyard-find-text-'));
+    adapter = new SqliteAdapter(path.join(dir, 'data.db'));
+    store = new DataStore('find-text', adapter, (name) => `http://files.test/${name}`);
+    engine = new DataEngine(store);
+    for (let i = 0; i < 3; i++) await engine.create('Plain', { n: i, tags: ['x', i] }, MASTER);
+    await engine.create('WithFile', { doc: { __type: 'File', name: 'a.txt' } }, MASTER);
+  });
+  afterAll(async () => {
+    await store?.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  /** findText's answer, with which of the adapter's reads it took. */
+  async function traced(className: string, params: Record<string, unknown>, auth = PUBLIC) {
+    const text = vi.spyOn(adapter, 'findText');
+    const objects = vi.spyOn(adapter, 'find');
+    try {
+      const answer = await engine.findText(className, params, auth);
+      return { answer, asText: text.mock.calls.length, asObjects: objects.mock.calls.length };
+    } finally {
+      text.mockRestore();
+      objects.mockRestore();
+    }
+  }
+
+  it('splices the stored rows when nothing is rewritten, and answers what find answers', async () => {
+    const { answer, asText, asObjects } = await traced('Plain', { order: 'n', count: 1 });
+    expect([asText, asObjects]).toEqual([1, 0]);
+    expect(JSON.parse(answer)).toEqual(JSON.parse(JSON.stringify(await engine.find('Plain', { order: 'n', count: 1 }, PUBLIC))));
+    expect(JSON.parse(answer).count).toBe(3);
+  });
+
+  it('reads objects where the answer is rewritten: keys, include, a File field, a class of its own (_User)', async () => {
+    for (const [className, params] of [
+      ['Plain', { keys: 'n' }],
+      ['Plain', { include: 'tags' }],
+      ['WithFile', {}],
+    ] as const) {
+      const { answer, asText, asObjects } = await traced(className, params);
+      expect([className, asText, asObjects]).toEqual([className, 0, 1]);
+      expect(JSON.parse(answer)).toEqual(JSON.parse(JSON.stringify(await engine.find(className, params, PUBLIC))));
+    }
+    const file = JSON.parse((await traced('WithFile', {})).answer).results[0].doc;
+    expect(file).toEqual({ __type: 'File', name: 'a.txt', url: 'http://files.test/a.txt' });
+    expect((await traced('_User', {}, MASTER)).asText).toBe(0);
   });
 });
 
