@@ -35,8 +35,14 @@ export class PostgresAdapter implements StorageAdapter, SchemaLookup {
   readonly uniqueUsers: PostgresUniqueUsers;
   private readonly reads: PostgresReads;
   private readonly onSchemaChange = (payload: string) => {
-    if (payload === this.schema || payload === EVERYTHING) void this.reloadSchema().catch(() => undefined);
+    if (payload === this.schema || payload === EVERYTHING) void this.reloadSchema(this.db.run, false).catch(() => undefined);
   };
+  /**
+   * How many of this process's transactions hold the app's lock. While one does, the cache is that
+   * transaction's (read under the lock, then changed by it before it commits), and a reload from the
+   * pool reads at best the same committed schema, or one older than the transaction's changes.
+   */
+  private locksHeld = 0;
   private opening: Promise<void> | undefined;
   private isOpen = false;
   /** The typed field columns (layout.ts) the class tables have, as `<table>\0<column>`, read from the catalog. */
@@ -95,7 +101,7 @@ export class PostgresAdapter implements StorageAdapter, SchemaLookup {
       await run(`INSERT INTO ${this.qualified('_SCHEMA_VERSION')} (v) VALUES (0) ON CONFLICT DO NOTHING`);
     });
     await this.db.subscribe(SCHEMA_CHANNEL, this.onSchemaChange);
-    await this.reloadSchema();
+    await this.reloadSchema(this.db.run, false);
     await this.upgradeTables();
     // Apps whose `_User` was made before its unique indexes get them now (or a warning: uniqueUsers.ts).
     if (this.cache.has('_User')) {
@@ -166,9 +172,18 @@ export class PostgresAdapter implements StorageAdapter, SchemaLookup {
   /** The `_SCHEMA_VERSION` the cache was read at: every commit that changes the schema increments it. */
   version = -1;
 
-  private async reloadSchema(run: Run = this.db.run): Promise<void> {
+  /**
+   * Reads the schema again and makes it the cache's.
+   * @param run the pool's, or that of a transaction holding the app's lock.
+   * @param underLock whether `run` is a transaction holding the app's lock. A reload that is not
+   *   leaves the cache alone while one of this process's transactions holds the lock: it may have read
+   *   the schema before that transaction's changes, which are in the cache but not yet committed, and
+   *   the transaction's commit makes the cache current anyway.
+   */
+  private async reloadSchema(run: Run, underLock: boolean): Promise<void> {
     const version = await this.readVersion(run);
     const result = await run(`SELECT "className", schema FROM ${this.qualified('_SCHEMA')} ORDER BY "className"`);
+    if (!underLock && this.locksHeld > 0) return;
     // A commit of this process may have set a newer schema while this was read (an announcement of
     // its own earlier change arriving late): what was read is older, and must not replace it.
     if (version < this.version) return;
@@ -188,14 +203,19 @@ export class PostgresAdapter implements StorageAdapter, SchemaLookup {
    * Reloads the cache when another process changed the schema since it was read and its
    * announcement has not arrived yet (PostgresReads.missing, a transaction's start).
    */
-  async catchUp(run: Run = this.db.run): Promise<void> {
+  async catchUp(run: Run = this.db.run, underLock = false): Promise<void> {
     if (this.opened) await this.opened;
-    if ((await this.readVersion(run)) !== this.version) await this.reloadSchema(run);
+    if ((await this.readVersion(run)) !== this.version) await this.reloadSchema(run, underLock);
   }
 
-  /** Reloads the cache unless it was read at `version` (a transaction holding the lock). */
+  /** Reloads the cache unless it was read at `version` (a transaction holding the lock, on its connection). */
   async followVersion(version: number, run: Run): Promise<void> {
-    if (version !== this.version) await this.reloadSchema(run);
+    if (version !== this.version) await this.reloadSchema(run, true);
+  }
+
+  /** Counts a transaction of this process taking (`true`) or, as it ends, releasing the app's lock. */
+  holdLock(held: boolean): void {
+    this.locksHeld += held ? 1 : -1;
   }
 
   async transaction<T>(fn: (tx: StorageTransaction) => Promise<T>): Promise<T> {
@@ -214,6 +234,7 @@ export class PostgresAdapter implements StorageAdapter, SchemaLookup {
         return result;
       });
       this.uniqueUsers.committed(tx!.authDataIndexes);
+      if (tx!.holdsLock) this.holdLock(false);
       if (tx!.columnsChanged) await this.loadColumns();
       return result;
     } catch (error) {
@@ -222,6 +243,7 @@ export class PostgresAdapter implements StorageAdapter, SchemaLookup {
         this.cache.restore(tx.before.view);
         this.version = tx.before.version;
       }
+      if (tx?.holdsLock) this.holdLock(false);
       // A deferred insert's failure comes from the commit, not through `guarded`.
       throw clientFault(error);
     }

@@ -18,8 +18,11 @@ export interface AppSchema extends SchemaLookup {
   getClass(className: string): Readonly<StoredClass> | undefined;
   /** The SQL of finds and counts by query shape (query/statementCache.ts). */
   readonly shapes: StatementCache;
-  /** Reloads the schema cache when another process changed it since (one small query). */
-  catchUp(run: Run): Promise<void>;
+  /**
+   * Reloads the schema cache when another process changed it since (one small query).
+   * @param underLock whether `run` is a transaction's that holds the app's lock (adapter.ts reloadSchema).
+   */
+  catchUp(run: Run, underLock: boolean): Promise<void>;
 }
 
 /** SQLite's own limit guides ours: keep IN lists bounded. */
@@ -90,6 +93,8 @@ function literalLimit(select: SqlFragment): SqlFragment {
 }
 
 export class PostgresReads implements StorageReads {
+  /** Whether `run` holds the app's lock before its statements (a transaction's: transaction.ts). */
+  protected readonly underLock: boolean = false;
   /**
    * @param run runs the statements (the pool, or a transaction's connection).
    * @param runText the same, answering every column as text (PostgresDatabase.runText); without
@@ -107,7 +112,7 @@ export class PostgresReads implements StorageReads {
    */
   protected async missing(className: string): Promise<boolean> {
     if (this.owner.getClass(className)) return false;
-    await this.owner.catchUp(this.run);
+    await this.owner.catchUp(this.run, this.underLock);
     return !this.owner.getClass(className);
   }
 
@@ -168,7 +173,7 @@ export class PostgresReads implements StorageReads {
       return await run(first.sql, first.params);
     } catch (error) {
       if ((error as { code?: string } | null)?.code !== UNDEFINED_COLUMN) throw error;
-      await this.owner.catchUp(this.run);
+      await this.owner.catchUp(this.run, this.underLock);
       const again = compile();
       return run(again.sql, again.params);
     }

@@ -21,6 +21,8 @@ export interface TransactionOwner extends AppSchema {
   readonly version: number;
   /** Reloads the cache unless it was read at `version`. */
   followVersion(version: number, run: Run): Promise<void>;
+  /** Counts a transaction taking (`true`) or releasing the app's lock; a reload from the pool while one holds it leaves the cache alone. */
+  holdLock(held: boolean): void;
   /** `_User`'s unique indexes (uniqueUsers.ts). */
   readonly uniqueUsers: PostgresUniqueUsers;
 }
@@ -72,6 +74,9 @@ export function indexExpression(path: FieldPath, type: FieldType['type'] | undef
  */
 export class PostgresTransaction extends PostgresReads implements StorageTransaction {
   ended = false;
+  protected override readonly underLock = true;
+  /** Whether it took the app's lock (which it holds until it ends). */
+  holdsLock = false;
   /** Whether it changed the schema (what a rollback restores, and what a commit announces). */
   schemaChanged = false;
   /** The cache and its version when the lock was taken, restored by a rollback. */
@@ -140,6 +145,8 @@ export class PostgresTransaction extends PostgresReads implements StorageTransac
   private lock(run: Run): Promise<void> {
     this.locking ??= (async () => {
       const locked = await run(`SELECT pg_advisory_xact_lock(hashtext(?)), (SELECT v FROM ${this.owner.qualified('_SCHEMA_VERSION')}) AS v`, [this.owner.schema]);
+      this.holdsLock = true;
+      this.owner.holdLock(true);
       await this.owner.followVersion(Number(locked.rows[0]?.v), run);
       this.before = { view: this.owner.cache.view(), version: this.owner.version };
     })();
