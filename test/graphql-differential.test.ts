@@ -310,6 +310,7 @@ const cases: GraphQLCase[] = [
       const Private = cls('Private');
       await s.rest.call('POST', `/schemas/${Private}`, { master: true, body: { className: Private, fields: { v: { type: 'String' } } } });
       const hidden = await s.rest.call('POST', `/classes/${Private}`, { body: { v: 'h', ACL: {} } });
+      const writeOnly = await s.rest.call('POST', `/classes/${Private}`, { body: { v: 'o', ACL: { '*': { write: true } } } });
       const q = lower(Secret);
       const p = lower(Private);
       return [
@@ -322,6 +323,13 @@ const cases: GraphQLCase[] = [
         await s.graphql(`{ ${p}(id: "${hidden.body.objectId}") { v } }`, { master: true }),
         await s.graphql('{ health }', { headers: { 'X-Parse-REST-API-Key': 'wrong' } }),
         await s.graphql('{ health }', { headers: { 'X-Parse-Master-Key': 'wrong' } }),
+        // An object its creator may not read: any selected field, even one the write answers (objectId),
+        // reads the object back, which is refused (101) after the write is done.
+        await s.graphql(`mutation { create${Private}(input: { fields: { v: "w", ACL: { public: { read: false, write: true } } } }) { ${p} { id objectId createdAt updatedAt } } }`),
+        await s.graphql(`mutation { create${Private}(input: { fields: { v: "r", ACL: { public: { read: false, write: true } } } }) { ${p} { objectId v } } }`),
+        await s.graphql(`mutation { update${Private}(input: { id: "${writeOnly.body.objectId}", fields: { v: "u" } }) { ${p} { id objectId updatedAt } } }`),
+        await s.graphql(`mutation { update${Private}(input: { id: "${writeOnly.body.objectId}", fields: { v: "u2" } }) { ${p} { objectId createdAt } } }`),
+        await s.rest.call('GET', `/classes/${Private}`, { master: true, query: { where: { v: { $in: ['w', 'r', 'u2'] } }, order: 'v', keys: 'v' } }),
       ];
     },
   },
