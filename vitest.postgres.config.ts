@@ -17,6 +17,7 @@ export default defineConfig({
       'test/parse-differential.test.ts',
       'test/graphql-differential.test.ts',
       'test/graphql-documents.test.ts',
+      'test/graphql-read-back.test.ts',
       'test/query.test.ts',
       'test/postgres-*.test.ts',
       // The platform's own state on PostgreSQL: the management API, MCP (and its OAuth), the dashboard's settings.

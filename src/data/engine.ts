@@ -37,6 +37,12 @@ interface PreparedFind {
   read: FindOptions;
 }
 
+/** An object as a write stored it: its class and its row (DataResponse.stored, DataRequest.stored). */
+export interface StoredObject {
+  className: string;
+  row: StoredRow;
+}
+
 /** What a write hands to storage and answers. */
 export interface WriteResult {
   row: StoredRow;
@@ -257,9 +263,11 @@ export class DataEngine {
 
   /**
    * Fetches one object (Parse REST guide, "Retrieving Objects") with `keys`, `excludeKeys` and `include`.
+   * @param stored the object's row as a write of this caller just stored it (DataRequest.stored),
+   *   used instead of reading it again when it is the object asked for; every check still applies.
    * @throws ParseError 101 when it does not exist or the caller may not read it.
    */
-  async get(className: string, objectId: string, auth: Auth, rawParams: Record<string, unknown> = {}): Promise<Record<string, unknown>> {
+  async get(className: string, objectId: string, auth: Auth, rawParams: Record<string, unknown> = {}, stored?: StoredRow): Promise<Record<string, unknown>> {
     const known = this.#store.known(className);
     if (known instanceof Promise) await known;
     enforceRoleSecurity('get', className, auth);
@@ -267,7 +275,7 @@ export class DataEngine {
     this.checkClassCreation(className, auth);
     if (!this.schema.has(className)) throw notFound();
     this.checkClp(className, 'get', auth);
-    const row = await this.getRow(className, objectId, auth);
+    const row = stored?.objectId === objectId ? (aclAllows(stored.acl, auth, 'read') ? stored : undefined) : await this.getRow(className, objectId, auth);
     if (!row) throw notFound();
     const presented = this.present(className, [row], params, auth);
     const [object] = presented instanceof Promise ? await presented : presented;

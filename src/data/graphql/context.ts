@@ -1,4 +1,5 @@
 import { GraphQLError } from 'graphql';
+import type { StoredObject } from '../engine.js';
 
 /** One data API call made on behalf of a GraphQL operation. */
 export interface DataCall {
@@ -12,6 +13,8 @@ export interface DataCall {
   raw?: { data: Buffer; contentType: string };
   /** Acts with this session instead of the request's (a user just signed up or logged in). */
   sessionToken?: string;
+  /** The object a write of this request stored (`write`'s answer), which a get of it takes instead of reading it again. */
+  stored?: StoredObject;
 }
 
 /**
@@ -25,6 +28,12 @@ export interface GraphQLContext {
    * @throws GraphQLError with `extensions.code` the Parse error code when the call answers an error.
    */
   call(call: DataCall): Promise<any>;
+  /**
+   * `call` for a create or an update, answering also the object it stored when no trigger of its
+   * class ran (DataResponse.stored), for the read back that follows.
+   * @throws as `call`.
+   */
+  write(call: DataCall): Promise<{ body: any; stored?: StoredObject }>;
   /**
    * Sets the password of the user a password reset `token` (mailed by `POST /requestPasswordReset`)
    * belongs to, as the reset page does (src/data/rest/routes/pages.ts; Parse Server's

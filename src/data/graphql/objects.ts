@@ -1,4 +1,5 @@
 import { cursorToOffset, offsetToCursor } from 'graphql-relay';
+import type { StoredObject } from '../engine.js';
 import { ParseCode } from '../errors.js';
 import { parseError, type GraphQLContext } from './context.js';
 import { includesFor } from './selection.js';
@@ -20,9 +21,9 @@ const keysOf = (paths: string[]) => paths.map((p) => (p === 'id' ? 'objectId' : 
  * object a mutation answers). `_User` objects lose `sessionToken`, as Parse Server's do.
  * @throws GraphQLError 101 when it does not exist or the caller may not see it; the data API's other errors.
  */
-export async function getObject(ctx: GraphQLContext, classes: SchemaClasses, className: string, objectId: string, paths: string[]): Promise<Record<string, unknown>> {
+export async function getObject(ctx: GraphQLContext, classes: SchemaClasses, className: string, objectId: string, paths: string[], stored?: StoredObject): Promise<Record<string, unknown>> {
   const include = includesFor(keysOf(paths), className, classes.fields);
-  const object = await ctx.call({ method: 'GET', path: classPath(className, objectId), query: include.length ? { include: include.join(',') } : {} });
+  const object = await ctx.call({ method: 'GET', path: classPath(className, objectId), query: include.length ? { include: include.join(',') } : {}, stored });
   if (className === '_User') delete object.sessionToken;
   return object;
 }
@@ -153,15 +154,15 @@ export async function findObjects(
  * selection names any field (as Parse Server does: a caller who may not read the object gets 101).
  */
 export async function createObject(ctx: GraphQLContext, classes: SchemaClasses, className: string, fields: Record<string, unknown>, paths: string[]) {
-  const created = await ctx.call({ method: 'POST', path: classPath(className), body: fields });
-  const read = paths.length ? await getObject(ctx, classes, className, created.objectId, paths) : {};
+  const { body: created, stored } = await ctx.write({ method: 'POST', path: classPath(className), body: fields });
+  const read = paths.length ? await getObject(ctx, classes, className, created.objectId, paths, stored) : {};
   return { ...created, updatedAt: created.createdAt, ...shownFields(fields), ...read };
 }
 
 /** Updates an object as `createObject` creates one. */
 export async function updateObject(ctx: GraphQLContext, classes: SchemaClasses, className: string, objectId: string, fields: Record<string, unknown>, paths: string[]) {
-  const updated = await ctx.call({ method: 'PUT', path: classPath(className, objectId), body: fields });
-  const read = paths.length ? await getObject(ctx, classes, className, objectId, paths) : {};
+  const { body: updated, stored } = await ctx.write({ method: 'PUT', path: classPath(className, objectId), body: fields });
+  const read = paths.length ? await getObject(ctx, classes, className, objectId, paths, stored) : {};
   return { objectId, ...updated, ...shownFields(fields), ...read };
 }
 

@@ -3,7 +3,7 @@ import type { AppKeys } from '../appKeys.js';
 import type { DataApps } from '../apps.js';
 import type { Auth } from '../auth/context.js';
 import type { AppServices } from '../appServices.js';
-import type { DataEngine } from '../engine.js';
+import type { DataEngine, StoredObject } from '../engine.js';
 import type { CloudRegistry } from '../cloud/types.js';
 import type { DataServices } from '../services.js';
 import type { UploadBody } from '../files.js';
@@ -46,6 +46,12 @@ export interface DataRequest {
   inTransaction?: boolean;
   /** What the app's cloud code registered, known before the route runs (which triggers to call). */
   registry: CloudRegistry;
+  /**
+   * The object a write of this caller just stored (DataResponse.stored), given back by an in-process
+   * caller (GraphQL's read back after a mutation): a get of that object takes it from here instead of
+   * reading it again, with every check a get makes. Never set from a client's request.
+   */
+  stored?: StoredObject;
 }
 
 export interface DataResponse {
@@ -61,6 +67,11 @@ export interface DataResponse {
   json?: string;
   /** An answer streamed (a downloaded file): `length` bytes of `body`. A failing stream cuts the answer off. */
   stream?: { body: Readable; contentType: string; length: number };
+  /**
+   * The object a create or update stored, when no trigger of its class ran or can run on a get of it
+   * (DataRequest.stored); for in-process callers, never sent.
+   */
+  stored?: StoredObject;
 }
 
 export type RouteHandler = (req: DataRequest, params: Record<string, string>) => DataResponse | Promise<DataResponse>;

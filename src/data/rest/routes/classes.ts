@@ -37,7 +37,10 @@ export function classRoutes(router: DataRouter): void {
   });
   router.on('GET', '/classes/:className/:objectId', (req, { className, objectId }) => {
     checkGetParams(req.query);
-    if (!hasAnyTrigger(req, className!, ['beforeFind', 'afterFind'])) return req.engine.get(className!, objectId!, req.auth, req.query).then((object) => ok(object));
+    if (!hasAnyTrigger(req, className!, ['beforeFind', 'afterFind'])) {
+      const { stored } = req;
+      return req.engine.get(className!, objectId!, req.auth, req.query, stored && stored.className === className ? stored.row : undefined).then((object) => ok(object));
+    }
     refuseInTransaction(req);
     return (async () => {
       const ctx = triggerContext(req);
@@ -78,7 +81,7 @@ export const hasAnyTrigger = (req: DataRequest, className: string, triggers: Tri
 export function createObject(req: DataRequest, className: string, body: unknown = req.body): DataResponse | Promise<DataResponse> {
   // Parse answers what the server filled in too: operation results and schema default values.
   const answer = ({ row, computed }: WriteResult) => ok({ objectId: row.objectId, createdAt: row.createdAt, ...computed }, 201, { location: location(req, className, row.objectId) });
-  if (!hasAnyTrigger(req, className, ['beforeSave', 'afterSave'])) return req.engine.create(className, body, req.auth).then(answer);
+  if (!hasAnyTrigger(req, className, ['beforeSave', 'afterSave'])) return req.engine.create(className, body, req.auth).then((result) => withStored(answer(result), className, result));
   refuseInTransaction(req);
   return (async () => {
     const ctx = triggerContext(req);
@@ -93,7 +96,7 @@ export function createObject(req: DataRequest, className: string, body: unknown 
 /** Updates an object as `createObject` creates one: 200 with `updatedAt` and what the server and a beforeSave trigger changed. */
 export function updateObject(req: DataRequest, className: string, objectId: string, body: unknown = req.body, extra: Record<string, unknown> = {}): DataResponse | Promise<DataResponse> {
   const answer = ({ row, computed }: WriteResult) => ok({ ...extra, updatedAt: row.updatedAt, ...computed });
-  if (!hasAnyTrigger(req, className, ['beforeSave', 'afterSave'])) return req.engine.update(className, objectId, body, req.auth).then(answer);
+  if (!hasAnyTrigger(req, className, ['beforeSave', 'afterSave'])) return req.engine.update(className, objectId, body, req.auth).then((result) => withStored(answer(result), className, result));
   refuseInTransaction(req);
   return (async () => {
     const ctx = triggerContext(req);
@@ -105,6 +108,9 @@ export function updateObject(req: DataRequest, className: string, objectId: stri
     return answer({ ...result, computed: { ...result.computed, ...changedByTrigger(body, changed, saved) } });
   })();
 }
+
+/** A write's answer with the object it stored (DataResponse.stored): no afterSave trigger changes it after. */
+const withStored = (response: DataResponse, className: string, { row }: WriteResult): DataResponse => ({ ...response, stored: { className, row } });
 
 /**
  * The fields a beforeSave trigger set or changed, as saved: Parse Server answers them with the

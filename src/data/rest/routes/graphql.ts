@@ -33,20 +33,22 @@ async function readWhole(body: UploadBody, length: number | undefined): Promise<
  * check, trigger and limit that REST does; an error answer becomes a GraphQL error with its Parse code.
  */
 function requestContext(req: DataRequest, router: DataRouter): GraphQLContext {
+  const write = async (call: DataCall) => {
+    const auth = call.sessionToken ? await req.services.sessions.clientAuth(call.sessionToken, req.auth.installationId) : req.auth;
+    const raw = call.raw && { body: [call.raw.data], contentType: call.raw.contentType, length: call.raw.data.length };
+    const answer = await router.dispatch({ ...req, method: call.method, path: call.path, query: call.query ?? {}, body: call.body, raw, auth, stored: call.stored });
+    if (answer.status >= 400) {
+      const body = isPlainObject(answer.body) ? answer.body : {};
+      throw parseError(typeof body.code === 'number' ? body.code : ParseCode.INTERNAL_SERVER_ERROR, typeof body.error === 'string' ? body.error : 'Internal server error.');
+    }
+    return { body: answer.body, stored: answer.stored };
+  };
   return {
     master: req.auth.master,
     sessionToken: req.auth.sessionToken,
     maxLimit: req.engine.settings().maxLimit,
-    async call(call: DataCall) {
-      const auth = call.sessionToken ? await req.services.sessions.clientAuth(call.sessionToken, req.auth.installationId) : req.auth;
-      const raw = call.raw && { body: [call.raw.data], contentType: call.raw.contentType, length: call.raw.data.length };
-      const answer = await router.dispatch({ ...req, method: call.method, path: call.path, query: call.query ?? {}, body: call.body, raw, auth });
-      if (answer.status >= 400) {
-        const body = isPlainObject(answer.body) ? answer.body : {};
-        throw parseError(typeof body.code === 'number' ? body.code : ParseCode.INTERNAL_SERVER_ERROR, typeof body.error === 'string' ? body.error : 'Internal server error.');
-      }
-      return answer.body;
-    },
+    call: async (call: DataCall) => (await write(call)).body,
+    write,
     async confirmResetPassword(token: string, password: string) {
       let changed: boolean;
       try {
