@@ -10,6 +10,7 @@ import { freePort, type Postgres } from './postgres.js';
 import { classTable } from '../src/data/storage/sqlite/layout.js';
 import { classTableDdl, fieldIndexDdl } from '../src/data/storage/sqlite/classTables.js';
 import { DATABASES, startBackyard, waitFor, type DatabaseKind } from './backyardServer.js';
+import { BARE_POSTGRES, startBarePostgresInsert } from './bareServers.js';
 import { load, median, ROUNDS, ROUND_SECONDS, runWorkload, startBareServer, toParse, WORKLOAD_HEADER, type Goal, type Workload } from './rounds.js';
 
 /**
@@ -28,31 +29,6 @@ import { load, median, ROUNDS, ROUND_SECONDS, runWorkload, startBareServer, toPa
  * indexes and caches.
  */
 const SIZES = (process.env.BENCH_SIZES ?? process.env.BENCH_OBJECTS ?? '2000,100000').split(',').map(Number);
-/**
- * The baseline of creates on PostgreSQL: a bare `node:http` server that, before each answer, runs one
- * prepared INSERT of the request's body into a table keyed by a random id (argv[2]: the database's
- * URL; argv[3]: where node-postgres is) and commits it, as PostgreSQL does a statement sent alone. No
- * server that answers a create only once PostgreSQL committed it can beat this one on that cluster.
- */
-const BARE_POSTGRES_SERVER = `
-  const crypto = require('node:crypto');
-  const pg = require(process.argv[3]);
-  const pool = new pg.Pool({ connectionString: process.argv[2], max: 16 });
-  pool.query('CREATE TABLE IF NOT EXISTS bare ("objectId" text COLLATE "C" PRIMARY KEY, data jsonb NOT NULL)').then(() => {
-    require('node:http').createServer((req, res) => {
-      const chunks = [];
-      req.on('data', (c) => chunks.push(c));
-      req.on('end', async () => {
-        const objectId = crypto.randomBytes(8).toString('base64url');
-        await pool.query({ name: 'insert', text: 'INSERT INTO bare ("objectId", data) VALUES ($1, $2::jsonb)', values: [objectId, Buffer.concat(chunks).toString() || '{}'] });
-        res.writeHead(201, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ objectId, createdAt: new Date().toISOString() }));
-      });
-    }).listen(Number(process.argv[1]), '127.0.0.1');
-  });
-`;
-
-const BARE_POSTGRES = 'bare + PostgreSQL insert';
 
 /**
  * The baseline of reads: a bare `node:http` server that answers a GET of `/<key>` by running one
@@ -273,12 +249,8 @@ async function benchOn(database: DatabaseKind): Promise<void> {
     const durableServer = await startBareServer(path.join(home, 'bare-durable.tmp'));
     children.push(durableServer.child);
     // On PostgreSQL, creates are also set beside the bare server that commits one INSERT per request.
-    const barePostgresPort = cluster ? await freePort() : undefined;
-    if (cluster && barePostgresPort) {
-      const pgModule = createRequire(import.meta.url).resolve('pg');
-      children.push(spawn(process.execPath, ['-e', BARE_POSTGRES_SERVER, String(barePostgresPort), cluster.createDatabase('bare').url, pgModule], { stdio: 'inherit' }));
-      await waitFor(`http://127.0.0.1:${barePostgresPort}/`);
-    }
+    const barePostgres = cluster ? await startBarePostgresInsert(cluster) : undefined;
+    if (barePostgres) children.push(barePostgres.child);
     const bare = bareServer.url;
 
     // Each size's objects through the API itself, in transactional batches of 1,000.
@@ -323,9 +295,7 @@ async function benchOn(database: DatabaseKind): Promise<void> {
     const durableOptions: autocannon.Options = { url: durableServer.url, connections: 1, method: 'POST', body: '{}' };
     /** The bare PostgreSQL insert at `connections`, as a baseline of creates, when the app is on PostgreSQL. */
     const onBarePostgres = (connections: number): Record<string, autocannon.Options> =>
-      barePostgresPort
-        ? { [BARE_POSTGRES]: { url: `http://127.0.0.1:${barePostgresPort}/`, connections, method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ title: 'x', n: 1 }) } }
-        : {};
+      barePostgres ? { [BARE_POSTGRES]: barePostgres.options(connections, { title: 'x', n: 1 }) } : {};
     const bare1 = await load(bareOptions(1));
     const bare16 = await load(bareOptions(16));
     const durable1 = await load(durableOptions);
@@ -371,8 +341,8 @@ async function benchOn(database: DatabaseKind): Promise<void> {
           {
             name: 'sequential creates',
             options: creates(data, headers, 1),
-            baselines: { bare: bareOptions(1), ...(barePostgresPort ? onBarePostgres(1) : { 'bare + fdatasync': durableOptions }), ...onPeer((r, h) => creates(r, h, 1)) },
-            goal: { baseline: barePostgresPort ? BARE_POSTGRES : 'bare + fdatasync', sqlite: 0.9, postgres: 0.9 },
+            baselines: { bare: bareOptions(1), ...(barePostgres ? onBarePostgres(1) : { 'bare + fdatasync': durableOptions }), ...onPeer((r, h) => creates(r, h, 1)) },
+            goal: { baseline: barePostgres ? BARE_POSTGRES : 'bare + fdatasync', sqlite: 0.9, postgres: 0.9 },
           },
           { name: '16 concurrent creates', options: creates(data, headers, 16), baselines: { bare: bareOptions(16), ...onBarePostgres(16), ...onPeer((r, h) => creates(r, h, 16)) }, goal: toParse(10, 5) },
         ],

@@ -3,6 +3,9 @@ import { buildSchema, type SchemaClass } from '../src/data/graphql/schema.js';
 import { DEFAULT_FIELDS, type FieldType } from '../src/data/types.js';
 import { postgresBin, startParseServer, type ParseServerPeer } from './parseServer.js';
 import { DATABASES, startBackyard, type BenchBackyard, type DatabaseKind } from './backyardServer.js';
+import path from 'node:path';
+import type autocannon from 'autocannon';
+import { BARE_POSTGRES, startBarePostgresInsert } from './bareServers.js';
 import { median, ROUNDS, ROUND_SECONDS, runWorkload, startBareServer, toParse, WORKLOAD_HEADER, type Workload } from './rounds.js';
 
 /**
@@ -11,7 +14,9 @@ import { median, ROUNDS, ROUND_SECONDS, runWorkload, startBareServer, toParse, W
  * `node:http` server, in the same run, each side seeded with OBJECTS objects of class `GameScore`
  * (`score` 0..999 indexed, `playerName`). Workloads: `gameScores(where, first: 10)` at 1 and 16
  * connections, and a `createGameScore` mutation at 1 and 16; each answer is checked on both sides
- * before its rounds. Then, in process, how long Backyard takes to build the GraphQL schema of an app
+ * before its rounds. Creates are also set beside the durable bare write of the app's database (a bare
+ * server committing one PostgreSQL INSERT per request, or writing and fdatasyncing a file on SQLite's
+ * disk), which no server that answers a create once it is durable can beat. Then, in process, how long Backyard takes to build the GraphQL schema of an app
  * with 50 classes (built once per schema change, `appGraphQLSchema`).
  */
 const OBJECTS = Number(process.env.BENCH_GRAPHQL_OBJECTS ?? 2000);
@@ -93,23 +98,36 @@ async function benchOn(database: DatabaseKind): Promise<void> {
   const backyard = await startBackyard(database);
   let peer: ParseServerPeer | undefined;
   let bare: Awaited<ReturnType<typeof startBareServer>> | undefined;
+  let durable: { child: { kill(signal: NodeJS.Signals): boolean }; options: (connections: number) => autocannon.Options; name: string } | undefined;
   try {
     await seedBackyard(backyard);
     // Parse Server on Backyard's cluster when there is one (as the data API bench does), else on its own.
     peer = await startParseServer({ durable: true, graphQL: true, postgres: backyard.cluster });
     await seedParse(peer);
     bare = await startBareServer();
+    if (backyard.cluster) {
+      const insert = await startBarePostgresInsert(backyard.cluster, 'bare_graphql');
+      durable = { child: insert.child, options: (connections) => insert.options(connections, { score: 1, playerName: 'bench' }), name: BARE_POSTGRES };
+    } else {
+      const sync = await startBareServer(path.join(backyard.home, 'bare-durable.tmp'));
+      durable = { child: sync.child, options: (connections) => ({ url: sync.url, connections, method: 'POST', body: '{}' }), name: 'bare + fdatasync' };
+    }
     const ours: Endpoint = { url: `${backyard.base}/graphql`, headers: backyard.headers };
     const theirs: Endpoint = {
       url: peer.url.replace(/\/parse$/, '/graphql'),
       headers: { 'x-parse-application-id': peer.keys.appId, 'x-parse-rest-api-key': peer.keys.restKey, 'content-type': 'application/json' },
     };
-    const workload = (name: string, connections: number, query: string, variables: Record<string, unknown>, answer: Workload['answer']): Workload => ({
+    const workload = (name: string, connections: number, query: string, variables: Record<string, unknown>, answer: Workload['answer'], writes = false): Workload => ({
       name,
       options: post(ours, connections, query, variables),
-      baselines: { bare: { url: bare!.url, connections, method: 'POST', body: '{}' }, 'Parse Server': post(theirs, connections, query, variables) },
+      baselines: {
+        bare: { url: bare!.url, connections, method: 'POST', body: '{}' },
+        ...(writes && durable ? { [durable.name]: durable.options(connections) } : {}),
+        'Parse Server': post(theirs, connections, query, variables),
+      },
       goal: GOAL,
       answer,
+      unchecked: durable ? [durable.name] : [],
     });
     const range = { from: 100, to: 200 };
     console.log(`${OBJECTS} GameScores on each side; each workload: ${ROUNDS} rounds of ${ROUND_SECONDS} s next to its baselines, medians of the rounds`);
@@ -117,12 +135,14 @@ async function benchOn(database: DatabaseKind): Promise<void> {
     for (const w of [
       workload('gameScores(where, first: 10), 1 conn', 1, FIND, range, found),
       workload('gameScores(where, first: 10), 16', 16, FIND, range, found),
-      workload('createGameScore, 1 connection', 1, CREATE, { score: 1 }, created),
-      workload('createGameScore, 16 connections', 16, CREATE, { score: 1 }, created),
+      workload('createGameScore, 1 connection', 1, CREATE, { score: 1 }, created, true),
+      workload('createGameScore, 16 connections', 16, CREATE, { score: 1 }, created, true),
     ])
-      await runWorkload(w, database);
+      // A create's line also says how far the durable bare write itself got past Parse Server.
+      await runWorkload(w, database, durable && durable.name in w.baselines ? { bare: durable.name, peer: 'Parse Server' } : undefined);
   } finally {
     bare?.child.kill('SIGTERM');
+    durable?.child.kill('SIGTERM');
     await peer?.close();
     await backyard.close();
   }

@@ -91,9 +91,11 @@ export interface Workload {
   goal?: Goal;
   /**
    * What one answer (its JSON body) must hold, checked on Backyard and on every baseline but `bare`
-   * before the rounds: a bench of the wrong rows measures nothing.
+   * and those in `unchecked` before the rounds: a bench of the wrong rows measures nothing.
    */
   answer?: (body: any) => boolean;
+  /** Baselines that answer a shape of their own (a bare durable write), whose answers `answer` does not check. */
+  unchecked?: readonly string[];
 }
 
 /**
@@ -104,9 +106,9 @@ export interface Workload {
  * @throws Error when an answer does not hold what `answer` wants.
  */
 export async function runWorkload(workload: Workload, database: DatabaseKind, ceilingOf?: { bare: string; peer: string }): Promise<void> {
-  const { name, options, baselines, goal, answer } = workload;
+  const { name, options, baselines, goal, answer, unchecked = [] } = workload;
   if (answer) {
-    for (const [side, o] of Object.entries({ Backyard: options, ...baselines }).filter(([side]) => side !== 'bare')) {
+    for (const [side, o] of Object.entries({ Backyard: options, ...baselines }).filter(([side]) => side !== 'bare' && !unchecked.includes(side))) {
       const res = await fetch(o.url, { method: o.method ?? 'GET', headers: o.headers as Record<string, string>, body: o.body as string | undefined });
       const body = await res.json().catch(() => undefined);
       if (!answer(body)) throw new Error(`${name}: ${side} answered ${res.status} ${JSON.stringify(body).slice(0, 300)}, not what the workload is about`);

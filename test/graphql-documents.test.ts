@@ -4,6 +4,8 @@ import { startTestServer, type TestServer } from './helpers/server.js';
 
 // Documents that parsed and validated are kept per built schema (src/data/graphql/execute.ts): the
 // same text answers the same, and a schema built again after a class changed validates it afresh.
+// A document's first request is executed by graphql-js, every later one by its operation as
+// graphql-jit compiled it: each answer below is the same the first time and the times after.
 
 let server: TestServer;
 let app: TestApp;
@@ -44,5 +46,43 @@ describe('GraphQL documents kept between requests', () => {
       expect(broken.body.errors[0].extensions.code).toBe('GRAPHQL_PARSE_FAILED');
     }
     expect(await graphql('{ health }')).toEqual(expect.objectContaining({ status: 200, body: { data: { health: true } } }));
+  });
+});
+
+describe('a document executed by graphql-js, then compiled by graphql-jit', () => {
+  /** The answer with objectIds, global ids and dates made comparable across creates. */
+  const comparable = (answer: { status: number; body: unknown }) =>
+    JSON.parse(
+      JSON.stringify(answer)
+        .replace(/"(objectId|id)":"[^"]+"/g, '"$1":"<id>"')
+        .replace(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z/g, '<date>'),
+    );
+
+  it('answers alike the first time and the times after: data, nulls, errors with their paths and codes, refused variables', async () => {
+    const made = await app.call('POST', '/schemas/Shelf', {
+      master: true,
+      body: { className: 'Shelf', fields: { label: { type: 'String' }, size: { type: 'Number' }, items: { type: 'Array' }, spec: { type: 'Object' }, owner: { type: 'Pointer', targetClass: '_User' } } },
+    });
+    expect(made.status).toBe(200);
+    for (const [label, size] of [['a', 1], ['b', 2], ['c', 3]] as const) {
+      expect((await app.call('POST', '/classes/Shelf', { body: { label, size, items: [label, size, { deep: [null] }], spec: { w: size } } })).status).toBe(201);
+    }
+    const hidden = await app.call('POST', '/classes/Shelf', { body: { label: 'hidden', size: 9, ACL: {} } });
+    const documents: Array<[string, Record<string, unknown>?]> = [
+      [
+        'query Q($min: Float, $first: Int) { shelves(where: { size: { greaterThanOrEqualTo: $min } }, order: [size_DESC], first: $first) { count pageInfo { hasNextPage endCursor } edges { cursor node { id objectId label size spec items { ... on Element { value } } owner { objectId } } } } }',
+        { min: 2, first: 1 },
+      ],
+      ['query Q($min: Float, $first: Int) { shelves(where: { size: { greaterThanOrEqualTo: $min } }, order: [size_DESC], first: $first) { count } }', { min: 'many' }],
+      [`{ visible: shelves(where: { label: { equalTo: "a" } }) { count } gone: shelf(id: "${hidden.body.objectId}") { label } health }`],
+      ['mutation M($size: Float) { createShelf(input: { fields: { label: "new", size: $size }, clientMutationId: "m1" }) { clientMutationId shelf { objectId label size createdAt } } }', { size: 4 }],
+      ['mutation { createShelf(input: { fields: { label: "bad", owner: { link: "nobody-there" } } }) { shelf { objectId } } }'],
+      ['mutation { callCloudCode(input: { functionName: hello, params: { name: "jit" } }) { result } }'],
+      ['query { viewer { user { objectId } } }'],
+    ];
+    for (const [document, variables] of documents) {
+      const first = comparable(await graphql(document, variables));
+      for (let again = 0; again < 2; again++) expect(comparable(await graphql(document, variables))).toEqual(first);
+    }
   });
 });
