@@ -3,7 +3,7 @@ import { graphql, GraphQLError, printSchema, validateSchema, type GraphQLEnumTyp
 import { offsetToCursor, toGlobalId } from 'graphql-relay';
 import { describe, expect, it } from 'vitest';
 import { answerGraphQL } from '../src/data/graphql/execute.js';
-import { pageWindow } from '../src/data/graphql/objects.js';
+import { cursorOf, pageWindow } from '../src/data/graphql/objects.js';
 import { toParseWhere } from '../src/data/graphql/where.js';
 import { buildSchema } from '../src/data/graphql/schema.js';
 import type { GraphQLContext } from '../src/data/graphql/context.js';
@@ -151,6 +151,11 @@ describe('a connection\'s page window (Parse Server\'s calculateSkipAndLimit rul
       }),
     );
     expect(() => pageWindow({ after: 'not a cursor' }, null)).toThrow('After is not a valid cursor');
+  });
+
+  it("writes cursors as graphql-relay's offsetToCursor does", () => {
+    fc.assert(fc.property(fc.nat(), (offset) => cursorOf(offset) === offsetToCursor(offset)));
+    for (const offset of [0, 9, 10, 99, 100, 2 ** 31]) expect(cursorOf(offset)).toBe(offsetToCursor(offset));
   });
 });
 

@@ -1,4 +1,4 @@
-import { cursorToOffset, offsetToCursor } from 'graphql-relay';
+import { cursorToOffset } from 'graphql-relay';
 import type { StoredObject } from '../engine.js';
 import { ParseCode } from '../errors.js';
 import { parseError, type GraphQLContext } from './context.js';
@@ -90,6 +90,25 @@ export function pageWindow(args: FindArgs, maxLimit: number | null): { skip?: nu
   return { skip, limit, preCount };
 }
 
+/**
+ * The Relay cursor of the object at `offset` in a connection, as graphql-relay's `offsetToCursor`
+ * writes it (base64 of `arrayconnection:<offset>`), with Node's native base64: graphql-relay's own
+ * encoder, run for every edge, was a tenth of a GraphQL find's allocations.
+ */
+export const cursorOf = (offset: number): string => Buffer.from(`arrayconnection:${offset}`).toString('base64');
+
+/** An edge whose cursor is written only when the selection asks for it. */
+class Edge {
+  constructor(
+    private readonly offset: number,
+    readonly node: Record<string, unknown>,
+  ) {}
+
+  get cursor(): string {
+    return cursorOf(this.offset);
+  }
+}
+
 /** A connection: `edges {cursor node}`, `pageInfo`, `count`. */
 export interface Connection {
   edges: { cursor: string; node: Record<string, unknown> }[];
@@ -137,11 +156,11 @@ export async function findObjects(
   const count = (preCount ?? answer.count) as number | undefined;
   const offset = skip ?? 0;
   return {
-    edges: results.map((node, i) => ({ cursor: offsetToCursor(offset + i), node })),
+    edges: results.map((node, i) => new Edge(offset + i, node)),
     pageInfo: {
       hasPreviousPage: Boolean(count) && offset > 0,
-      startCursor: offsetToCursor(offset),
-      endCursor: offsetToCursor(offset + (results.length || 1) - 1),
+      startCursor: cursorOf(offset),
+      endCursor: cursorOf(offset + (results.length || 1) - 1),
       hasNextPage: (count ?? 0) > offset + results.length,
     },
     count,
