@@ -57,6 +57,53 @@ describe('the GraphQL schema built from an app\'s classes', () => {
     });
     expect((await answerGraphQL(schema, { query: '{ __schema { types { name } } }' }, 'POST', { ...ctx, master: true })).status).toBe(200);
   });
+
+  it('answers what the data API gives wrong alike from graphql-js (a first request) and graphql-jit (the next): a value a scalar cannot show, a null for a non-null field, a failure that is no Parse error', async () => {
+    const dates = { createdAt: '2026-01-01T00:00:00.000Z', updatedAt: '2026-01-01T00:00:00.000Z' };
+    const cases: Array<{ query: string; answer: () => unknown; expected: unknown; logged?: string }> = [
+      {
+        query: '{ gameScore(id: "abc") { objectId score } }',
+        answer: () => ({ objectId: 'abc', ...dates, score: 'lots' }),
+        expected: { data: { gameScore: { objectId: 'abc', score: null } }, errors: [{ path: ['gameScore', 'score'], extensions: { code: 'INTERNAL_SERVER_ERROR' } }] },
+      },
+      {
+        query: '{ gameScore(id: "abd") { objectId createdAt } }',
+        answer: () => ({ ...dates }),
+        // `gameScore` is non-null too, so the null reaches `data`; graphql-js's error wraps an Error, which is logged.
+        expected: { data: null, errors: [{ message: 'Internal server error', path: ['gameScore', 'objectId'], extensions: { code: 1 } }] },
+        logged: 'Cannot return null for non-nullable field GameScore.objectId.',
+      },
+      {
+        query: '{ gameScore(id: "abe") { objectId } }',
+        answer: () => {
+          throw new Error('disk on fire');
+        },
+        expected: { data: null, errors: [{ message: 'Internal server error', path: ['gameScore'], extensions: { code: 1 } }] },
+        logged: 'disk on fire',
+      },
+    ];
+    for (const { query, answer, expected, logged } of cases) {
+      const internal: unknown[] = [];
+      const ctx: GraphQLContext = {
+        master: false,
+        maxLimit: null,
+        call: async () => answer(),
+        write: async () => ({ body: answer() }),
+        confirmResetPassword: async () => undefined,
+      };
+      const answers = [];
+      for (let i = 0; i < 3; i++) answers.push(await answerGraphQL(schema, { query }, 'POST', ctx, (error) => internal.push(error)));
+      for (const a of answers) {
+        expect(a.status).toBe(200);
+        expect(a.body).toMatchObject(expected);
+        expect(a.body.errors).toHaveLength(1);
+        expect(JSON.stringify(a.body)).not.toContain('disk on fire');
+      }
+      expect(answers[1]).toEqual(answers[0]);
+      expect(answers[2]).toEqual(answers[0]);
+      expect(internal.map((e) => (e as Error).message)).toEqual(logged ? [logged, logged, logged] : []);
+    }
+  });
 });
 
 describe('callCloudCode and the user mutations in the schema', () => {

@@ -127,19 +127,25 @@ function introspects(document: DocumentNode): boolean {
 /** graphql-js's "Did you mean …?" hints name classes and fields: dropped for callers who may not introspect, as Parse Server drops them. */
 const withoutHints = (message: string) => message.replace(/ ?Did you mean(.+?)\?$/, '');
 
+/** graphql-js's and graphql-jit's words for a resolver's null in a non-null field. */
+const NON_NULL_FAILURE = /^Cannot return null for non-nullable field /;
+
 /**
  * An execution error as Parse Server answers it: a Parse error keeps its numeric code, any other
  * failure of a resolver is code 1 "Internal server error" (parse-server src/GraphQL/parseGraphQLUtils.js);
  * an error of graphql-js itself (a scalar that cannot be shown) carries Apollo's INTERNAL_SERVER_ERROR.
  */
 function formatError(error: GraphQLError, hideHints: boolean, onInternal: (error: unknown) => void): GraphQLFormattedError {
-  const original = error.originalError;
+  // graphql-js reports a null in a non-null field as a plain Error it wraps, graphql-jit as an error
+  // of its own without one: both are a failure of the server's, answered alike.
+  const original = error.originalError ?? (error.extensions === undefined && NON_NULL_FAILURE.test(error.message) ? new Error(error.message) : undefined);
   const message = hideHints ? withoutHints(error.message) : error.message;
   if (original && !(original instanceof GraphQLError)) {
     onInternal(original);
     return { message: 'Internal server error', locations: error.locations, path: error.path, extensions: { code: 1 } };
   }
-  const code = (original instanceof GraphQLError ? original.extensions.code : error.extensions.code) ?? REQUEST_ERROR.internal;
+  // graphql-jit leaves `extensions` out of its own errors (a null for a non-null field, a value a scalar cannot show).
+  const code = (original instanceof GraphQLError ? original.extensions?.code : error.extensions?.code) ?? REQUEST_ERROR.internal;
   return { message, locations: error.locations, path: error.path, extensions: { code } };
 }
 
