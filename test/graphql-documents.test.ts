@@ -58,6 +58,8 @@ describe('a document executed by graphql-js, then compiled by graphql-jit', () =
         .replace(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z/g, '<date>'),
     );
 
+  const HOSTILE = '"); throw new Error("jit"); ("`${process.exit(1)}`\u2028\u2029\\\'';
+
   it('answers alike the first time and the times after: data, nulls, errors with their paths and codes, refused variables', async () => {
     const made = await app.call('POST', '/schemas/Shelf', {
       master: true,
@@ -68,6 +70,7 @@ describe('a document executed by graphql-js, then compiled by graphql-jit', () =
       expect((await app.call('POST', '/classes/Shelf', { body: { label, size, items: [label, size, { deep: [null] }], spec: { w: size } } })).status).toBe(201);
     }
     const hidden = await app.call('POST', '/classes/Shelf', { body: { label: 'hidden', size: 9, ACL: {} } });
+    expect((await app.call('POST', '/classes/Shelf', { body: { label: HOSTILE, size: 5 } })).status).toBe(201);
     const documents: Array<[string, Record<string, unknown>?]> = [
       [
         'query Q($min: Float, $first: Int) { shelves(where: { size: { greaterThanOrEqualTo: $min } }, order: [size_DESC], first: $first) { count pageInfo { hasNextPage endCursor } edges { cursor node { id objectId label size spec items { ... on Element { value } } owner { objectId } } } } }',
@@ -79,9 +82,14 @@ describe('a document executed by graphql-js, then compiled by graphql-jit', () =
       ['mutation { createShelf(input: { fields: { label: "bad", owner: { link: "nobody-there" } } }) { shelf { objectId } } }'],
       ['mutation { callCloudCode(input: { functionName: hello, params: { name: "jit" } }) { result } }'],
       ['query { viewer { user { objectId } } }'],
+      // Strings a compiler that writes JavaScript must keep strings: quotes, backslashes, template syntax, line separators.
+      [`{ shelves(where: { label: { equalTo: ${JSON.stringify(HOSTILE)} } }) { count edges { node { label } } } }`],
+      [`query Q($l: String = ${JSON.stringify(HOSTILE)}, $n: Float = 1) { shelves(where: { label: { equalTo: $l }, size: { greaterThan: $n } }) { count } }`],
     ];
     for (const [document, variables] of documents) {
       const first = comparable(await graphql(document, variables));
+      expect(first.status, document).toBeLessThan(500);
+      if (document.includes('process.exit')) expect(first.body.data.shelves.count, document).toBe(1);
       for (let again = 0; again < 2; again++) expect(comparable(await graphql(document, variables))).toEqual(first);
     }
   });
