@@ -7,7 +7,7 @@ import type { Logger } from '../../log.js';
 import type { Account } from '../accounts/service.js';
 import { dockerClient, type DockerClient } from '../devenvs/engine.js';
 import { AccountNetworks } from '../devenvs/networks.js';
-import { newOwner, ownerGone } from '../devenvs/owners.js';
+import { newOwner } from '../devenvs/owners.js';
 import { newId } from '../../shared/ids.js';
 import type { RepoHostService } from '../repohost/service.js';
 import { nowIso } from '../../shared/sqlite.js';
@@ -15,7 +15,7 @@ import type { Sql } from '../../shared/sql.js';
 import type { PublicUrls } from '../urls.js';
 import { AutoDeploy } from './autodeploy.js';
 import { ImageBuilder } from './builder.js';
-import { LABEL_ACCOUNT, LABEL_WEBAPP, imageRepository, imageTag } from './labels.js';
+import { imageRepository } from './labels.js';
 import {
   DEFAULT_HEALTH_CHECK_PATH,
   DEFAULT_PORT,
@@ -30,13 +30,14 @@ import {
   sameVariables,
   subdomainCandidates,
 } from './names.js';
-import { DeploymentPipeline, interruptedText, type PipelineSettings } from './pipeline.js';
+import { DeploymentPipeline, type PipelineSettings } from './pipeline.js';
 import { followDeployment } from './follow.js';
 import { WebAppProxy } from './proxy.js';
-import { ContainerRunner, type HomeContainer, type RunnerSettings } from './runner.js';
+import { ContainerRunner, type RunnerSettings } from './runner.js';
 import { RepositorySources } from './source.js';
 import { SwarmServices } from './swarm.js';
 import { TaskTargets } from './tasks.js';
+import { WebAppRecovery } from './recovery.js';
 import type { CreateWebAppInput, Deployment, LogOptions, UpdateWebAppInput, WebApp } from './types.js';
 import { UNFINISHED, WebAppStore, variablesOf, type DeploymentRow, type DeploymentTrigger, type LogRow, type SettingsUpdate, type WebAppRow } from './store.js';
 import type { WebAppOperations } from '../services.js';
@@ -108,6 +109,7 @@ export class WebAppService implements WebAppOperations {
   private readonly builder: ImageBuilder;
   private readonly pipeline: DeploymentPipeline;
   private readonly autoDeploy: AutoDeploy;
+  private readonly recovery: WebAppRecovery;
   /** Network addresses of the running containers, for the proxy (addresses.ts). */
   readonly addresses: ContainerAddresses;
   /** Web Apps as swarm services while the engine is a swarm manager (swarm.ts), and their tasks as the proxy sees them (tasks.ts). */
@@ -135,7 +137,7 @@ export class WebAppService implements WebAppOperations {
     this.proxy = new WebAppProxy(
       {
         route: (sub) => this.store.route(sub),
-        relocate: (id) => this.relocate(id),
+        relocate: (id) => this.recovery.relocate(id),
         address: (id) => this.addresses.get(id),
         forget: (id) => this.addresses.forget(id),
         task: (route, exclude) => this.tasks.pick(route, exclude),
@@ -155,6 +157,17 @@ export class WebAppService implements WebAppOperations {
       retire: (id, maxMs) => this.proxy.retire(id, maxMs),
     });
     this.autoDeploy = new AutoDeploy(this.store, options.repoHost, this.sources, (app, trigger) => this.queue(app, trigger), options.log);
+    this.recovery = new WebAppRecovery({
+      store: this.store,
+      runner: this.runner,
+      builder: this.builder,
+      swarm: this.swarm,
+      addresses: this.addresses,
+      home: options.settings.home,
+      owner: this.owner,
+      log: options.log,
+      closed: () => this.closed,
+    });
   }
 
   /**
@@ -162,7 +175,7 @@ export class WebAppService implements WebAppOperations {
    * openPlatform calls it once, before anything is served.
    */
   recoverInterrupted(): Promise<void> {
-    return this.reconcile();
+    return this.recovery.reconcile();
   }
 
   // ---- Operations ----
@@ -409,7 +422,7 @@ export class WebAppService implements WebAppOperations {
    * abandoned deployments, and starts the GitHub branch poller. Returns at once.
    */
   start(): void {
-    void this.sweep().catch((error: unknown) => this.log.warn({ message: (error as Error).message }, 'could not look up Web App containers at start'));
+    void this.recovery.sweep().catch((error: unknown) => this.log.warn({ message: (error as Error).message }, 'could not look up Web App containers at start'));
     this.autoDeploy.startPolling(this.settings.pollMs);
     this.addresses.start();
   }
@@ -507,76 +520,5 @@ export class WebAppService implements WebAppOperations {
       this.log.debug({ message: (error as Error).message, deploymentId: row.id }, 'container logs read from the stored rows');
     }
     return this.store.lastLogs(row.id, 'container', limit);
-  }
-
-  /** The proxy's call after a refused connection: the container's current loopback port, started again if it stopped. */
-  private async relocate(deploymentId: string): Promise<number | undefined> {
-    const row = await this.store.deploymentById(deploymentId);
-    const app = row && await this.store.appById(row.web_app_id);
-    if (!row || !app || app.stopped === 1 || row.status !== 'active' || !row.container_port || row.service === 1) return undefined;
-    const containerId = await this.runner.find(deploymentId);
-    if (!containerId) return undefined;
-    let state = await this.runner.state(containerId, row.container_port);
-    if (!state.running && !state.restarting) {
-      await this.runner.start(app.account_id, containerId);
-      state = await this.runner.state(containerId, row.container_port);
-    }
-    if (!this.closed && state.hostPort !== undefined && state.hostPort !== row.host_port) {
-      await this.store.setHostPort(deploymentId, state.hostPort);
-      this.log.info({ deploymentId, hostPort: state.hostPort }, 'web app container found again on a new port');
-    }
-    return state.hostPort;
-  }
-
-  /**
-   * Deployments left unfinished by a Backyard that is gone (stopped or crashed)
-   * read `failed` with a reason; their containers go at the next `start`'s sweep.
-   */
-  private async reconcile(): Promise<void> {
-    const now = nowIso();
-    for (const row of await this.store.unfinished()) {
-      if (!ownerGone(row.owner, row.heartbeat_at, this.owner)) continue;
-      if (await this.store.finish(row.id, 'failed', interruptedText(row.status), now)) {
-        this.log.info({ deploymentId: row.id, status: row.status }, 'deployment interrupted by a restart marked failed');
-      }
-    }
-  }
-
-  /** An active container made before accounts had networks of their own goes onto its account's network; the proxy forgets its old address. */
-  private async adopt(container: HomeContainer): Promise<void> {
-    try {
-      if (await this.runner.adopt(container)) this.addresses.forget(container.deploymentId);
-    } catch (error) {
-      this.log.warn({ deploymentId: container.deploymentId, message: (error as Error).message }, "could not move a Web App container onto its account's network");
-    }
-  }
-
-  /** See `start`. */
-  private async sweep(): Promise<void> {
-    for (const row of await this.store.activeDeployments()) {
-      await this.relocate(row.id).catch((error: unknown) => this.log.warn({ deploymentId: row.id, message: (error as Error).message }, 'active web app container not found'));
-    }
-    // Services of Web Apps deleted while this process was not running (or whose removal failed).
-    if (await this.swarm.active()) {
-      for (const service of await this.swarm.homeServices()) {
-        const labels = service.Spec?.Labels ?? {};
-        const webAppId = labels[LABEL_WEBAPP];
-        if (webAppId && !this.closed && !(await this.store.appById(webAppId))) await this.swarm.remove(webAppId, labels[LABEL_ACCOUNT] ?? '').catch(() => undefined);
-      }
-    }
-    // Containers of this home whose deployment is neither active nor still on its way: left by a stop or crash.
-    const containers = await this.runner.listHome(this.settings.home);
-    for (const container of containers) {
-      const { id, deploymentId } = container;
-      const row = await this.store.deploymentById(deploymentId);
-      const keep = row && (row.status === 'active' || (UNFINISHED.includes(row.status) && !ownerGone(row.owner, row.heartbeat_at, this.owner)));
-      if (row?.status === 'active' && container.accountId !== '' && !this.closed) await this.adopt(container);
-      if (keep || this.closed) continue;
-      await this.runner.remove(id).catch(() => undefined);
-      if (container.accountId !== '') await this.runner.release(container.accountId);
-      const app = row && await this.store.appById(row.web_app_id);
-      if (app) await this.builder.remove(imageTag(this.settings.home, app.subdomain, deploymentId));
-      this.log.info({ deploymentId }, 'removed the container of an abandoned deployment');
-    }
   }
 }
