@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createTestApp, type TestApp } from './helpers/dataApp.js';
 import { startTestServer, type TestServer } from './helpers/server.js';
 
@@ -6,6 +6,20 @@ import { startTestServer, type TestServer } from './helpers/server.js';
 // same text answers the same, and a schema built again after a class changed validates it afresh.
 // A document's first request is executed by graphql-js, every later one by its operation as
 // graphql-jit compiled it: each answer below is the same the first time and the times after.
+
+// The server runs in this process: its graphql-jit is this one, counted.
+const jit = vi.hoisted(() => ({ compiled: [] as string[] }));
+vi.mock('graphql-jit', async (original) => {
+  const actual = await original<typeof import('graphql-jit')>();
+  return {
+    ...actual,
+    compileQuery: (...args: Parameters<typeof actual.compileQuery>) => {
+      const made = actual.compileQuery(...args);
+      if (actual.isCompiledQuery(made)) jit.compiled.push(args[1].loc?.source.body ?? '');
+      return made;
+    },
+  };
+});
 
 let server: TestServer;
 let app: TestApp;
@@ -87,10 +101,28 @@ describe('a document executed by graphql-js, then compiled by graphql-jit', () =
       [`query Q($l: String = ${JSON.stringify(HOSTILE)}, $n: Float = 1) { shelves(where: { label: { equalTo: $l }, size: { greaterThan: $n } }) { count } }`],
     ];
     for (const [document, variables] of documents) {
+      const compiledBefore = jit.compiled.filter((text) => text === document).length;
       const first = comparable(await graphql(document, variables));
       expect(first.status, document).toBeLessThan(500);
+      // graphql-js answered the first request; the second compiles the document, once.
+      expect(jit.compiled.filter((text) => text === document).length, document).toBe(compiledBefore);
       if (document.includes('process.exit')) expect(first.body.data.shelves.count, document).toBe(1);
       for (let again = 0; again < 2; again++) expect(comparable(await graphql(document, variables))).toEqual(first);
+      expect(jit.compiled.filter((text) => text === document).length, document).toBe(compiledBefore + 1);
     }
+  });
+});
+
+describe('what graphql-jit compiles', () => {
+  it('leaves a long document to graphql-js, and answers it alike', async () => {
+    // 700 aliases of one field: past the compiled documents' 32 KB bound.
+    const long = `{ ${Array.from({ length: 700 }, (_, i) => `health_${String(i).padStart(3, '0')}_${'x'.repeat(30)}: health`).join(' ')} }`;
+    expect(long.length).toBeGreaterThan(32 * 1024);
+    const before = jit.compiled.length;
+    const answers = [await graphql(long), await graphql(long)];
+    expect(answers.map((a) => a.status)).toEqual([200, 200]);
+    expect(Object.keys(answers[1]!.body.data)).toHaveLength(700);
+    expect(answers[1]!.body).toEqual(answers[0]!.body);
+    expect(jit.compiled.length).toBe(before);
   });
 });

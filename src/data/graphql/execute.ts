@@ -22,6 +22,8 @@ import type { GraphQLContext } from './context.js';
  */
 interface ValidDocument {
   document: DocumentNode;
+  /** The document's text length. */
+  length: number;
   /** Undefined until the document's second request. */
   compiled?: Map<string, CompiledQuery | null>;
 }
@@ -36,6 +38,11 @@ interface ValidDocument {
 const validDocuments = new WeakMap<GraphQLSchema, LRUCache<string, ValidDocument>>();
 const DOCUMENTS_PER_SCHEMA = 500;
 const DOCUMENT_TEXT_PER_SCHEMA = 4 * 1024 * 1024;
+/**
+ * The longest document whose operations are compiled: the code graphql-jit writes grows with the
+ * document, and the cache bounds texts, not code; clients' real documents are a few KB.
+ */
+const COMPILED_TEXT_MAX = 32 * 1024;
 
 /**
  * The document of `query` when it parses and is valid against `schema` (from the cache when seen
@@ -63,7 +70,7 @@ function validDocument(schema: GraphQLSchema, query: string, hideHints: boolean)
     cache = new LRUCache<string, ValidDocument>({ max: DOCUMENTS_PER_SCHEMA, maxSize: DOCUMENT_TEXT_PER_SCHEMA, sizeCalculation: (_, text) => text.length || 1 });
     validDocuments.set(schema, cache);
   }
-  const valid: ValidDocument = { document };
+  const valid: ValidDocument = { document, length: query.length };
   if (query.length <= DOCUMENT_TEXT_PER_SCHEMA / 8) cache.set(query, valid);
   return valid;
 }
@@ -75,10 +82,11 @@ function validDocument(schema: GraphQLSchema, query: string, hideHints: boolean)
  * dictionaries (a GraphQL find of 10 objects allocated 111 KB against REST's 42 KB, and cost twice
  * REST's CPU, most of it graphql-js's execution and its garbage). Compiled on a document's second
  * request, so that a document sent once (or a client sending ever new ones) pays no compilation;
- * undefined then, and for an operation graphql-jit cannot compile.
+ * undefined then, for a document longer than COMPILED_TEXT_MAX, and for an operation graphql-jit
+ * cannot compile.
  */
 function compiledOperation(schema: GraphQLSchema, valid: ValidDocument, operationName: string | undefined): CompiledQuery | undefined {
-  if (!valid.compiled) return undefined;
+  if (!valid.compiled || valid.length > COMPILED_TEXT_MAX) return undefined;
   const key = operationName ?? '';
   let compiled = valid.compiled.get(key);
   if (compiled === undefined) {
