@@ -16,7 +16,7 @@ import { hostGatewayAddress } from './hostGateway.js';
 import { ImageProvider } from './image.js';
 import type { ImageFacts } from './imageFacts.js';
 import { AccountNetworks } from './networks.js';
-import { HEARTBEAT_MS, newOwner, ownerGone } from './owners.js';
+import { FollowedExecutions } from './followed.js';
 import {
   DevEnvStore,
   environmentOf,
@@ -73,20 +73,10 @@ const INPUT_QUIET_MS = 1_000;
 /** How many executions `executions` lists when no limit is given (the dashboard's environment page). */
 export const EXECUTIONS_LIST_LIMIT = 200;
 
-/** How often running executions' output is written to platform.db while they run, in milliseconds. */
-const FLUSH_MS = 250;
-
-/** exitCode of an execution whose real exit code was lost to a restart of Backyard. */
-export const UNKNOWN_EXIT_CODE = -1;
-
 /** Appended to the stderr of executions ended by restartDevelopmentEnvironment. */
 const RESTART_NOTE = '[backyard: the environment was restarted (restartDevelopmentEnvironment): every process in it ended, /workspace was kept.]\n';
 /** Appended to the stderr of executions ended by deleteDevelopmentEnvironment. */
 const DELETE_NOTE = '[backyard: the environment was deleted (deleteDevelopmentEnvironment), which ended this command.]\n';
-
-/** Appended to the stderr of an execution whose Backyard stopped or died while it ran. */
-const INTERRUPTED_NOTE =
-  '[backyard: Backyard stopped or restarted while this command was running, so the command was ended; its later output and its exit code are unknown (-1). Run it again if it is still needed.]\n';
 
 /**
  * Development environments and command executions (Interface A operations 2 to 6): domain rules,
@@ -100,10 +90,8 @@ export class DevEnvService implements DevEnvOperations {
   private readonly containers: EnvironmentContainers;
   private readonly images: ImageProvider;
   private readonly groups: ProcessGroups;
-  private readonly live = new Map<string, { execution: LiveExecution; environmentId: string; accountId: string; recorded: Promise<void> }>();
-  /** Identifies this process as the owner of the executions it runs: `<host>/<pid>/<random>`. */
-  private readonly owner = newOwner();
-  private heartbeatTimer: NodeJS.Timeout | undefined;
+  /** The executions this process runs, and their records (followed.ts). */
+  private readonly followed: FollowedExecutions;
   private closed = false;
   private openForContainers: ((address: string) => Promise<string>) | undefined;
   private access: Promise<void> | undefined;
@@ -124,6 +112,7 @@ export class DevEnvService implements DevEnvOperations {
     this.images = new ImageProvider(docker, settings.dockerHost, log, settings.image);
     this.containers = new EnvironmentContainers(docker, settings, this.images, networks, log);
     this.groups = new ProcessGroups(docker, settings.dockerHost, this.containers, log);
+    this.followed = new FollowedExecutions(this.store, this.containers, this.groups, log);
   }
 
   /**
@@ -131,7 +120,7 @@ export class DevEnvService implements DevEnvOperations {
    * openPlatform calls it once, before anything is served.
    */
   async recoverInterrupted(): Promise<void> {
-    for (const row of await this.store.runningExecutions()) await this.reconcile(row);
+    for (const row of await this.store.runningExecutions()) await this.followed.reconcile(row);
   }
 
   /**
@@ -236,9 +225,8 @@ export class DevEnvService implements DevEnvOperations {
     const id = newId();
     const execution = await this.startExec(accountId, environmentId, id, command);
     const createdAt = nowIso();
-    await this.store.insertExecution({ id, environment_id: environmentId, command, owner: this.owner, created_at: createdAt });
-    const recorded = this.track(execution);
-    this.live.set(id, { execution, environmentId, accountId, recorded });
+    await this.store.insertExecution({ id, environment_id: environmentId, command, owner: this.followed.owner, created_at: createdAt });
+    const { recorded } = this.followed.follow(execution, environmentId, accountId);
     const stopReporting = progress ? reportWhileRunning(execution, command, progress) : undefined;
     try {
       if (await this.waitForExitOrInput(accountId, environmentId, execution, Date.now() + this.settings.execWaitMs, signal)) await recorded;
@@ -262,7 +250,7 @@ export class DevEnvService implements DevEnvOperations {
     signal?: AbortSignal,
   ): Promise<CommandExecution> {
     const row = await this.requireExecution(accountId, environmentId, executionId);
-    const entry = this.live.get(executionId);
+    const entry = this.followed.get(executionId);
     if (row.status === 'exited' || entry?.execution.status === 'exited') {
       const code = entry?.execution.exitCode ?? row.exit_code;
       throw invalid(
@@ -293,7 +281,7 @@ export class DevEnvService implements DevEnvOperations {
    */
   async inspect(accountId: string, environmentId: string, executionId: string): Promise<CommandExecution> {
     const row = await this.requireExecution(accountId, environmentId, executionId);
-    const entry = this.live.get(executionId);
+    const entry = this.followed.get(executionId);
     return entry ? entry.execution.snapshot() : executionOf(row);
   }
 
@@ -341,10 +329,10 @@ export class DevEnvService implements DevEnvOperations {
    */
   async restart(accountId: string, environmentId: string): Promise<DevelopmentEnvironment> {
     const env = await this.requireEnvironment(accountId, environmentId);
-    const ending = this.liveIn(environmentId);
+    const ending = this.followed.in(environmentId);
     for (const { execution } of ending) execution.note(RESTART_NOTE);
     await this.containers.restart(accountId, environmentId);
-    await this.settle(ending);
+    await this.followed.settle(ending, INTERACTION.afterKillMs);
     await this.containerAccess();
     return this.withAccess(environmentOf(env));
   }
@@ -357,10 +345,10 @@ export class DevEnvService implements DevEnvOperations {
    */
   async remove(accountId: string, environmentId: string): Promise<void> {
     await this.requireEnvironment(accountId, environmentId);
-    const ending = this.liveIn(environmentId);
+    const ending = this.followed.in(environmentId);
     for (const { execution } of ending) execution.note(DELETE_NOTE);
     await this.containers.destroy(accountId, environmentId);
-    await this.settle(ending);
+    await this.followed.settle(ending, INTERACTION.afterKillMs);
     await this.store.deleteEnvironment(environmentId);
     this.log.info({ environmentId }, 'development environment deleted');
   }
@@ -370,41 +358,15 @@ export class DevEnvService implements DevEnvOperations {
     return (await this.store.environmentById(environmentId))?.account_id;
   }
 
-  private liveIn(environmentId: string) {
-    return [...this.live.values()].filter((e) => e.environmentId === environmentId);
-  }
-
-  /** Waits (a bounded time) until the executions whose container went away have ended and are recorded. */
-  private async settle(entries: ReadonlyArray<{ execution: LiveExecution; recorded: Promise<void> }>): Promise<void> {
-    await Promise.all(entries.map(async ({ execution, recorded }) => {
-      if (await execution.waitForExit(INTERACTION.afterKillMs)) await recorded;
-    }));
-  }
-
   /**
-   * Stops following executions. Each one still running keeps its output so far and is ended inside the
-   * container (SIGTERM, then SIGKILL) without waiting; its row stays `running` until the next reader or
-   * the next Backyard on this home sees that its owner is gone, marks it exited with a note, and ends
-   * what may be left of it. Call once, before the database closes.
+   * Stops following executions (FollowedExecutions.close): each one still running is ended inside its
+   * container without waiting, and its row is settled by the next reader or the next Backyard on
+   * this home. Call once, before the database closes.
    */
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    clearInterval(this.heartbeatTimer);
-    for (const [id, { execution, environmentId, accountId }] of this.live) {
-      execution.detach();
-      const s = execution.snapshot();
-      if (execution.status === 'running') {
-        await this.store.writeOutput(id, s.stdout, s.stderr, nowIso());
-        void this.containers
-          .running(accountId, environmentId)
-          .then((container) => this.groups.terminate(container, id))
-          .catch(() => undefined);
-      } else {
-        await this.store.writeExited(id, outcomeOf(execution), s.stdout, s.stderr, nowIso());
-      }
-    }
-    this.live.clear();
+    await this.followed.close();
   }
 
   private async requireEnvironment(accountId: string, environmentId: string): Promise<EnvironmentRow> {
@@ -421,7 +383,7 @@ export class DevEnvService implements DevEnvOperations {
     await this.requireEnvironment(accountId, environmentId);
     const row = await this.store.execution(environmentId, executionId);
     if (!row) throw executionNotFound(environmentId, executionId);
-    return this.reconcile(row);
+    return this.followed.reconcile(row);
   }
 
   /** Starts the exec, starting or recreating the container once when the engine says it is not running or gone. */
@@ -451,8 +413,9 @@ export class DevEnvService implements DevEnvOperations {
     } catch (error) {
       this.log.debug({ err: error, environmentId }, 'could not read the task count of a development environment');
     }
-    const running = [...this.live.values()]
-      .filter((e) => e.environmentId === environmentId && e.execution.id !== executionId && e.execution.status === 'running')
+    const running = this.followed
+      .in(environmentId)
+      .filter((e) => e.execution.id !== executionId && e.execution.status === 'running')
       .map((e) => e.execution.id);
     return startFailureText({ runtimeMessage, tasks, limit: this.settings.pids, running });
   }
@@ -492,73 +455,7 @@ export class DevEnvService implements DevEnvOperations {
       return false;
     }
   }
-
-  /** Streams the execution's output into platform.db while it runs; resolves once its final state is written. */
-  private track(execution: LiveExecution): Promise<void> {
-    let timer: NodeJS.Timeout | undefined;
-    const flush = () => {
-      timer = undefined;
-      if (this.closed || execution.status !== 'running') return;
-      this.store
-        .writeOutput(execution.id, execution.stdout.render(), execution.stderr.render(), nowIso())
-        .catch((error: unknown) => this.log.error({ err: error, executionId: execution.id }, 'could not store the output of a command execution'));
-    };
-    execution.on('output', () => {
-      timer ??= setTimeout(flush, FLUSH_MS);
-    });
-    this.heartbeatTimer ??= setInterval(() => void this.heartbeat().catch((error: unknown) => this.log.warn({ err: error }, 'command execution heartbeat failed')), HEARTBEAT_MS).unref();
-    return execution.finished
-      .then(async () => {
-        clearTimeout(timer);
-        if (this.closed) return;
-        const s = execution.snapshot();
-        await this.store.writeExited(execution.id, outcomeOf(execution), s.stdout, s.stderr, nowIso());
-      })
-      .catch((error: unknown) => this.log.error({ err: error, executionId: execution.id }, 'could not record the end of a command execution'))
-      .finally(() => this.live.delete(execution.id));
-  }
-
-  private async heartbeat(): Promise<void> {
-    if (this.closed) return;
-    if (this.live.size === 0) {
-      clearInterval(this.heartbeatTimer);
-      this.heartbeatTimer = undefined;
-      return;
-    }
-    await this.store.heartbeat(this.owner, nowIso());
-  }
-
-  /**
-   * A row marked running whose owner is gone (this process's earlier self, a process that died, or one
-   * silent for too long) is marked exited with a note; the current row is returned.
-   */
-  private async reconcile(row: ExecutionRow): Promise<ExecutionRow> {
-    if (row.status !== 'running' || this.live.has(row.id) || !ownerGone(row.owner, row.heartbeat_at, this.owner)) return row;
-    if (await this.store.writeInterrupted(row.id, UNKNOWN_EXIT_CODE, INTERRUPTED_NOTE, nowIso())) {
-      this.log.info({ executionId: row.id, owner: row.owner }, 'command execution interrupted by a restart marked exited');
-      void this.reapOrphan(row).catch((error: unknown) => this.log.debug({ err: error, executionId: row.id }, 'could not end an orphaned command'));
-    }
-    return (await this.store.execution(row.environment_id, row.id)) ?? row;
-  }
-
-  /**
-   * Ends what is left of a command whose Backyard died while it ran, unless its container started
-   * since (then its processes are gone already, and its recorded process group id may have been reused).
-   */
-  private async reapOrphan(row: ExecutionRow): Promise<void> {
-    const env = await this.store.environmentById(row.environment_id);
-    if (!env) return;
-    const running = await this.containers.ifRunning(env.account_id, env.id);
-    if (!running || running.startedAt >= Date.parse(row.created_at)) return;
-    await this.groups.terminate(running.container, row.id);
-  }
 }
-
-/** What `writeExited` records of a finished execution. */
-const outcomeOf = (execution: LiveExecution) =>
-  execution.startError !== undefined
-    ? { exitCode: null, startError: execution.startError }
-    : { exitCode: execution.exitCode ?? UNKNOWN_EXIT_CODE };
 
 const executionNotFound = (environmentId: string, executionId: string) =>
   notFound(`No command execution has the id "${executionId}" in the development environment "${environmentId}". Use the id that executeCommand answered.`);
