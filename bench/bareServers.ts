@@ -48,3 +48,80 @@ export async function startBarePostgresInsert(
   await waitFor(url);
   return { child, options: (connections, body) => ({ url, connections, method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }) };
 }
+
+/** The name of the bare SQLite insert baseline in a workload's baselines. */
+export const BARE_SQLITE = 'bare + SQLite insert';
+
+/**
+ * The baseline of creates on SQLite: a bare `node:http` server that inserts the request's body into a
+ * class table made by Backyard's own DDL (argv[3], run on argv[2], a `data.db` of its own; argv[4]:
+ * where better-sqlite3 is), with the pragmas Backyard sets on an app's `data.db` (src/data/storage/sqlite/database.ts), and answers once an `fdatasync` of
+ * the WAL that started after its commit has finished. Concurrent requests share one sync in libuv's
+ * thread pool (group commit), as Backyard's do (src/data/storage/sqlite/durability.ts); the request
+ * of a client connected alone syncs on the event loop. So this is the durable create any Node server on that driver and
+ * disk can reach, at any concurrency.
+ */
+const BARE_SQLITE_SERVER = `
+  const crypto = require('node:crypto');
+  const fs = require('node:fs');
+  const [port, file, ddl, driver] = process.argv.slice(1);
+  const db = new (require(driver))(file);
+  db.pragma('locking_mode = EXCLUSIVE');
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = NORMAL');
+  db.pragma('wal_autocheckpoint = 10000');
+  db.exec(ddl);
+  const insert = db.prepare('INSERT INTO bare (objectId, createdAt, updatedAt, data, acl, publicRead) VALUES (?, ?, ?, ?, NULL, 1)');
+  let wal;
+  let written = 0, synced = 0, running;
+  const syncOnce = () => new Promise((resolve, reject) => {
+    const target = written;
+    fs.fdatasync(wal, (e) => { if (e) return reject(e); synced = Math.max(synced, target); resolve(); });
+  });
+  // Alone: one client connected. Requests in flight would not tell, as an inline sync holds the
+  // others' requests unread in their sockets (src/data/rest/traffic.ts).
+  let sockets = 0;
+  const durable = async () => {
+    const target = written;
+    wal ??= fs.openSync(file + '-wal', 'r');
+    if (sockets === 1 && !running) { fs.fdatasyncSync(wal); synced = Math.max(synced, target); return; }
+    while (synced < target) {
+      if (!running) running = syncOnce().finally(() => (running = undefined));
+      await running;
+    }
+  };
+  const server = require('node:http').createServer((req, res) => {
+    const chunks = [];
+    req.on('data', (c) => chunks.push(c));
+    req.on('end', async () => {
+      const data = JSON.parse(Buffer.concat(chunks).toString() || '{}');
+      const objectId = crypto.randomBytes(8).toString('base64url').slice(0, 10);
+      const now = new Date().toISOString();
+      insert.run(objectId, now, now, JSON.stringify(data));
+      written++;
+      await durable();
+      res.writeHead(201, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ objectId, createdAt: now }));
+    });
+  });
+  server.on('connection', (socket) => { sockets++; socket.on('close', () => sockets--); });
+  server.listen(Number(port), '127.0.0.1');
+`;
+
+/**
+ * Starts the bare SQLite insert server (BARE_SQLITE_SERVER) on `file`, a database of its own, with the
+ * class table `ddl` makes (Backyard's, for a table named `bare`), answering once it listens.
+ * @returns its process (for the caller to kill) and the autocannon options of a POST of `body` at
+ *   `connections`.
+ */
+export async function startBareSqliteInsert(
+  file: string,
+  ddl: string,
+): Promise<{ child: ChildProcess; options: (connections: number, body: unknown) => autocannon.Options }> {
+  const port = await freePort();
+  const driver = createRequire(import.meta.url).resolve('better-sqlite3');
+  const child = spawn(process.execPath, ['-e', BARE_SQLITE_SERVER, String(port), file, ddl, driver], { stdio: 'inherit' });
+  const url = `http://127.0.0.1:${port}/`;
+  await waitFor(url);
+  return { child, options: (connections, body) => ({ url, connections, method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }) };
+}

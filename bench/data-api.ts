@@ -10,7 +10,7 @@ import { freePort, type Postgres } from './postgres.js';
 import { classTable } from '../src/data/storage/sqlite/layout.js';
 import { classTableDdl, fieldIndexDdl } from '../src/data/storage/sqlite/classTables.js';
 import { DATABASES, startBackyard, waitFor, type DatabaseKind } from './backyardServer.js';
-import { BARE_POSTGRES, startBarePostgresInsert } from './bareServers.js';
+import { BARE_POSTGRES, BARE_SQLITE, startBarePostgresInsert, startBareSqliteInsert } from './bareServers.js';
 import { load, median, ROUNDS, ROUND_SECONDS, runWorkload, startBareServer, toParse, WORKLOAD_HEADER, type Goal, type Workload } from './rounds.js';
 
 /**
@@ -18,8 +18,8 @@ import { load, median, ROUNDS, ROUND_SECONDS, runWorkload, startBareServer, toPa
  * run, a bare `node:http` server answering a fixed JSON body and the peer, Parse Server 9 on
  * PostgreSQL with fsync on (skipped with a message when PostgreSQL is not installed, or
  * with BENCH_PEER=none), each seeded with the same objects and indexes and loaded by autocannon from
- * this process; with the app on PostgreSQL, creates also beside a bare server committing one INSERT
- * per request on the same cluster; reads also beside a bare server running the same statement on
+ * this process; creates also beside a bare server committing one durable INSERT per request on the
+ * app's database (bareServers.ts: the same PostgreSQL cluster, or SQLite with group commit); reads also beside a bare server running the same statement on
  * the same driver (BARE_READ_SERVER), which shows what any Node server pays for that answer. For each workload: requests per second, p50 and p99 latency, and the ratio of its
  * rate to the bare server's and to Parse Server's at the same concurrency.
  */
@@ -248,9 +248,11 @@ async function benchOn(database: DatabaseKind): Promise<void> {
     children.push(bareServer.child);
     const durableServer = await startBareServer(path.join(home, 'bare-durable.tmp'));
     children.push(durableServer.child);
-    // On PostgreSQL, creates are also set beside the bare server that commits one INSERT per request.
-    const barePostgres = cluster ? await startBarePostgresInsert(cluster) : undefined;
-    if (barePostgres) children.push(barePostgres.child);
+    // Creates are also set beside a bare server that commits one INSERT per request, durably, on the
+    // app's database: PostgreSQL's cluster, or a data.db of its own on SQLite's disk.
+    const bareInsertName = cluster ? BARE_POSTGRES : BARE_SQLITE;
+    const bareInsert = cluster ? await startBarePostgresInsert(cluster) : await startBareSqliteInsert(path.join(home, 'bare-insert.db'), classTableDdl('bare'));
+    children.push(bareInsert.child);
     const bare = bareServer.url;
 
     // Each size's objects through the API itself, in transactional batches of 1,000.
@@ -293,9 +295,8 @@ async function benchOn(database: DatabaseKind): Promise<void> {
 
     const bareOptions = (connections: number): autocannon.Options => ({ url: bare, connections, method: 'POST', body: '{}' });
     const durableOptions: autocannon.Options = { url: durableServer.url, connections: 1, method: 'POST', body: '{}' };
-    /** The bare PostgreSQL insert at `connections`, as a baseline of creates, when the app is on PostgreSQL. */
-    const onBarePostgres = (connections: number): Record<string, autocannon.Options> =>
-      barePostgres ? { [BARE_POSTGRES]: barePostgres.options(connections, { title: 'x', n: 1 }) } : {};
+    /** The bare insert at `connections`, as a baseline of creates. */
+    const onBareInsert = (connections: number): Record<string, autocannon.Options> => ({ [bareInsertName]: bareInsert.options(connections, { title: 'x', n: 1 }) });
     const bare1 = await load(bareOptions(1));
     const bare16 = await load(bareOptions(16));
     const durable1 = await load(durableOptions);
@@ -341,10 +342,10 @@ async function benchOn(database: DatabaseKind): Promise<void> {
           {
             name: 'sequential creates',
             options: creates(data, headers, 1),
-            baselines: { bare: bareOptions(1), ...(barePostgres ? onBarePostgres(1) : { 'bare + fdatasync': durableOptions }), ...onPeer((r, h) => creates(r, h, 1)) },
-            goal: { baseline: barePostgres ? BARE_POSTGRES : 'bare + fdatasync', sqlite: 0.9, postgres: 0.9 },
+            baselines: { bare: bareOptions(1), ...(cluster ? {} : { 'bare + fdatasync': durableOptions }), ...onBareInsert(1), ...onPeer((r, h) => creates(r, h, 1)) },
+            goal: { baseline: bareInsertName, sqlite: 0.9, postgres: 0.9 },
           },
-          { name: '16 concurrent creates', options: creates(data, headers, 16), baselines: { bare: bareOptions(16), ...onBarePostgres(16), ...onPeer((r, h) => creates(r, h, 16)) }, goal: toParse(10, 5) },
+          { name: '16 concurrent creates', options: creates(data, headers, 16), baselines: { bare: bareOptions(16), ...onBareInsert(16), ...onPeer((r, h) => creates(r, h, 16)) }, goal: toParse(10, 5) },
         ],
       },
       ...SIZES.map((size) => {
@@ -367,7 +368,7 @@ async function benchOn(database: DatabaseKind): Promise<void> {
     for (const { title, workloads } of sections) {
       console.log(`\n${title}`);
       console.log(WORKLOAD_HEADER);
-      for (const workload of workloads) await runWorkload(workload, database, { bare: BARE_POSTGRES in workload.baselines ? BARE_POSTGRES : bareReadName(database), peer: 'Parse Server' });
+      for (const workload of workloads) await runWorkload(workload, database, { bare: bareInsertName in workload.baselines ? bareInsertName : bareReadName(database), peer: 'Parse Server' });
     }
   } finally {
     await peer?.server.close();
