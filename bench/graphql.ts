@@ -5,7 +5,8 @@ import { postgresBin, startParseServer, type ParseServerPeer } from './parseServ
 import { DATABASES, startBackyard, type BenchBackyard, type DatabaseKind } from './backyardServer.js';
 import path from 'node:path';
 import type autocannon from 'autocannon';
-import { BARE_POSTGRES, startBarePostgresInsert } from './bareServers.js';
+import { BARE_POSTGRES, BARE_SQLITE, startBarePostgresInsert, startBareSqliteInsert } from './bareServers.js';
+import { classTableDdl } from '../src/data/storage/sqlite/classTables.js';
 import { median, ROUNDS, ROUND_SECONDS, runWorkload, startBareServer, toParse, WORKLOAD_HEADER, type Workload } from './rounds.js';
 
 /**
@@ -14,9 +15,9 @@ import { median, ROUNDS, ROUND_SECONDS, runWorkload, startBareServer, toParse, W
  * `node:http` server, in the same run, each side seeded with OBJECTS objects of class `GameScore`
  * (`score` 0..999 indexed, `playerName`). Workloads: `gameScores(where, first: 10)` at 1 and 16
  * connections, and a `createGameScore` mutation at 1 and 16; each answer is checked on both sides
- * before its rounds. Creates are also set beside the durable bare write of the app's database (a bare
- * server committing one PostgreSQL INSERT per request, or writing and fdatasyncing a file on SQLite's
- * disk), which no server that answers a create once it is durable can beat. Then, in process, how long Backyard takes to build the GraphQL schema of an app
+ * before its rounds. Creates are also set beside the durable bare insert of the app's database
+ * (bareServers.ts: one committed INSERT per request, on PostgreSQL's cluster or into a SQLite class
+ * table with group commit), which no server that answers a create once it is durable can beat. Then, in process, how long Backyard takes to build the GraphQL schema of an app
  * with 50 classes (built once per schema change, `appGraphQLSchema`).
  */
 const OBJECTS = Number(process.env.BENCH_GRAPHQL_OBJECTS ?? 2000);
@@ -105,13 +106,10 @@ async function benchOn(database: DatabaseKind): Promise<void> {
     peer = await startParseServer({ durable: true, graphQL: true, postgres: backyard.cluster });
     await seedParse(peer);
     bare = await startBareServer();
-    if (backyard.cluster) {
-      const insert = await startBarePostgresInsert(backyard.cluster, 'bare_graphql');
-      durable = { child: insert.child, options: (connections) => insert.options(connections, { score: 1, playerName: 'bench' }), name: BARE_POSTGRES };
-    } else {
-      const sync = await startBareServer(path.join(backyard.home, 'bare-durable.tmp'));
-      durable = { child: sync.child, options: (connections) => ({ url: sync.url, connections, method: 'POST', body: '{}' }), name: 'bare + fdatasync' };
-    }
+    const insert = backyard.cluster
+      ? await startBarePostgresInsert(backyard.cluster, 'bare_graphql')
+      : await startBareSqliteInsert(path.join(backyard.home, 'bare-insert.db'), classTableDdl('bare'));
+    durable = { child: insert.child, options: (connections) => insert.options(connections, { score: 1, playerName: 'bench' }), name: backyard.cluster ? BARE_POSTGRES : BARE_SQLITE };
     const ours: Endpoint = { url: `${backyard.base}/graphql`, headers: backyard.headers };
     const theirs: Endpoint = {
       url: peer.url.replace(/\/parse$/, '/graphql'),
