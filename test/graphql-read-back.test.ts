@@ -94,3 +94,30 @@ describe('the read back of a GraphQL mutation', () => {
     expect(reads).toHaveBeenCalledTimes(1);
   });
 });
+
+// GraphQL's context reads each find's answer as objects (DataRequest.readsObjects): the JSON text the
+// HTTP handler sends on (engine.ts findText) would only be parsed back.
+describe('a GraphQL find', () => {
+  it('reads objects, not the text the HTTP handler sends, and answers what REST answers', async () => {
+    for (const [name, size] of [['f1', 1], ['f2', 2], ['f3', 3]] as const) {
+      expect((await app.call('POST', '/classes/Plain', { body: { name, size, meta: { at: { deep: [size] } }, tags: ['x', size] } })).status).toBe(201);
+    }
+    const engine = (await server.platform.services.dataApi.apps.engine(app.appId))!;
+    const text = vi.spyOn(engine, 'findText');
+    const found = await graphql(`{ plains(where: { name: { in: ["f1", "f2", "f3"] } }, order: size_ASC) { count edges { node { objectId name size meta tags { ... on Element { value } } } } } }`);
+    expect(found.status).toBe(200);
+    expect(text).not.toHaveBeenCalled();
+    const rest = await app.call('GET', `/classes/Plain${whereQuery({ name: { $in: ['f1', 'f2', 'f3'] } })}&order=size&count=1`);
+    expect(text).toHaveBeenCalled();
+    expect(found.body.data.plains.count).toBe(3);
+    expect(found.body.data.plains.edges.map((e: { node: unknown }) => e.node)).toEqual(
+      rest.body.results.map((o: { objectId: string; name: string; size: number; meta: unknown; tags: unknown[] }) => ({
+        objectId: o.objectId,
+        name: o.name,
+        size: o.size,
+        meta: o.meta,
+        tags: o.tags.map((value) => ({ value })),
+      })),
+    );
+  });
+});

@@ -52,6 +52,12 @@ export interface DataRequest {
    * reading it again, with every check a get makes. Never set from a client's request.
    */
   stored?: StoredObject;
+  /**
+   * Set by an in-process caller that reads its answers' `body` (GraphQL's context): a find answers
+   * its objects rather than the JSON text the HTTP handler sends on (`jsonText`), which that caller
+   * would parse back. Never set from a client's request.
+   */
+  readsObjects?: true;
 }
 
 export interface DataResponse {

@@ -27,7 +27,9 @@ export function classRoutes(router: DataRouter): void {
   router.on('POST', '/classes/:className', (req, { className }) => createObject(req, className!));
   router.on('GET', '/classes/:className', (req, { className }) => {
     // Without triggers the answer's rows are sent as the database gave their JSON (engine.ts findText).
-    if (!hasAnyTrigger(req, className!, ['beforeFind', 'afterFind'])) return req.engine.findText(className!, req.query, req.auth).then(jsonText);
+    if (!hasAnyTrigger(req, className!, ['beforeFind', 'afterFind'])) {
+      return req.readsObjects ? req.engine.find(className!, req.query, req.auth).then((answer) => ok(answer)) : req.engine.findText(className!, req.query, req.auth).then(jsonText);
+    }
     refuseInTransaction(req);
     return (async () => {
       const ctx = triggerContext(req);

@@ -36,7 +36,7 @@ function requestContext(req: DataRequest, router: DataRouter): GraphQLContext {
   const write = async (call: DataCall) => {
     const auth = call.sessionToken ? await req.services.sessions.clientAuth(call.sessionToken, req.auth.installationId) : req.auth;
     const raw = call.raw && { body: [call.raw.data], contentType: call.raw.contentType, length: call.raw.data.length };
-    const answer = await router.dispatch({ ...req, method: call.method, path: call.path, query: call.query ?? {}, body: call.body, raw, auth, stored: call.stored });
+    const answer = await router.dispatch({ ...req, method: call.method, path: call.path, query: call.query ?? {}, body: call.body, raw, auth, stored: call.stored, readsObjects: true });
     if (answer.status >= 400) {
       const body = isPlainObject(answer.body) ? answer.body : {};
       throw parseError(typeof body.code === 'number' ? body.code : ParseCode.INTERNAL_SERVER_ERROR, typeof body.error === 'string' ? body.error : 'Internal server error.');
