@@ -37,13 +37,21 @@ const BARE_POSTGRES_SERVER = `
  * @returns its process (for the caller to kill) and the autocannon options of a POST of `body` at
  *   `connections`.
  */
-export async function startBarePostgresInsert(
-  cluster: Postgres,
-  database = 'bare',
-): Promise<{ child: ChildProcess; options: (connections: number, body: unknown) => autocannon.Options }> {
+export async function startBarePostgresInsert(cluster: Postgres, database = 'bare'): Promise<InsertServer> {
+  return startInsertServer(BARE_POSTGRES_SERVER, [cluster.createDatabase(database).url, createRequire(import.meta.url).resolve('pg')]);
+}
+
+/** A bare insert server: the child process running `code` (its argv: the port, then `args`), and how to load it. */
+interface InsertServer {
+  child: ChildProcess;
+  /** The autocannon options of a POST of `body` at `connections`. */
+  options: (connections: number, body: unknown) => autocannon.Options;
+}
+
+/** Starts `code` with `node -e` on a free loopback port, answering once it listens. */
+async function startInsertServer(code: string, args: string[]): Promise<InsertServer> {
   const port = await freePort();
-  const pgModule = createRequire(import.meta.url).resolve('pg');
-  const child = spawn(process.execPath, ['-e', BARE_POSTGRES_SERVER, String(port), cluster.createDatabase(database).url, pgModule], { stdio: 'inherit' });
+  const child = spawn(process.execPath, ['-e', code, String(port), ...args], { stdio: 'inherit' });
   const url = `http://127.0.0.1:${port}/`;
   await waitFor(url);
   return { child, options: (connections, body) => ({ url, connections, method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }) };
@@ -55,11 +63,12 @@ export const BARE_SQLITE = 'bare + SQLite insert';
 /**
  * The baseline of creates on SQLite: a bare `node:http` server that inserts the request's body into a
  * class table made by Backyard's own DDL (argv[3], run on argv[2], a `data.db` of its own; argv[4]:
- * where better-sqlite3 is), with the pragmas Backyard sets on an app's `data.db` (src/data/storage/sqlite/database.ts), and answers once an `fdatasync` of
- * the WAL that started after its commit has finished. Concurrent requests share one sync in libuv's
- * thread pool (group commit), as Backyard's do (src/data/storage/sqlite/durability.ts); the request
- * of a client connected alone syncs on the event loop. So this is the durable create any Node server on that driver and
- * disk can reach, at any concurrency.
+ * where better-sqlite3 is), with the pragmas Backyard sets on an app's `data.db`
+ * (src/data/storage/sqlite/database.ts), and answers once an `fdatasync` of the WAL that started
+ * after its commit has finished. Concurrent requests share one sync in libuv's thread pool (group
+ * commit), as Backyard's do (src/data/storage/sqlite/durability.ts); the request of a client
+ * connected alone syncs on the event loop. So this is the durable create any Node server on that
+ * driver and disk can reach, at any concurrency.
  */
 const BARE_SQLITE_SERVER = `
   const crypto = require('node:crypto');
@@ -114,14 +123,6 @@ const BARE_SQLITE_SERVER = `
  * @returns its process (for the caller to kill) and the autocannon options of a POST of `body` at
  *   `connections`.
  */
-export async function startBareSqliteInsert(
-  file: string,
-  ddl: string,
-): Promise<{ child: ChildProcess; options: (connections: number, body: unknown) => autocannon.Options }> {
-  const port = await freePort();
-  const driver = createRequire(import.meta.url).resolve('better-sqlite3');
-  const child = spawn(process.execPath, ['-e', BARE_SQLITE_SERVER, String(port), file, ddl, driver], { stdio: 'inherit' });
-  const url = `http://127.0.0.1:${port}/`;
-  await waitFor(url);
-  return { child, options: (connections, body) => ({ url, connections, method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }) };
+export async function startBareSqliteInsert(file: string, ddl: string): Promise<InsertServer> {
+  return startInsertServer(BARE_SQLITE_SERVER, [file, ddl, createRequire(import.meta.url).resolve('better-sqlite3')]);
 }

@@ -19,9 +19,11 @@ import { load, median, ROUNDS, ROUND_SECONDS, runWorkload, startBareServer, toPa
  * PostgreSQL with fsync on (skipped with a message when PostgreSQL is not installed, or
  * with BENCH_PEER=none), each seeded with the same objects and indexes and loaded by autocannon from
  * this process; creates also beside a bare server committing one durable INSERT per request on the
- * app's database (bareServers.ts: the same PostgreSQL cluster, or SQLite with group commit); reads also beside a bare server running the same statement on
- * the same driver (BARE_READ_SERVER), which shows what any Node server pays for that answer. For each workload: requests per second, p50 and p99 latency, and the ratio of its
- * rate to the bare server's and to Parse Server's at the same concurrency.
+ * app's database (bareServers.ts: the same PostgreSQL cluster, or SQLite with group commit); reads
+ * also beside a bare server running the same statement on the same driver (BARE_READ_SERVER), which
+ * shows what any Node server pays for that answer. For each workload: requests per second, p50 and
+ * p99 latency, and the ratio of its rate to the bare server's and to Parse Server's at the same
+ * concurrency.
  */
 /**
  * The data sizes, each seeded into a class of its own (`Item<size>`) so that one run measures both:
