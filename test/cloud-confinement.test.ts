@@ -1,5 +1,5 @@
 /**
- * Cloud code is untrusted code (issue 18, findings 1 and 2): in the bubblewrap sandbox it reaches its
+ * Cloud code is untrusted code: in the bubblewrap sandbox it reaches its
  * own app's data API and public addresses through Backyard, and nothing else of the host: no Unix
  * socket, no loopback or private address, no other process, no host file. Each escape is tried for
  * real, from a deployed function and, for the layer under Node's permission model, from a bare

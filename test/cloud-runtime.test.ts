@@ -408,7 +408,7 @@ Parse.Cloud.job('report', async () => { console.info('job says hi'); return 'rep
     return runtime;
   };
 
-  it('starts no worker for data API calls of an app with the template main.js; its hello starts one (issue 18, idle workers)', async () => {
+  it('starts no worker for data API calls of an app with the template main.js; its hello starts one', async () => {
     const fresh = await createTestApp(server, 'template-only');
     const { liveWorkers } = server.platform.services.cloud as unknown as { liveWorkers(appId: string): number };
     expect((await fresh.call('POST', '/classes/Note', { body: { text: 'no worker' } })).status).toBe(201);
@@ -422,7 +422,7 @@ Parse.Cloud.job('report', async () => { console.info('job says hi'); return 'rep
     expect(await server.platform.services.cloud.registry(fresh.appId)).toEqual(TEMPLATE_REGISTRY);
   });
 
-  it('stops a worker left without calls, and starts one again for the next call (issue 18, idle workers)', async () => {
+  it('stops a worker left without calls, and starts one again for the next call', async () => {
     const { pino } = await import('pino');
     const runtime = await ownRuntime(pino({ level: 'silent' }), 300);
     try {

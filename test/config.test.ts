@@ -1,5 +1,5 @@
 /**
- * The settings table (src/settings.ts, issue 16 "Structure"): each setting's variable, flag, default
+ * The settings table (src/settings.ts): each setting's variable, flag, default
  * and error text come from its one declaration.
  */
 import os from 'node:os';

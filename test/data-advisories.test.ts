@@ -1,5 +1,5 @@
 /**
- * Parse Server's published security advisories as a checklist (issue 18, last bullet): one test per
+ * Parse Server's published security advisories as a checklist: one test per
  * class of bypass that applies to Backyard's data API, over real HTTP on loopback, each naming the
  * advisories it covers, asserting Parse Server 9's code and status, and with a positive control (the
  * same request where it is allowed). LiveQuery, GraphQL, auth adapters, MFA, email and password

@@ -1,5 +1,5 @@
 /**
- * Permissions hold on every class a data API request touches (issue 18, findings 4-6), over raw
+ * Permissions hold on every class a data API request touches, over raw
  * HTTP on loopback and through the real Parse JS SDK: `include` leaves objects the caller may not
  * `get` as pointers; sub-queries (`$inQuery`, `$notInQuery`, `$select`, `$dontSelect`) need CLP `find`
  * on the class they read; `$relatedTo` needs the owner to be readable; fields that `protectedFields`

@@ -1,5 +1,5 @@
 /**
- * Issue 15, "A lean context" and "Scopes and features": what an assistant pays for tools/list, guides
+ * A lean context, scopes and features: what an assistant pays for tools/list, guides
  * and cloud code as plain text, portable schemas, and connections narrowed to read-only, to feature
  * groups or to one Backend App (by the client's own request or by the token), through real MCP
  * clients over HTTP and stdio and through the REST API with the same tokens.

@@ -1,5 +1,5 @@
 /**
- * Issue 15, "Progress and cancellation": calls that carry a progressToken hear what long operations
+ * Progress and cancellation: calls that carry a progressToken hear what long operations
  * do, through the v2 client (revision 2026-07-28) and the legacy client (2025-11-25) over HTTP,
  * against a real Docker engine; a cancelled call answers what is known and leaves the work going.
  */

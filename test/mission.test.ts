@@ -1,6 +1,5 @@
 /**
- * The whole mission, end to end through MCP, as a chat assistant would use Backyard (issue 6, "What
- * it must show"): read a guide; create a Backend App; create the spec's `Project` and `ToDo` classes
+ * The whole mission, end to end through MCP, as a chat assistant would use Backyard: read a guide; create a Backend App; create the spec's `Project` and `ToDo` classes
  * and objects through `callBackendAPI`; deploy a cloud function and a hosted page with
  * `deployCloudCode`; activate hosting and load the page in Chromium; create a development
  * environment, clone the app's repository into it with a minted token, commit and push from there;

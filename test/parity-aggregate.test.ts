@@ -1,5 +1,5 @@
 /**
- * Aggregation parity (issue 13, area "aggregate"): pipelines sent by the real Parse JS SDK
+ * Aggregation parity: pipelines sent by the real Parse JS SDK
  * (`new Parse.Query(X).aggregate(pipeline)`, master key), answered with MongoDB's semantics as
  * MongoDB-backed Parse Server answers them (group keys as `objectId`, empty keys as null).
  * Expected values are computed by hand (dates checked against strftime's %U/%V/%G).

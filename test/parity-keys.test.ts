@@ -1,5 +1,5 @@
 /**
- * Parity of query keys and include with Parse Server 9.10 (issue 13, group query-keys), through the
+ * Parity of query keys and include with Parse Server 9.10, through the
  * real Parse JS SDK where it reaches the feature and through REST otherwise. Each test failed before
  * its item was done; test/differential/cases/query-keys.ts compares the same requests with Parse
  * Server itself.

@@ -1,5 +1,5 @@
 /**
- * Objects and schemas as Parse Server 9.10 handles them (issue 13, group objects-schemas), through the
+ * Objects and schemas as Parse Server 9.10 handles them, through the
  * real Parse JS SDK where it reaches the feature and through REST otherwise: polygons, the one GeoPoint
  * field of a class, reserved field names, dotted keys inside Object fields, prohibited keywords, and
  * `/schemas` field options, class-level permission keys and error codes.

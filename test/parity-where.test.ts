@@ -1,5 +1,5 @@
 /**
- * Parity of the where/order compiler with Parse Server 9.10 (issue 13, group query-where), through the
+ * Parity of the where/order compiler with Parse Server 9.10, through the
  * real Parse JS SDK where it reaches the feature and through REST otherwise. Each test failed before
  * its item was done; the differential cases (test/differential/cases/query-where.ts) compare the same
  * requests with Parse Server itself.

@@ -7,7 +7,7 @@ import { startTestServer, type TestServer } from './helpers/server.js';
 import { LOOPBACK_IN_IPV6, startRedirector, startTrap, type Redirector, type Trap } from './helpers/outboundTargets.js';
 
 /**
- * Webhooks (issue 17, Parse REST guide "Hooks"): functions and triggers served by an outside URL,
+ * Webhooks (Parse REST guide, "Hooks"): functions and triggers served by an outside URL,
  * registered through `/hooks` with the master key and called through the real JS SDK. The webhook
  * server here refuses a call without the app's webhook key, as a real one should.
  */

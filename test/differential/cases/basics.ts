@@ -1,6 +1,6 @@
 import type { DiffCase } from '../harness.js';
 
-/** Differential cases: the REST guide's basics (objects, queries, batch, users), issue 13. */
+/** Differential cases: the REST guide's basics (objects, queries, batch, users). */
 export const cases: DiffCase[] = [
   {
     name: 'create, get, update with operators, delete, then get answers 101',
