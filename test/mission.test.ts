@@ -1,6 +1,6 @@
 /**
- * The whole mission, end to end through MCP, as a chat assistant would use Backyard: read a guide; create a Backend App; create the spec's `Project` and `ToDo` classes
- * and objects through `callBackendAPI`; deploy a cloud function and a hosted page with
+ * The whole mission, end to end through MCP, as a chat assistant would use Backyard: read a guide;
+ * create a Backend App; create the spec's `Project` and `ToDo` classes and objects through `callBackendAPI`; deploy a cloud function and a hosted page with
  * `deployCloudCode`; activate hosting and load the page in Chromium; create a development
  * environment, clone the app's repository into it with a minted token, commit and push from there;
  * deploy it as a Web App and load it in Chromium, where it reads the Backend App's ToDos.
