@@ -1,9 +1,10 @@
 /**
  * The whole mission, end to end through MCP, as a chat assistant would use Backyard: read a guide;
- * create a Backend App; create the spec's `Project` and `ToDo` classes and objects through `callBackendAPI`; deploy a cloud function and a hosted page with
- * `deployCloudCode`; activate hosting and load the page in Chromium; create a development
- * environment, clone the app's repository into it with a minted token, commit and push from there;
- * deploy it as a Web App and load it in Chromium, where it reads the Backend App's ToDos.
+ * create a Backend App; create the spec's `Project` and `ToDo` classes and objects through
+ * `callBackendAPI`; deploy a cloud function and a hosted page with `deployCloudCode`; activate
+ * hosting and load the page in Chromium; create a development environment, clone the app's
+ * repository into it with a minted token, commit and push from there; deploy it as a Web App and
+ * load it in Chromium, where it reads the Backend App's ToDos.
  *
  * Then it follows the guide `deploy-a-web-app-from-the-built-in-git-host` as served, step by step:
  * its commands in the environment, its Dockerfile (on the Node base image it names) deployed as a Web
