@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort, startPostgres, type Postgres } from './postgres.js';
+import { inspectorArgs } from './profile.js';
 
 const CLI = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../src/cli.js');
 
@@ -27,6 +28,8 @@ export interface BenchBackyard {
   cluster?: Postgres;
   /** Where the child's environment is, for more `backyard` commands or children (BACKYARD_HOME, BACKYARD_DATABASE_URL). */
   env: NodeJS.ProcessEnv;
+  /** The port of the server's inspector when BENCH_PROFILE is set (profile.ts), for `Workload.inspect`. */
+  inspectPort?: number;
   /** Stops the server (SIGTERM), the cluster, and removes the home. */
   close(): Promise<void>;
 }
@@ -55,7 +58,8 @@ export async function startBackyard(database: DatabaseKind, beforeFirstCall?: (h
   try {
     const token = execFileSync(process.execPath, [CLI, 'account', 'create', 'bench'], { env }).toString().trim();
     const port = await freePort();
-    child = spawn(process.execPath, [CLI, 'serve', '--port', String(port)], { env, stdio: ['ignore', 'ignore', 'inherit'] });
+    const { execArgv, inspectPort } = await inspectorArgs();
+    child = spawn(process.execPath, [...execArgv, CLI, 'serve', '--port', String(port)], { env, stdio: ['ignore', 'ignore', 'inherit'] });
     const base = `http://localhost:${port}`;
     await waitFor(`${base}/healthz`);
     const made = await fetch(`${base}/v1/backend-apps`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: '{"appName":"bench"}' });
@@ -65,7 +69,7 @@ export async function startBackyard(database: DatabaseKind, beforeFirstCall?: (h
     const masterKey = /^masterKey\t(.+)$/m.exec(keys)![1]!;
     beforeFirstCall?.(home, appId);
     const headers = { 'x-parse-application-id': appId, 'x-parse-rest-api-key': restKey, 'content-type': 'application/json' };
-    return { base, data: `${base}/data`, home, app: { appId, restKey, masterKey }, headers, cluster, env, close };
+    return { base, data: `${base}/data`, home, app: { appId, restKey, masterKey }, headers, cluster, env, inspectPort, close };
   } catch (error) {
     await close();
     throw error;

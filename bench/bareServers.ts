@@ -3,6 +3,7 @@ import { createRequire } from 'node:module';
 import type autocannon from 'autocannon';
 import { waitFor } from './backyardServer.js';
 import { freePort, type Postgres } from './postgres.js';
+import { inspectorArgs } from './profile.js';
 
 /** The name of the bare PostgreSQL insert baseline in a workload's baselines. */
 export const BARE_POSTGRES = 'bare + PostgreSQL insert';
@@ -46,15 +47,18 @@ interface InsertServer {
   child: ChildProcess;
   /** The autocannon options of a POST of `body` at `connections`. */
   options: (connections: number, body: unknown) => autocannon.Options;
+  /** The port of its inspector when BENCH_PROFILE is set (profile.ts). */
+  inspectPort?: number;
 }
 
 /** Starts `code` with `node -e` on a free loopback port, answering once it listens. */
 async function startInsertServer(code: string, args: string[]): Promise<InsertServer> {
   const port = await freePort();
-  const child = spawn(process.execPath, ['-e', code, String(port), ...args], { stdio: 'inherit' });
+  const { execArgv, inspectPort } = await inspectorArgs();
+  const child = spawn(process.execPath, [...execArgv, '-e', code, String(port), ...args], { stdio: 'inherit' });
   const url = `http://127.0.0.1:${port}/`;
   await waitFor(url);
-  return { child, options: (connections, body) => ({ url, connections, method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }) };
+  return { child, inspectPort, options: (connections, body) => ({ url, connections, method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }) };
 }
 
 /** The name of the bare SQLite insert baseline in a workload's baselines. */

@@ -7,6 +7,7 @@ import Database from 'better-sqlite3';
 import type autocannon from 'autocannon';
 import { postgresBin, startParseServer, type ParseServerPeer } from './parseServer.js';
 import { freePort, type Postgres } from './postgres.js';
+import { inspectorArgs } from './profile.js';
 import { classTable } from '../src/data/storage/sqlite/layout.js';
 import { classTableDdl, fieldIndexDdl } from '../src/data/storage/sqlite/classTables.js';
 import { DATABASES, startBackyard, waitFor, type DatabaseKind } from './backyardServer.js';
@@ -291,7 +292,8 @@ async function benchOn(database: DatabaseKind): Promise<void> {
     const bareReadArgs = cluster
       ? ['postgres', cluster.url, createRequire(import.meta.url).resolve('pg')]
       : ['sqlite', seedBareSqlite(path.join(home, 'bare-read.db'), ids), createRequire(import.meta.url).resolve('better-sqlite3')];
-    children.push(spawn(process.execPath, ['-e', BARE_READ_SERVER, String(bareReadPort), ...bareReadArgs, JSON.stringify(statements)], { stdio: 'inherit' }));
+    const bareReadInspector = await inspectorArgs();
+    children.push(spawn(process.execPath, [...bareReadInspector.execArgv, '-e', BARE_READ_SERVER, String(bareReadPort), ...bareReadArgs, JSON.stringify(statements)], { stdio: 'inherit' }));
     const bareReadRoot = `http://127.0.0.1:${bareReadPort}`;
     await waitFor(`${bareReadRoot}/get${SIZES[0]}`);
 
@@ -299,6 +301,8 @@ async function benchOn(database: DatabaseKind): Promise<void> {
     const durableOptions: autocannon.Options = { url: durableServer.url, connections: 1, method: 'POST', body: '{}' };
     /** The bare insert at `connections`, as a baseline of creates. */
     const onBareInsert = (connections: number): Record<string, autocannon.Options> => ({ [bareInsertName]: bareInsert.options(connections, { title: 'x', n: 1 }) });
+    /** What BENCH_PROFILE profiles of a create workload: Backyard and the bare insert. */
+    const createsInspect = { Backyard: backyard.inspectPort, [bareInsertName]: bareInsert.inspectPort };
     const bare1 = await load(bareOptions(1));
     const bare16 = await load(bareOptions(16));
     const durable1 = await load(durableOptions);
@@ -336,6 +340,7 @@ async function benchOn(database: DatabaseKind): Promise<void> {
       baselines: { bare: bareOptions(connections), ...onBareRead(bareKey, connections), ...onPeer((r, h) => ({ url: url(r, PEER_OBJECT_ID), connections, headers: h })) },
       goal,
       answer,
+      inspect: { Backyard: backyard.inspectPort, [bareReadName(database)]: bareReadInspector.inspectPort },
     });
     const sections: Array<{ title: string; workloads: Workload[] }> = [
       {
@@ -346,8 +351,15 @@ async function benchOn(database: DatabaseKind): Promise<void> {
             options: creates(data, headers, 1),
             baselines: { bare: bareOptions(1), ...(cluster ? {} : { 'bare + fdatasync': durableOptions }), ...onBareInsert(1), ...onPeer((r, h) => creates(r, h, 1)) },
             goal: { baseline: bareInsertName, sqlite: 0.9, postgres: 0.9 },
+            inspect: createsInspect,
           },
-          { name: '16 concurrent creates', options: creates(data, headers, 16), baselines: { bare: bareOptions(16), ...onBareInsert(16), ...onPeer((r, h) => creates(r, h, 16)) }, goal: toParse(10, 5) },
+          {
+            name: '16 concurrent creates',
+            options: creates(data, headers, 16),
+            baselines: { bare: bareOptions(16), ...onBareInsert(16), ...onPeer((r, h) => creates(r, h, 16)) },
+            goal: toParse(10, 5),
+            inspect: createsInspect,
+          },
         ],
       },
       ...SIZES.map((size) => {

@@ -99,7 +99,7 @@ async function benchOn(database: DatabaseKind): Promise<void> {
   const backyard = await startBackyard(database);
   let peer: ParseServerPeer | undefined;
   let bare: Awaited<ReturnType<typeof startBareServer>> | undefined;
-  let durable: { child: { kill(signal: NodeJS.Signals): boolean }; options: (connections: number) => autocannon.Options; name: string } | undefined;
+  let durable: { child: { kill(signal: NodeJS.Signals): boolean }; options: (connections: number) => autocannon.Options; name: string; inspectPort?: number } | undefined;
   try {
     await seedBackyard(backyard);
     // Parse Server on Backyard's cluster when there is one (as the data API bench does), else on its own.
@@ -109,7 +109,12 @@ async function benchOn(database: DatabaseKind): Promise<void> {
     const insert = backyard.cluster
       ? await startBarePostgresInsert(backyard.cluster, 'bare_graphql')
       : await startBareSqliteInsert(path.join(backyard.home, 'bare-insert.db'), classTableDdl('bare'));
-    durable = { child: insert.child, options: (connections) => insert.options(connections, { score: 1, playerName: 'bench' }), name: backyard.cluster ? BARE_POSTGRES : BARE_SQLITE };
+    durable = {
+      child: insert.child,
+      options: (connections) => insert.options(connections, { score: 1, playerName: 'bench' }),
+      name: backyard.cluster ? BARE_POSTGRES : BARE_SQLITE,
+      inspectPort: insert.inspectPort,
+    };
     const ours: Endpoint = { url: `${backyard.base}/graphql`, headers: backyard.headers };
     const theirs: Endpoint = {
       url: peer.url.replace(/\/parse$/, '/graphql'),
@@ -126,6 +131,7 @@ async function benchOn(database: DatabaseKind): Promise<void> {
       goal: GOAL,
       answer,
       unchecked: durable ? [durable.name] : [],
+      inspect: { Backyard: backyard.inspectPort, ...(writes && durable ? { [durable.name]: durable.inspectPort } : {}) },
     });
     const range = { from: 100, to: 200 };
     console.log(`${OBJECTS} GameScores on each side; each workload: ${ROUNDS} rounds of ${ROUND_SECONDS} s next to its baselines, medians of the rounds`);

@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import autocannon from 'autocannon';
 import { freePort } from './postgres.js';
+import { formatBreakdown, PROFILE_MODE, profileWhile } from './profile.js';
 import { waitFor } from './backyardServer.js';
 import type { DatabaseKind } from './backyardServer.js';
 
@@ -96,6 +97,11 @@ export interface Workload {
   answer?: (body: any) => boolean;
   /** Baselines that answer a shape of their own (a bare durable write), whose answers `answer` does not check. */
   unchecked?: readonly string[];
+  /**
+   * The inspector port of each side that BENCH_PROFILE may profile (profile.ts `inspectorArgs`), by
+   * side: `Backyard`, or a baseline's name.
+   */
+  inspect?: Record<string, number | undefined>;
 }
 
 /**
@@ -132,11 +138,27 @@ export async function runWorkload(workload: Workload, database: DatabaseKind, ce
       ? `; the ${ceilingOf.bare} was ${median(ratios[ceilingOf.peer]!.map((toPeer, i) => toPeer / ratios[ceilingOf.bare]![i]!)).toFixed(2)}× ${ceilingOf.peer}`
       : '';
   let verdict = '';
+  let missed = false;
   if (goal && ratios[goal.baseline]) {
     const wanted = goal[database];
-    verdict = `; goal ≥ ${wanted}× ${goal.baseline}: ${median(ratios[goal.baseline]!) >= wanted ? 'met' : 'NOT met'}`;
+    missed = median(ratios[goal.baseline]!) < wanted;
+    verdict = `; goal ≥ ${wanted}× ${goal.baseline}: ${missed ? 'NOT met' : 'met'}`;
   }
   console.log(`${name.padEnd(34)} ${column((r) => r.rps, 0, 8)} ${column((r) => r.p50, 2, 7)} ${column((r) => r.p99, 2, 7)}  ${vs}${ceiling}${verdict}${errors ? `  (${errors} errors)` : ''}`);
+  if (PROFILE_MODE === 'all' || (PROFILE_MODE === 'missed' && missed)) await profileSides(workload);
+}
+
+/** Loads each side of `workload` that has an inspector once more, for ROUND_SECONDS, sampled (profile.ts), and prints where its time went. */
+async function profileSides({ options, baselines, inspect = {} }: Workload): Promise<void> {
+  const sides: Record<string, autocannon.Options> = { Backyard: options, ...baselines };
+  for (const [side, port] of Object.entries(inspect)) {
+    if (port === undefined || !sides[side]) continue;
+    const profiled = await profileWhile(port, async () => {
+      const r = await autocannon({ ...sides[side]!, duration: ROUND_SECONDS });
+      return r.requests.total;
+    });
+    for (const line of formatBreakdown(side, profiled)) console.log(line);
+  }
 }
 
 /** The header line above `runWorkload`'s lines. */

@@ -1,0 +1,63 @@
+/**
+ * The bench's profiles (bench/profile.ts, BENCH_PROFILE): a real Node server started with an
+ * inspector, sampled over the inspector protocol while it answers real HTTP requests, each sample
+ * put in its category and divided by the requests answered.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { afterEach, describe, expect, it } from 'vitest';
+import { breakdown, formatBreakdown, profileWhile } from '../bench/profile.js';
+import { freePort } from '../bench/postgres.js';
+import { waitFor } from '../bench/backyardServer.js';
+
+// Each request runs `spinForAWhile` for 2 ms of the server's own code: the profile must find it.
+const SERVER = `
+  function spinForAWhile() { const end = process.hrtime.bigint() + 2_000_000n; let x = 0; while (process.hrtime.bigint() < end) x++; return x; }
+  require('node:http').createServer((req, res) => { res.end(String(spinForAWhile())); }).listen(Number(process.argv[1]), '127.0.0.1');
+`;
+
+let child: ChildProcess | undefined;
+afterEach(() => {
+  child?.kill('SIGKILL');
+  child = undefined;
+});
+
+describe('bench profiles', () => {
+  it('samples a server through its inspector and names the function its requests spend their time in', async () => {
+    const [port, inspectPort] = [await freePort(), await freePort()];
+    child = spawn(process.execPath, [`--inspect=127.0.0.1:${inspectPort}`, '-e', SERVER, String(port)], { stdio: 'ignore' });
+    await waitFor(`http://127.0.0.1:${port}/`);
+    const profiled = await profileWhile(inspectPort, async () => {
+      for (let i = 0; i < 100; i++) await (await fetch(`http://127.0.0.1:${port}/`)).text();
+      return 100;
+    });
+    expect(profiled.requests).toBe(100);
+    expect(profiled.ownTop[0]?.name).toMatch(/^spinForAWhile \[eval\]:2$/);
+    // Its own code is where the busy time went (the loop also calls hrtime, a native function).
+    const busy = Object.entries(profiled.micros).filter(([c]) => c !== 'idle');
+    const [largest] = busy.sort((a, b) => b[1] - a[1])[0]!;
+    expect(['own', 'native']).toContain(largest);
+    expect(profiled.ownTop[0]!.micros).toBeGreaterThan(0);
+    expect(formatBreakdown('spinner', profiled)[0]).toMatch(/^ {2}profile of spinner \(\d+\.\d s, 100 requests\)/);
+  });
+
+  it('puts each function in its category and gives microseconds per request', () => {
+    const frame = (id: number, functionName: string, url: string) => ({ id, callFrame: { functionName, url, lineNumber: 9 } });
+    const nodes = [
+      frame(1, '(root)', ''),
+      frame(2, '(idle)', ''),
+      frame(3, '(garbage collector)', ''),
+      frame(4, 'writev', ''),
+      frame(5, 'end', 'node:_http_outgoing'),
+      frame(6, 'query', 'file:///x/node_modules/pg/lib/client.js'),
+      frame(7, 'find', 'file:///x/node_modules/find-my-way/index.js'),
+      frame(8, 'findText', 'file:///x/dist/src/data/engine.js'),
+    ];
+    // Sample i lasts until sample i + 1 (V8's timeDeltas); the last one's length is unknown and is not counted.
+    const samples = [2, 3, 4, 5, 6, 7, 8, 8, 1];
+    const timeDeltas = [0, 100, 200, 300, 400, 500, 600, 700, 800];
+    const b = breakdown({ nodes, samples, timeDeltas, startTime: 0, endTime: 3_600 }, 10);
+    expect(b.micros).toEqual({ idle: 10, gc: 20, native: 30, node: 40, driver: 50, libraries: 60, own: 70 + 80, program: 0 });
+    expect(b.ownTop).toEqual([{ name: 'findText src/data/engine.js:10', micros: 150 }]);
+    expect(b.nativeTop).toEqual([{ name: 'writev', micros: 30 }]);
+  });
+});
