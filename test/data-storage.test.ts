@@ -70,12 +70,22 @@ describe('the SQLite adapter write path', () => {
 
     await adapter.transaction((tx) => tx.insert('Item', row(2)));
     const first = adapter.durable();
-    await adapter.transaction((tx) => tx.insert('Item', row(3)));
     const second = adapter.durable(true); // a sync is running: it waits like the others
     expect(wal.running).toBeDefined();
     expect(wal.synced).toBeLessThan(wal.written);
     await Promise.all([first, second]);
     expect(wal.synced).toBe(wal.written);
+
+    // Transactions that end while a sync is in flight commit together once it has ended: a commit
+    // made during it would wait for the next sync anyway.
+    await adapter.transaction((tx) => tx.insert('Item', row(3)));
+    const syncing = adapter.durable();
+    const syncedBySyncInFlight = wal.written;
+    await Promise.all([5, 6, 7].map((i) => adapter.transaction((tx) => tx.insert('Item', row(i)))));
+    expect(wal.synced).toBe(syncedBySyncInFlight);
+    expect(wal.written).toBe(syncedBySyncInFlight + 1);
+    await syncing;
+    await adapter.durable();
 
     // After a slow sync (a slow disk), even a lone writer waits in the thread pool.
     const timing = wal as unknown as { lastSyncMs: number };
@@ -167,6 +177,104 @@ describe('the SQLite adapter write path', () => {
     await Promise.all([first, second]);
     expect(order).toEqual(['first begins', 'first ends', 'second begins']);
     await expect(kept!.insert('Item', row(3))).rejects.toThrow(/already ended/);
+    await adapter.close();
+  });
+
+  /** Counts the adapter's COMMITs, and holds its first transaction open until `release`, so that the others queue behind it. */
+  function grouped(adapter: SqliteAdapter) {
+    const database = storeOf(adapter);
+    const commit = database.commit.bind(database);
+    const seen = { commits: 0 };
+    database.commit = () => {
+      commit();
+      seen.commits++;
+    };
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const first = adapter.transaction(async (tx) => {
+      await tx.insert('Item', row(0));
+      await held;
+    });
+    return { seen, first, release };
+  }
+
+  it('transactions that waited their turn share one commit, and none is answered before it; each fails alone', async () => {
+    const adapter = new SqliteAdapter(file);
+    await adapter.transaction((tx) => tx.saveClass(CLASS));
+    const { seen, first, release } = grouped(adapter);
+    const committedWhenAnswered: number[] = [];
+    const queued = Array.from({ length: 10 }, (_, i) =>
+      adapter
+        .transaction(async (tx) => {
+          // The 5th writes a row and then fails; the 7th fails inside SQLite (a duplicate objectId).
+          await tx.insert('Item', i === 6 ? row(2) : row(i + 1));
+          if (i === 4) throw new Error('refused after writing');
+        })
+        .then(() => committedWhenAnswered.push(seen.commits)),
+    );
+    release();
+    const settled = await Promise.allSettled([first, ...queued]);
+    expect(settled.map((s) => s.status)).toEqual(['fulfilled', ...Array.from({ length: 10 }, (_, i) => (i === 4 || i === 6 ? 'rejected' : 'fulfilled'))]);
+    expect(seen.commits).toBe(1);
+    expect(committedWhenAnswered).toEqual([1, 1, 1, 1, 1, 1, 1, 1]);
+    const stored = (await adapter.find('Item', { where: {}, limit: 100, principals: undefined })).map((r) => r.objectId).sort();
+    expect(stored).toEqual([0, 1, 2, 3, 4, 6, 8, 9, 10].map((i) => row(i).objectId));
+    // A transaction alone commits by itself, at once.
+    await adapter.transaction((tx) => tx.insert('Item', row(11)));
+    expect(seen.commits).toBe(2);
+    await adapter.close();
+  });
+
+  it('a transaction that changes the schema commits at once with the group before it, and one that fails takes its schema change back', async () => {
+    const adapter = new SqliteAdapter(file);
+    await adapter.transaction((tx) => tx.saveClass(CLASS));
+    const { seen, first, release } = grouped(adapter);
+    const queued = [
+      adapter.transaction((tx) => tx.insert('Item', row(1))),
+      adapter.transaction(async (tx) => {
+        await tx.saveClass({ ...CLASS, className: 'Refused' });
+        throw new Error('refused after a schema change');
+      }),
+      adapter.transaction((tx) => tx.saveClass({ ...CLASS, className: 'Other' })),
+      adapter.transaction((tx) => tx.insert('Item', row(2))),
+    ];
+    release();
+    const settled = await Promise.allSettled([first, ...queued]);
+    expect(settled.map((s) => s.status)).toEqual(['fulfilled', 'fulfilled', 'rejected', 'fulfilled', 'fulfilled']);
+    // The first four in one commit (the one that changed the schema ended the group), the last alone.
+    expect(seen.commits).toBe(2);
+    expect(adapter.getClass('Refused')).toBeUndefined();
+    expect(adapter.getClass('Other')).toBeDefined();
+    expect((await adapter.find('Item', { where: {}, limit: 100, principals: undefined })).length).toBe(3);
+    await adapter.close();
+  });
+
+  it('when a shared commit fails, every transaction of its group is refused and nothing of theirs is written', async () => {
+    const adapter = new SqliteAdapter(file);
+    await adapter.transaction((tx) => tx.saveClass(CLASS));
+    // A deferred foreign key is checked at COMMIT: a way to have SQLite itself refuse one.
+    const db = storeOf(adapter).db as { exec(sql: string): void; pragma(p: string): unknown; prepare(sql: string): { run(): unknown } };
+    db.pragma('foreign_keys = ON');
+    db.exec('CREATE TABLE parent (id TEXT PRIMARY KEY)');
+    db.exec('CREATE TABLE child (parentId TEXT REFERENCES parent(id) DEFERRABLE INITIALLY DEFERRED)');
+    const { seen, first, release } = grouped(adapter);
+    const queued = [
+      adapter.transaction((tx) => tx.insert('Item', row(1))),
+      adapter.transaction(async () => {
+        db.prepare("INSERT INTO child VALUES ('no such parent')").run();
+      }),
+    ];
+    release();
+    const settled = await Promise.allSettled([first, ...queued]);
+    expect(settled.map((s) => s.status)).toEqual(['rejected', 'rejected', 'rejected']);
+    for (const s of settled) expect(String((s as PromiseRejectedResult).reason)).toMatch(/FOREIGN KEY/);
+    expect(seen.commits).toBe(0);
+    expect(await adapter.get('Item', row(0).objectId)).toBeUndefined();
+    expect(await adapter.get('Item', row(1).objectId)).toBeUndefined();
+    // The connection is out of the failed transaction and writes again.
+    await adapter.transaction((tx) => tx.insert('Item', row(2)));
+    expect(await adapter.get('Item', row(2).objectId)).toBeDefined();
+    expect(seen.commits).toBe(1);
     await adapter.close();
   });
 

@@ -38,7 +38,7 @@ export class SqliteDatabase implements SchemaLookup {
   /** The get-by-objectId statement of each class (`getStmt`). */
   private readonly getStatements = new Map<string, Database.Statement>();
   private readonly wal: WalSync;
-  private readonly txn: { begin: Database.Statement; commit: Database.Statement; rollback: Database.Statement };
+  private readonly txn: Record<'begin' | 'commit' | 'rollback' | 'savepoint' | 'release' | 'rollbackTo', Database.Statement>;
 
   /**
    * Opens (creating and migrating) the file, upgrades class tables of an earlier layout
@@ -59,7 +59,14 @@ export class SqliteDatabase implements SchemaLookup {
     this.wal = new WalSync(`${file}-wal`);
     // Prepared BEGIN/COMMIT rather than better-sqlite3's `db.transaction(fn)`, which builds a wrapper
     // per call (about 9 µs less per write, bench/data-api).
-    this.txn = { begin: this.db.prepare('BEGIN IMMEDIATE'), commit: this.db.prepare('COMMIT'), rollback: this.db.prepare('ROLLBACK') };
+    this.txn = {
+      begin: this.db.prepare('BEGIN IMMEDIATE'),
+      commit: this.db.prepare('COMMIT'),
+      rollback: this.db.prepare('ROLLBACK'),
+      savepoint: this.db.prepare('SAVEPOINT joined'),
+      release: this.db.prepare('RELEASE joined'),
+      rollbackTo: this.db.prepare('ROLLBACK TO joined'),
+    };
     registerQueryFunctions(this.db);
     upgradeClassTables(this.db);
     this.classes = new SchemaCache(this.readSchema());
@@ -118,18 +125,54 @@ export class SqliteDatabase implements SchemaLookup {
     this.wal.wrote();
   }
 
+  /** Starts a transaction that joins the open one (a savepoint, adapter.ts): its writes commit with it. */
+  join(): void {
+    this.txn.savepoint.run();
+  }
+
+  /** Ends a joined transaction that succeeded: its writes stay in the open one. */
+  release(): void {
+    this.txn.release.run();
+  }
+
+  /**
+   * Undoes a joined transaction that failed, keeping the open one's earlier writes (reloading the
+   * schema as `rollback` does).
+   * @returns false when SQLite had already rolled back the whole open transaction (a full disk, an
+   *   I/O error: https://www.sqlite.org/lang_transaction.html, "Response To Errors Within A
+   *   Transaction"), whose earlier writes are then lost too.
+   */
+  rollbackJoined(): boolean {
+    const open = this.db.inTransaction;
+    if (open) {
+      this.txn.rollbackTo.run();
+      this.txn.release.run();
+    }
+    this.reloadIfChanged();
+    return open;
+  }
+
   /**
    * Rolls back (when SQLite has not already, as after a full disk) and, when the transaction changed
    * the schema, reloads the schema cache and forgets the statements prepared since.
    */
   rollback(): void {
     if (this.db.inTransaction) this.txn.rollback.run();
+    this.reloadIfChanged();
+  }
+
+  private reloadIfChanged(): void {
     if (!this.schemaChanged) return;
     this.classes.replace(this.readSchema());
     this.statements.clear();
     this.rowStatements.clear();
     this.getStatements.clear();
     this.schemaChanged = false;
+  }
+
+  /** The WAL sync in flight, if any (durability.ts `inFlight`). */
+  syncInFlight(): Promise<void> | undefined {
+    return this.wal.inFlight();
   }
 
   /** Resolves once every commit so far is on disk (durability.ts). */

@@ -53,6 +53,11 @@ export class WalSync {
     }
   }
 
+  /** The sync running in the thread pool, if any: a commit made before it ends waits for the next one anyway. */
+  inFlight(): Promise<void> | undefined {
+    return this.running;
+  }
+
   /**
    * Opens the WAL once: the adapter keeps its connection open, and SQLite removes the WAL only when
    * the last connection closes, so one descriptor serves for the adapter's life.
