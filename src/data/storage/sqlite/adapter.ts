@@ -117,8 +117,13 @@ export class SqliteAdapter implements StorageAdapter {
       }
     };
     const inFlight = this.database.syncInFlight();
-    if (inFlight) inFlight.then(commitNow, commitNow);
-    else setImmediate(commitNow);
+    if (!inFlight) return void setImmediate(commitNow);
+    // The group's sync starts right after its commit, before its members are answered and ask for it.
+    const commitAndSync = () => {
+      commitNow();
+      this.database.durable().catch(() => undefined);
+    };
+    inFlight.then(commitAndSync, commitAndSync);
   }
 
   /** Rejects the members of a group SQLite rolled back as a whole (a full disk, an I/O error). */
