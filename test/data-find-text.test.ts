@@ -41,6 +41,31 @@ describe('storedRowJson', () => {
   });
 });
 
+describe("SQLite's text of an object (sqlite/reads.ts OBJECT_JSON)", () => {
+  it('is storedRowJson\'s text of the stored row, byte for byte, for any data and ACL', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'backyard-object-json-'));
+    const adapter = new SqliteAdapter(path.join(dir, 'data.db'));
+    try {
+      await adapter.transaction((tx) => tx.saveClass({ className: 'Any', fields: {}, classLevelPermissions: {}, indexes: {} }));
+      let n = 0;
+      await fc.assert(
+        fc.asyncProperty(fc.dictionary(fieldName, fc.jsonValue()), acl, async (data, rowAcl) => {
+          const now = new Date(Date.UTC(2026, 0, 1, 0, 0, 0, n)).toISOString();
+          const row = { objectId: `obj${String(n++).padStart(7, '0')}`, createdAt: now, updatedAt: now, data, acl: rowAcl } as StoredRow;
+          await adapter.transaction((tx) => tx.insert('Any', row));
+          const [text] = await adapter.findText!('Any', { where: { objectId: row.objectId }, principals: undefined });
+          const stored = { ...row, data: JSON.stringify(row.data), acl: row.acl === null ? null : JSON.stringify(row.acl) };
+          expect(text).toBe(storedRowJson(stored));
+        }),
+        { numRuns: 300 },
+      );
+    } finally {
+      await adapter.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('DataEngine.findText, in process on a real SQLite file', () => {
   let dir: string;
   let adapter: SqliteAdapter;

@@ -9,7 +9,7 @@ import { applyChanges } from './objects/operations.js';
 import { parseFindParams, type FindParams } from './objects/findParams.js';
 import { includePointers, planSelection, type IncludeSource } from './objects/include.js';
 import { checkProhibitedKeywords } from './objects/keywords.js';
-import { selectKeys, storedRowJson, type FileUrl } from './objects/output.js';
+import { selectKeys, type FileUrl } from './objects/output.js';
 import { checkQueryable, hiddenFields, listsAny, withoutHidden } from './objects/protectedFields.js';
 import { checkWriteKey, type Schema } from './schema.js';
 import { checkClassCreation, enforceRoleSecurity, roleSecurityRefuses } from './access.js';
@@ -319,8 +319,7 @@ export class DataEngine {
     if (!findText || !this.asTextApplies(query, auth)) return JSON.stringify(await this.findPrepared(query, auth));
     const { params } = query;
     const rows = params.limit === 0 ? [] : await findText.call(this.#storage, query.className, query.read);
-    let text = '{"results":[';
-    for (let i = 0; i < rows.length; i++) text += (i ? ',' : '') + storedRowJson(rows[i]!);
+    const text = `{"results":[${rows.join(',')}`;
     if (params.count) return `${text}],"count":${await this.countOf(query)}}`;
     if (params.limit === 0) await this.countOf(query); // still validates where
     return `${text}]}`;

@@ -50,7 +50,8 @@ export interface SelectTree extends FilterTree {
 }
 
 /** The alias of the class's rows in every statement built here. */
-const ROW = 't';
+/** The alias of the class table in every statement, which column expressions name (`t.data`). */
+export const ROW = 't';
 
 /** Parse Server's default page size (Parse docs, REST guide "Queries": "limit"). */
 const DEFAULT_LIMIT = 100;
@@ -113,13 +114,14 @@ function condition(tree: FilterTree): SqlFragment {
 
 /**
  * The SELECT of a find: the row columns of `ROW_COLUMNS` (objectId, createdAt, updatedAt, data, acl),
+ * or `columns` (SQL over the row alias ROW, written by the caller, never from a client's string),
  * sorted and paged (`LIMIT ? OFFSET ?`, both bound).
  */
-export function compileSelect(tree: SelectTree, dialect: Dialect): SqlFragment {
+export function compileSelect(tree: SelectTree, dialect: Dialect, columns: string = ROW_COLUMNS): SqlFragment {
   const where = condition(tree);
   const order = tree.order ? ` ORDER BY ${tree.order.sql}` : '';
   return {
-    sql: `SELECT ${ROW_COLUMNS} FROM ${dialect.classTable(tree.className)} AS ${ROW} WHERE ${where.sql}${order} LIMIT ? OFFSET ?`,
+    sql: `SELECT ${columns} FROM ${dialect.classTable(tree.className)} AS ${ROW} WHERE ${where.sql}${order} LIMIT ? OFFSET ?`,
     params: [...where.params, ...(tree.order?.params ?? []), tree.limit, tree.skip],
   };
 }

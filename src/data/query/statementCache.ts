@@ -208,6 +208,15 @@ export class StatementCache {
   }
 
   /**
+   * The SELECT of a find with other columns than the row's (statement.ts `compileSelect`): `columns`,
+   * a constant of the caller's, cached under its own `kind`.
+   * @throws ParseError as selectTree does.
+   */
+  selectColumns(kind: string, columns: string, className: string, query: ReadQuery): SqlFragment {
+    return this.statement(kind, className, query, (q) => compileSelect(selectTree(className, q, this.target), this.target.dialect, columns));
+  }
+
+  /**
    * The count of a find's rows (statement.ts `compileCount`).
    * @throws ParseError as filterTree does.
    */

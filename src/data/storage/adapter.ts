@@ -63,10 +63,11 @@ export interface StorageReads {
   get(className: string, objectId: string): Promise<StoredRow | undefined>;
   find(className: string, options: FindOptions): Promise<StoredRow[]>;
   /**
-   * The rows `find` answers, with `data` and `acl` as JSON text (StoredRowText), for engine.ts
-   * `findText`. A joined storage (a transactional batch) leaves it out, and the engine reads objects.
+   * The objects `find` answers, each as its JSON text as objects/output.ts `storedRowJson` writes
+   * it from the stored row's text, for engine.ts `findText`. A joined storage (a transactional
+   * batch) leaves it out, and the engine reads objects.
    */
-  findText?(className: string, options: FindOptions): Promise<StoredRowText[]>;
+  findText?(className: string, options: FindOptions): Promise<string[]>;
   count(className: string, options: Pick<FindOptions, 'where' | 'principals' | 'access'>): Promise<number>;
   /** objectIds related to `owningId` through `ownerClass.field`. */
   relatedIds(ownerClass: string, field: string, owningId: string): Promise<string[]>;

@@ -4,6 +4,7 @@ import type { Dialect, SqlFragment } from '../../query/dialect.js';
 import { compileGet, compileGroup, filterTree, type StatementTarget } from '../../query/statement.js';
 import type { StatementCache } from '../../query/statementCache.js';
 import type { SchemaLookup } from '../../types.js';
+import { storedRowJson } from '../../objects/output.js';
 import type { ConfigEntry, FindOptions, StorageReads, StoredClass, StoredRow, StoredRowText } from '../adapter.js';
 import type { Run } from './database.js';
 import { uniqueFault } from './uniqueUsers.js';
@@ -145,15 +146,15 @@ export class PostgresReads implements StorageReads {
     return (result.rows as RowRecord[]).map(toRow);
   }
 
-  /** `find` with `data` and `acl` as the text of their `jsonb` (StorageReads.findText). */
-  async findText(className: string, options: FindOptions): Promise<StoredRowText[]> {
+  /** `find`'s objects as JSON text, written around the text of their `jsonb` (StorageReads.findText). */
+  async findText(className: string, options: FindOptions): Promise<string[]> {
     if (!this.runText) {
-      return (await this.find(className, options)).map((r) => ({ ...r, data: JSON.stringify(r.data), acl: r.acl === null ? null : JSON.stringify(r.acl) }));
+      return (await this.find(className, options)).map((r) => storedRowJson({ ...r, data: JSON.stringify(r.data), acl: r.acl === null ? null : JSON.stringify(r.acl) }));
     }
     const compile = () => literalLimit(this.owner.shapes.select(className, options));
     const first = compile();
     if (await this.missing(className)) return [];
-    return (await this.compiled(first, compile, this.runText)).rows as StoredRowText[];
+    return ((await this.compiled(first, compile, this.runText)).rows as StoredRowText[]).map(storedRowJson);
   }
 
   async count(className: string, options: Pick<FindOptions, 'where' | 'principals' | 'access'>): Promise<number> {

@@ -35,6 +35,8 @@ export class SqliteDatabase implements SchemaLookup {
   private readonly statements = new Map<string, Database.Statement>();
   /** Statements that read class rows, in raw mode: arrays, so no column name is looked up per row. */
   private readonly rowStatements = new Map<string, Database.Statement>();
+  /** Statements that answer one column's values (`valueStmt`). */
+  private readonly valueStatements = new Map<string, Database.Statement>();
   /** The get-by-objectId statement of each class (`getStmt`). */
   private readonly getStatements = new Map<string, Database.Statement>();
   private readonly wal: WalSync;
@@ -95,6 +97,16 @@ export class SqliteDatabase implements SchemaLookup {
     if (!s) {
       s = this.db.prepare(sql).raw(true);
       this.rowStatements.set(sql, s);
+    }
+    return s;
+  }
+
+  /** The statement of `sql` answering its first column's values (better-sqlite3's pluck mode), prepared once. */
+  valueStmt(sql: string): Database.Statement {
+    let s = this.valueStatements.get(sql);
+    if (!s) {
+      s = this.db.prepare(sql).pluck(true);
+      this.valueStatements.set(sql, s);
     }
     return s;
   }
@@ -166,6 +178,7 @@ export class SqliteDatabase implements SchemaLookup {
     this.classes.replace(this.readSchema());
     this.statements.clear();
     this.rowStatements.clear();
+    this.valueStatements.clear();
     this.getStatements.clear();
     this.schemaChanged = false;
   }
