@@ -14,6 +14,11 @@ import { classTable, indexExpr, quoteIdent, runStatement } from './layout.js';
 import { dataMigrations } from './migrations.js';
 import { SqliteUniqueUsers } from './uniqueUsers.js';
 
+/** How a statement answers rows: better-sqlite3's objects, arrays (raw) or first columns (pluck). */
+const asPrepared = (s: Database.Statement) => s;
+const asRaw = (s: Database.Statement) => s.raw(true);
+const asPluck = (s: Database.Statement) => s.pluck(true);
+
 /**
  * One Backend App's `data.db`, open on this thread (better-sqlite3, synchronous): WAL with
  * `synchronous=NORMAL` plus a group commit that syncs the WAL before a write is answered
@@ -83,30 +88,24 @@ export class SqliteDatabase implements SchemaLookup {
 
   /** The statement of `sql`, prepared once (until a schema change: `forgetStatements`). */
   stmt(sql: string): Database.Statement {
-    let s = this.statements.get(sql);
-    if (!s) {
-      s = this.db.prepare(sql);
-      this.statements.set(sql, s);
-    }
-    return s;
+    return this.prepared(this.statements, sql, asPrepared);
   }
 
   /** The statement of `sql` in raw mode (rows as arrays), prepared once. */
   rowStmt(sql: string): Database.Statement {
-    let s = this.rowStatements.get(sql);
-    if (!s) {
-      s = this.db.prepare(sql).raw(true);
-      this.rowStatements.set(sql, s);
-    }
-    return s;
+    return this.prepared(this.rowStatements, sql, asRaw);
   }
 
   /** The statement of `sql` answering its first column's values (better-sqlite3's pluck mode), prepared once. */
   valueStmt(sql: string): Database.Statement {
-    let s = this.valueStatements.get(sql);
+    return this.prepared(this.valueStatements, sql, asPluck);
+  }
+
+  private prepared(cache: Map<string, Database.Statement>, sql: string, mode: (s: Database.Statement) => Database.Statement): Database.Statement {
+    let s = cache.get(sql);
     if (!s) {
-      s = this.db.prepare(sql).pluck(true);
-      this.valueStatements.set(sql, s);
+      s = mode(this.db.prepare(sql));
+      cache.set(sql, s);
     }
     return s;
   }
