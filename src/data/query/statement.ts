@@ -49,8 +49,7 @@ export interface SelectTree extends FilterTree {
   readonly skip: number;
 }
 
-/** The alias of the class's rows in every statement built here. */
-/** The alias of the class table in every statement, which column expressions name (`t.data`). */
+/** The alias of the class's rows in every statement built here, which column expressions name (`t.data`). */
 export const ROW = 't';
 
 /** Parse Server's default page size (Parse docs, REST guide "Queries": "limit"). */

@@ -24,12 +24,13 @@ interface Group {
  * Transactions that start close together share a commit (group commit). A transaction that ends is
  * not committed at once: its commit waits for the WAL sync in flight to end, or, with none, for the
  * event loop's next check phase (`setImmediate`, after the requests whose bytes arrived with its own
- * have run), and the transactions that start in the meantime run inside it, each as a savepoint. A commit writes each changed page to the WAL, so
- * a group writes a page that several of its inserts changed once (a CPU profile of 16 concurrent
- * creates had COMMIT at 27% of the server's busy time). Each transaction still fails alone: one that
- * throws is rolled back to its savepoint and the others commit. A transaction that changed the
- * schema commits at once, with the group before it. No transaction's promise resolves before its
- * writes are committed; when a commit fails, each transaction of its group is rejected with the error.
+ * have run), and the transactions that start in the meantime run inside it, each as a savepoint. A
+ * commit writes each changed page to the WAL, so a group writes a page that several of its inserts
+ * changed once (a CPU profile of 16 concurrent creates had COMMIT at 27% of the server's busy time).
+ * Each transaction still fails alone: one that throws is rolled back to its savepoint and the others
+ * commit. A transaction that changed the schema commits at once, with the group before it. No
+ * transaction's promise resolves before its writes are committed; when a commit fails, each
+ * transaction of its group is rejected with the error.
  */
 export class SqliteAdapter implements StorageAdapter {
   readonly dialect = sqliteDialect;
