@@ -71,12 +71,15 @@ describe.skipIf(SKIP_DOCKER)('development environment containment', () => {
   it('contains a fork bomb at the process limit; Backyard and other environments keep working', async () => {
     const envId = await environment('bomb');
     const otherId = await environment('neighbour');
-    const bomb = await run(envId, 'bomb() { bomb | bomb & }; bomb');
+    // `wait` keeps the command running while its bomb does: without it the command's shell returns at
+    // once and the bomb, left without a command to end, had to die down by itself, which took more
+    // than a minute once on a loaded machine.
+    const bomb = await run(envId, 'bomb() { bomb | bomb & }; bomb; wait');
     expect(await run(otherId, 'echo fine')).toMatchObject({ stdout: 'fine\n', exitCode: 0 });
     expect((await fetch(`${server.url}/healthz`)).ok).toBe(true);
     // The kernel refuses forks at the limit: the bomb's shells say so on the stream Backyard follows.
     await expect.poll(async () => (await inspect(envId, bomb.id)).stderr, { timeout: 60_000, interval: 250 }).toMatch(/can't fork/);
-    // The bomb may die down by itself (each shell gives up when it cannot fork); else end it.
+    // The bomb may have died down by itself (each shell gives up when it cannot fork); else end it.
     const state = await inspect(envId, bomb.id);
     if (state.status === 'running') await exit(envId, bomb.id).catch((error: Error) => expect(error.message).toMatch(/has already exited/));
     await expect.poll(() => tasks(envId), { timeout: 60_000, interval: 250 }).toBeLessThanOrEqual(3);
