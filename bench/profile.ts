@@ -44,14 +44,13 @@ export interface Breakdown {
 
 /**
  * The categories of a sample, by the function it was taken in (its self time):
- * - own: the server's own code (Backyard's `dist/src/`, a bare server's `node -e` script). On
- *   SQLite this holds the statements' run time too: better-sqlite3 runs them inside the calling
- *   JavaScript frame.
+ * - own: the server's own code (Backyard's `dist/src/`, a bare server's `node -e` script).
  * - driver: node-postgres, its protocol and pool, better-sqlite3's JavaScript.
  * - libraries: every other package (the router, graphql...).
  * - node: Node.js's own JavaScript (`node:` modules: http, streams, net).
  * - native: functions with no script (the socket's `writev`, which on loopback does the receiver's
- *   TCP work too; reads; crypto).
+ *   TCP work too; reads; crypto; better-sqlite3's `get`, `all` and `run`, which run the statements
+ *   on SQLite).
  * - gc, program (V8 itself), idle (waiting for the network, the database or the disk).
  */
 export const CATEGORIES = ['own', 'driver', 'libraries', 'node', 'native', 'gc', 'program', 'idle'] as const;
