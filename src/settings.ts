@@ -343,6 +343,14 @@ export const SETTINGS = {
     schema: whole(1000, 86_400_000),
     meaning: 'how long cloning and building one deployment may take',
   }),
+  webappSwarm: setting({
+    variable: 'BACKYARD_WEBAPP_SWARM',
+    default: 'auto',
+    defaultText: '`auto`',
+    schema: z.enum(['auto', 'off'], { message: 'must be auto or off' }),
+    meaning:
+      '`auto`: Web Apps run as swarm services while the engine is a swarm manager, else as containers; `off`: always as containers, even on an engine in a swarm',
+  }),
   webappPollMs: setting({
     variable: 'BACKYARD_WEBAPP_POLL_MS',
     default: 60_000,

@@ -22,6 +22,7 @@ describe('loadConfig', () => {
       devenvCpus: 1,
       networkPool: { start: 10 * 2 ** 24 + 201 * 2 ** 16, prefix: 16 },
       networkSubnetPrefix: 27,
+      webappSwarm: 'auto',
       github: undefined,
     });
   });
@@ -50,6 +51,7 @@ describe('loadConfig', () => {
         BACKYARD_ALLOWED_ORIGINS: ' https://a.example , https://b.example ',
         BACKYARD_HOSTING_DOMAIN: 'Apps.Example.COM',
         BACKYARD_DEVENV_CPUS: '0.5',
+        BACKYARD_WEBAPP_SWARM: 'off',
         BACKYARD_LOG_LEVEL: '  ',
       },
     );
@@ -59,6 +61,7 @@ describe('loadConfig', () => {
     expect(config.allowedOrigins).toEqual(['https://a.example', 'https://b.example']);
     expect(config.hostingDomain).toBe('apps.example.com');
     expect(config.devenvCpus).toBe(0.5);
+    expect(config.webappSwarm).toBe('off');
     expect(config.logLevel).toBe('info');
   });
 
@@ -67,6 +70,7 @@ describe('loadConfig', () => {
     [{ BACKYARD_DEVENV_PIDS: '2.5' }, 'BACKYARD_DEVENV_PIDS must be a whole number'],
     [{ BACKYARD_CLOUD_IDLE_MS: '5' }, 'BACKYARD_CLOUD_IDLE_MS must be at least 100'],
     [{ BACKYARD_CLOUD_CONFINEMENT: 'maybe' }, 'BACKYARD_CLOUD_CONFINEMENT must be auto, sandbox or none'],
+    [{ BACKYARD_WEBAPP_SWARM: 'on' }, 'BACKYARD_WEBAPP_SWARM must be auto or off'],
     [{ BACKYARD_DEVENV_NETWORK: 'host' }, "BACKYARD_DEVENV_NETWORK must not share the host's network"],
     [{ BACKYARD_ACCOUNT: '-x-' }, 'BACKYARD_ACCOUNT must be a login'],
     [{ DOCKER_HOST: '/var/run/docker.sock' }, 'DOCKER_HOST must be like unix:///var/run/docker.sock'],

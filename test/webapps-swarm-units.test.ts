@@ -18,7 +18,7 @@ import { LABEL_ACCOUNT, LABEL_TASK_DEPLOYMENT, LABEL_WEBAPP, accountOverlayName,
 import { MAX_REPLICAS, MIN_REPLICAS, checkReplicas } from '../src/platform/webapps/names.js';
 import { serviceSpec } from '../src/platform/webapps/swarm.js';
 
-const settings = { home: '/srv/backyard', dockerHost: undefined, memoryMb: 64, cpus: 0.5 };
+const settings = { home: '/srv/backyard', dockerHost: undefined, memoryMb: 64, cpus: 0.5, swarm: 'auto' as const };
 const input = { accountId: 'acc1', webAppId: 'app1', deploymentId: 'dep1', image: 'backyard-webapp-x/site:dep1', port: 8080, env: ['A=1'], replicas: 3 };
 
 describe('replicas', () => {

@@ -99,7 +99,7 @@ describe.skipIf(SKIP !== undefined)('a Web App as a Docker Swarm service with tw
 
   beforeAll(async () => {
     await requireDocker();
-    server = await startTestServer({ ...WEBAPP_ENV, BACKYARD_WEBAPP_HEALTH_TIMEOUT_MS: '15000' });
+    server = await startTestServer({ ...WEBAPP_ENV, BACKYARD_WEBAPP_SWARM: 'auto', BACKYARD_WEBAPP_HEALTH_TIMEOUT_MS: '15000' });
     client = await modernHttpClient(server.url, server.alice);
     work = fs.mkdtempSync(path.join(os.tmpdir(), 'backyard-webapps-swarm-'));
     repo = path.join(work, 'swarmed');
@@ -217,5 +217,44 @@ describe.skipIf(SKIP !== undefined)('a Web App as a Docker Swarm service with tw
     expect((await docker.listNetworks({ filters: { name: [reachNetworkName(server.home)] } })).filter((n) => n.Name === reachNetworkName(server.home))).toEqual([]);
     expect((await docker.listVolumes({ filters: { label: [`${LABEL_HOME}=${server.home}`] } })).Volumes ?? []).toEqual([]);
     expect((await fetchApp(appURL)).status).toBe(404);
+  });
+});
+
+describe.skipIf(SKIP !== undefined)('BACKYARD_WEBAPP_SWARM=off on a swarm manager', { timeout: 180_000 }, () => {
+  let server: TestServer;
+  let client: AnyMcpClient;
+  let work: string;
+
+  beforeAll(async () => {
+    await requireDocker();
+    server = await startTestServer(WEBAPP_ENV);
+    expect(WEBAPP_ENV.BACKYARD_WEBAPP_SWARM).toBe('off');
+    client = await modernHttpClient(server.url, server.alice);
+    work = fs.mkdtempSync(path.join(os.tmpdir(), 'backyard-webapps-noswarm-'));
+  });
+  afterAll(async () => {
+    await client?.close();
+    if (server) {
+      await server.close();
+      await removeWebApps(server.home);
+    }
+    if (work) fs.rmSync(work, { recursive: true, force: true });
+  });
+
+  it('runs a Web App as a plain container, with no service, and the proxy serves it', async () => {
+    const repo = path.join(work, 'plain');
+    const { token } = await call(client, 'createRepohostInstallationAccessToken', {});
+    await commit(repo, sampleApp('<h1>in a container</h1>\n'), 'one');
+    await push(server.url, repo, 'alice', 'plain', token);
+    const created = await call(client, 'createWebApp', { appName: 'plain', repositoryOwnerLogin: 'alice', repositoryName: 'plain' });
+    const done = await settle(client, created.appId, created.lastDeployment.id, 120_000);
+    expect(done, done.error).toMatchObject({ status: 'active', error: '' });
+    expect(await docker.listServices({ filters: { label: [`${LABEL_WEBAPP}=${created.appId}`] } })).toEqual([]);
+    const containers = await docker.listContainers({ filters: { label: [`${LABEL_WEBAPP}=${created.appId}`] } });
+    expect(containers).toHaveLength(1);
+    expect(containers[0]!.Labels[LABEL_TASK_DEPLOYMENT]).toBeUndefined();
+    expect((await fetchApp(created.appURL)).text).toBe('<h1>in a container</h1>\n');
+    await call(client, 'deleteWebApp', { appId: created.appId });
+    expect(await docker.listContainers({ all: true, filters: { label: [`${LABEL_WEBAPP}=${created.appId}`] } })).toEqual([]);
   });
 });

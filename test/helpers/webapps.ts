@@ -20,6 +20,8 @@ const exec = promisify(execFile);
 
 /** Server settings of the Web App suites: a short health check time-out so failures come quickly. */
 export const WEBAPP_ENV = {
+  // Plain containers, whatever the engine is: test/webapps-swarm.test.ts sets `auto` on a swarm it makes.
+  BACKYARD_WEBAPP_SWARM: 'off',
   BACKYARD_WEBAPP_HEALTH_TIMEOUT_MS: '4000',
   BACKYARD_WEBAPP_MEMORY_MB: '64',
   BACKYARD_LOG_LEVEL: process.env.BACKYARD_TEST_LOG_LEVEL ?? 'silent',

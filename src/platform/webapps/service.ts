@@ -35,7 +35,7 @@ import { followDeployment } from './follow.js';
 import { WebAppProxy } from './proxy.js';
 import { ContainerRunner, type RunnerSettings } from './runner.js';
 import { RepositorySources } from './source.js';
-import { SwarmServices } from './swarm.js';
+import { SwarmServices, type SwarmSettings } from './swarm.js';
 import { TaskTargets } from './tasks.js';
 import { WebAppRecovery } from './recovery.js';
 import type { CreateWebAppInput, Deployment, LogOptions, UpdateWebAppInput, WebApp } from './types.js';
@@ -58,7 +58,7 @@ export interface DeploymentSummary extends Deployment {
 }
 
 /** Settings of the Web App service (Config: BACKYARD_WEBAPP_*, DOCKER_HOST). */
-export interface WebAppSettings extends PipelineSettings, RunnerSettings {
+export interface WebAppSettings extends PipelineSettings, RunnerSettings, SwarmSettings {
   pollMs: number;
 }
 
@@ -72,6 +72,7 @@ export const webAppSettings = (config: Config): WebAppSettings => ({
   memoryMb: config.webappMemoryMb,
   cpus: config.webappCpus,
   pollMs: config.webappPollMs,
+  swarm: config.webappSwarm,
 });
 
 export interface WebAppServiceOptions {

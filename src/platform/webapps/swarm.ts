@@ -26,6 +26,8 @@ export interface SwarmSettings {
   dockerHost: string | undefined;
   memoryMb: number;
   cpus: number;
+  /** BACKYARD_WEBAPP_SWARM: `off` keeps Web Apps in plain containers even on a swarm manager. */
+  swarm: 'auto' | 'off';
 }
 
 /** What one deployment of a Web App runs as its service's tasks. */
@@ -152,9 +154,11 @@ export class SwarmServices {
 
   /**
    * Whether the engine is a swarm manager (`docker info`: `Swarm.LocalNodeState` "active" and
-   * `Swarm.ControlAvailable`), asked at most every 5 s; false when the engine cannot be asked.
+   * `Swarm.ControlAvailable`), asked at most every 5 s; false when the engine cannot be asked, and
+   * always false with BACKYARD_WEBAPP_SWARM=off.
    */
   async active(): Promise<boolean> {
+    if (this.settings.swarm === 'off') return false;
     if (this.mode && Date.now() - this.mode.at < MODE_TTL_MS) return this.mode.active;
     let active = false;
     try {
