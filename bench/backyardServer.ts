@@ -1,10 +1,10 @@
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort, startPostgres, type Postgres } from './postgres.js';
-import { inspectorArgs } from './profile.js';
+import { spawnNode } from './profile.js';
 
 const CLI = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../src/cli.js');
 
@@ -58,8 +58,9 @@ export async function startBackyard(database: DatabaseKind, beforeFirstCall?: (h
   try {
     const token = execFileSync(process.execPath, [CLI, 'account', 'create', 'bench'], { env }).toString().trim();
     const port = await freePort();
-    const { execArgv, inspectPort } = await inspectorArgs();
-    child = spawn(process.execPath, [...execArgv, CLI, 'serve', '--port', String(port)], { env, stdio: ['ignore', 'ignore', 'inherit'] });
+    const started = await spawnNode([CLI, 'serve', '--port', String(port)], { env, stdout: 'ignore' });
+    child = started.child;
+    const { inspectPort } = started;
     const base = `http://localhost:${port}`;
     await waitFor(`${base}/healthz`);
     const made = await fetch(`${base}/v1/backend-apps`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: '{"appName":"bench"}' });

@@ -1,9 +1,9 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { createRequire } from 'node:module';
 import type autocannon from 'autocannon';
 import { waitFor } from './backyardServer.js';
 import { freePort, type Postgres } from './postgres.js';
-import { inspectorArgs } from './profile.js';
+import { spawnNode } from './profile.js';
 
 /** The name of the bare PostgreSQL insert baseline in a workload's baselines. */
 export const BARE_POSTGRES = 'bare + PostgreSQL insert';
@@ -54,8 +54,7 @@ interface InsertServer {
 /** Starts `code` with `node -e` on a free loopback port, answering once it listens. */
 async function startInsertServer(code: string, args: string[]): Promise<InsertServer> {
   const port = await freePort();
-  const { execArgv, inspectPort } = await inspectorArgs();
-  const child = spawn(process.execPath, [...execArgv, '-e', code, String(port), ...args], { stdio: 'inherit' });
+  const { child, inspectPort } = await spawnNode(['-e', code, String(port), ...args], { stdout: 'inherit' });
   const url = `http://127.0.0.1:${port}/`;
   await waitFor(url);
   return { child, inspectPort, options: (connections, body) => ({ url, connections, method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }) };

@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -7,7 +7,7 @@ import Database from 'better-sqlite3';
 import type autocannon from 'autocannon';
 import { postgresBin, startParseServer, type ParseServerPeer } from './parseServer.js';
 import { freePort, type Postgres } from './postgres.js';
-import { inspectorArgs } from './profile.js';
+import { spawnNode } from './profile.js';
 import { classTable } from '../src/data/storage/sqlite/layout.js';
 import { classTableDdl, fieldIndexDdl } from '../src/data/storage/sqlite/classTables.js';
 import { DATABASES, startBackyard, waitFor, type DatabaseKind } from './backyardServer.js';
@@ -292,8 +292,8 @@ async function benchOn(database: DatabaseKind): Promise<void> {
     const bareReadArgs = cluster
       ? ['postgres', cluster.url, createRequire(import.meta.url).resolve('pg')]
       : ['sqlite', seedBareSqlite(path.join(home, 'bare-read.db'), ids), createRequire(import.meta.url).resolve('better-sqlite3')];
-    const bareReadInspector = await inspectorArgs();
-    children.push(spawn(process.execPath, [...bareReadInspector.execArgv, '-e', BARE_READ_SERVER, String(bareReadPort), ...bareReadArgs, JSON.stringify(statements)], { stdio: 'inherit' }));
+    const bareReadInspector = await spawnNode(['-e', BARE_READ_SERVER, String(bareReadPort), ...bareReadArgs, JSON.stringify(statements)], { stdout: 'inherit' });
+    children.push(bareReadInspector.child);
     const bareReadRoot = `http://127.0.0.1:${bareReadPort}`;
     await waitFor(`${bareReadRoot}/get${SIZES[0]}`);
 

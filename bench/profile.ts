@@ -1,24 +1,46 @@
+import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
+import { createInterface } from 'node:readline';
+import type { Writable } from 'node:stream';
 import { WebSocket } from 'ws';
 import { freePort } from './postgres.js';
 
 /**
- * BENCH_PROFILE: `missed` profiles, after its rounds, each workload that missed its goal; `all`
- * every workload; unset or anything else, none. A profiled workload's server and its bare baseline
- * are each loaded once more, for ROUND_SECONDS at the same concurrency, while their main thread is
+ * BENCH_PROFILE: `missed` (the default) profiles, after its rounds, each workload that missed its
+ * goal; `all` every workload; `off` none. A profiled workload's server and its bare baseline are
+ * each loaded once more, for ROUND_SECONDS at the same concurrency, while their main thread is
  * sampled, so that a missed goal comes with where each server spent its time.
  */
-export const PROFILE_MODE: 'missed' | 'all' | 'off' = process.env.BENCH_PROFILE === 'all' ? 'all' : process.env.BENCH_PROFILE === 'missed' ? 'missed' : 'off';
+export const PROFILE_MODE: 'missed' | 'all' | 'off' = profileMode(process.env.BENCH_PROFILE);
+
+function profileMode(value: string | undefined): 'missed' | 'all' | 'off' {
+  if (value === undefined || value === '' || value === 'missed') return 'missed';
+  if (value === 'all' || value === 'off') return value;
+  throw new Error(`BENCH_PROFILE must be missed, all or off, not ${JSON.stringify(value)}`);
+}
+
+/** What Node prints on stderr when an inspector listens or a client attaches and leaves, dropped from a child's stderr. */
+const INSPECTOR_NOTICE = /^(Debugger listening on ws:|Debugger attached\.|Debugger ending on ws:|Waiting for the debugger to disconnect|For help, see: https:\/\/nodejs\.org\/en\/docs\/inspector)/;
 
 /**
- * The Node options that let `profileWhile` sample a bench's child server: an inspector on a free
- * loopback port when BENCH_PROFILE is set, none otherwise (an inspector nobody attached to costs
- * nothing measurable, but an unprofiled run should not carry one at all).
+ * Starts a bench's child server: `node <args>`, with stdout as `stdout` says and stderr passed on
+ * line by line to `options.stderr` (process.stderr by default). Unless BENCH_PROFILE is `off`, the
+ * child has an inspector on a free loopback port for `profileWhile` (one nobody attached to costs
+ * nothing measurable), and Node's notices about it are dropped from its stderr.
+ * @returns the child and its inspector's port (undefined when not profiling).
  */
-export async function inspectorArgs(): Promise<{ execArgv: string[]; inspectPort?: number }> {
-  if (PROFILE_MODE === 'off') return { execArgv: [] };
-  const inspectPort = await freePort();
-  return { execArgv: [`--inspect=127.0.0.1:${inspectPort}`], inspectPort };
+export async function spawnNode(
+  args: string[],
+  options: { env?: NodeJS.ProcessEnv; stdout: 'ignore' | 'inherit'; stderr?: Writable },
+): Promise<{ child: ChildProcess; inspectPort?: number }> {
+  const stderr = options.stderr ?? process.stderr;
+  const inspectPort = PROFILE_MODE === 'off' ? undefined : await freePort();
+  const inspect = inspectPort === undefined ? [] : [`--inspect=127.0.0.1:${inspectPort}`];
+  const child = spawn(process.execPath, [...inspect, ...args], { env: options.env, stdio: ['ignore', options.stdout, 'pipe'] });
+  createInterface({ input: child.stderr! }).on('line', (line) => {
+    if (!INSPECTOR_NOTICE.test(line)) stderr.write(`${line}\n`);
+  });
+  return { child, inspectPort };
 }
 
 /** A V8 CPU profile as the inspector protocol's `Profiler.stop` gives it (the fields read here). */

@@ -133,19 +133,35 @@ export async function runWorkload(workload: Workload, database: DatabaseKind, ce
     .map(([baseline, xs]) => `${median(xs).toFixed(2)}× ${baseline}`)
     .join(', ');
   const column = (pick: (r: Result) => number, digits: number, width: number) => median(rounds.map(pick)).toFixed(digits).padStart(width);
-  const ceiling =
-    ceilingOf && ratios[ceilingOf.bare] && ratios[ceilingOf.peer]
-      ? `; the ${ceilingOf.bare} was ${median(ratios[ceilingOf.peer]!.map((toPeer, i) => toPeer / ratios[ceilingOf.bare]![i]!)).toFixed(2)}× ${ceilingOf.peer}`
-      : '';
+  // The bare server's own ratio to the peer, round by round: Backyard's ratio to the peer over its ratio to the bare server.
+  const bareToPeer = ceilingOf && ratios[ceilingOf.bare] && ratios[ceilingOf.peer] ? median(ratios[ceilingOf.peer]!.map((toPeer, i) => toPeer / ratios[ceilingOf.bare]![i]!)) : undefined;
+  const ceiling = bareToPeer === undefined ? '' : `; the ${ceilingOf!.bare} was ${bareToPeer.toFixed(2)}× ${ceilingOf!.peer}`;
   let verdict = '';
-  let missed = false;
+  let why: string | undefined;
   if (goal && ratios[goal.baseline]) {
     const wanted = goal[database];
-    missed = median(ratios[goal.baseline]!) < wanted;
+    const missed = median(ratios[goal.baseline]!) < wanted;
     verdict = `; goal ≥ ${wanted}× ${goal.baseline}: ${missed ? 'NOT met' : 'met'}`;
+    if (missed) why = whyMissed(wanted, goal.baseline, ratios, ceilingOf, bareToPeer);
   }
   console.log(`${name.padEnd(34)} ${column((r) => r.rps, 0, 8)} ${column((r) => r.p50, 2, 7)} ${column((r) => r.p99, 2, 7)}  ${vs}${ceiling}${verdict}${errors ? `  (${errors} errors)` : ''}`);
-  if (PROFILE_MODE === 'all' || (PROFILE_MODE === 'missed' && missed)) await profileSides(workload);
+  if (why) console.log(`  why: ${why}`);
+  if (PROFILE_MODE === 'all' || (PROFILE_MODE === 'missed' && why !== undefined)) await profileSides(workload);
+}
+
+/**
+ * Why a goal was missed, in one sentence: when the bare server that does the same job (`ceilingOf.bare`)
+ * was itself below the goal, no Node server in Backyard's place reached it on this machine; otherwise
+ * Backyard did less than the bare server, and its profile (printed after) shows where its time went.
+ */
+export function whyMissed(wanted: number, baseline: string, ratios: Record<string, number[]>, ceilingOf: { bare: string; peer: string } | undefined, bareToPeer: number | undefined): string {
+  if (ceilingOf && bareToPeer !== undefined && baseline === ceilingOf.peer && bareToPeer < wanted) {
+    return `the ${ceilingOf.bare} itself made ${bareToPeer.toFixed(2)}× ${ceilingOf.peer}, below the goal: past what the driver, the database and the disk allow here`;
+  }
+  const profiles = PROFILE_MODE === 'off' ? '' : '; the profiles below show where its time went';
+  if (!ceilingOf || !ratios[ceilingOf.bare]) return `no bare server of the same job ran beside it${profiles}`;
+  const above = baseline === ceilingOf.peer ? ', which was above the goal' : '';
+  return `Backyard made ${median(ratios[ceilingOf.bare]!).toFixed(2)}× the ${ceilingOf.bare}${above}${profiles}`;
 }
 
 /** Loads each side of `workload` that has an inspector once more, for ROUND_SECONDS, sampled (profile.ts), and prints where its time went. */

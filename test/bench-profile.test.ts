@@ -3,16 +3,23 @@
  * inspector, sampled over the inspector protocol while it answers real HTTP requests, each sample
  * put in its category and divided by the requests answered.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { PassThrough } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
-import { breakdown, formatBreakdown, profileWhile } from '../bench/profile.js';
+import { breakdown, formatBreakdown, PROFILE_MODE, profileWhile, spawnNode } from '../bench/profile.js';
+import { whyMissed } from '../bench/rounds.js';
 import { freePort } from '../bench/postgres.js';
 import { waitFor } from '../bench/backyardServer.js';
 
 // Each request runs `spinForAWhile` for 2 ms of the server's own code: the profile must find it.
+// It says on stderr when it listens and when it is asked to exit (GET /exit).
 const SERVER = `
   function spinForAWhile() { const end = process.hrtime.bigint() + 2_000_000n; let x = 0; while (process.hrtime.bigint() < end) x++; return x; }
-  require('node:http').createServer((req, res) => { res.end(String(spinForAWhile())); }).listen(Number(process.argv[1]), '127.0.0.1');
+  require('node:http').createServer((req, res) => {
+    if (req.url === '/exit') { console.error('spinner: bye'); res.end('bye', () => process.exit(0)); return; }
+    res.end(String(spinForAWhile()));
+  }).listen(Number(process.argv[1]), '127.0.0.1', () => console.error('spinner: listening'));
 `;
 
 let child: ChildProcess | undefined;
@@ -23,8 +30,16 @@ afterEach(() => {
 
 describe('bench profiles', () => {
   it('samples a server through its inspector and names the function its requests spend their time in', async () => {
-    const [port, inspectPort] = [await freePort(), await freePort()];
-    child = spawn(process.execPath, [`--inspect=127.0.0.1:${inspectPort}`, '-e', SERVER, String(port)], { stdio: 'ignore' });
+    // BENCH_PROFILE is unset here: `missed`, so spawnNode gives the child an inspector.
+    expect(PROFILE_MODE).toBe('missed');
+    const port = await freePort();
+    const stderr = new PassThrough();
+    let text = '';
+    stderr.on('data', (chunk) => (text += String(chunk)));
+    const started = await spawnNode(['-e', SERVER, String(port)], { stdout: 'ignore', stderr });
+    child = started.child;
+    const inspectPort = started.inspectPort!;
+    expect(inspectPort).toBeGreaterThan(0);
     await waitFor(`http://127.0.0.1:${port}/`);
     const profiled = await profileWhile(inspectPort, async () => {
       for (let i = 0; i < 100; i++) await (await fetch(`http://127.0.0.1:${port}/`)).text();
@@ -38,6 +53,26 @@ describe('bench profiles', () => {
     expect(['own', 'native']).toContain(largest);
     expect(profiled.ownTop[0]!.micros).toBeGreaterThan(0);
     expect(formatBreakdown('spinner', profiled)[0]).toMatch(/^ {2}profile of spinner \(\d+\.\d s, 100 requests\)/);
+    // The child's own lines came through; Node's notices about the inspector (listening, attached, ending) did not.
+    // 'close': the child exited and its stdio streams are closed, every line of them read.
+    const closed = once(child, 'close');
+    await (await fetch(`http://127.0.0.1:${port}/exit`)).text();
+    await closed;
+    expect(text).toBe('spinner: listening\nspinner: bye\n');
+  });
+
+  it('says why a goal was missed: the bare server below it, or Backyard below the bare server', () => {
+    const ceiling = { bare: 'bare + SQLite select', peer: 'Parse Server' };
+    // Backyard 5×, 6×, 4× Parse Server at 0.8× the bare server: the bare server made 6.25×, 7.5×, 5×.
+    const ratios = { 'bare + SQLite select': [0.8, 0.8, 0.8], 'Parse Server': [5, 6, 4] };
+    expect(whyMissed(10, 'Parse Server', ratios, ceiling, 6.25)).toBe(
+      'the bare + SQLite select itself made 6.25× Parse Server, below the goal: past what the driver, the database and the disk allow here',
+    );
+    expect(whyMissed(6, 'Parse Server', ratios, ceiling, 6.25)).toBe(
+      'Backyard made 0.80× the bare + SQLite select, which was above the goal; the profiles below show where its time went',
+    );
+    expect(whyMissed(0.9, 'bare + SQLite select', ratios, ceiling, 6.25)).toBe('Backyard made 0.80× the bare + SQLite select; the profiles below show where its time went');
+    expect(whyMissed(5, 'Parse Server', { 'Parse Server': [4] }, undefined, undefined)).toBe('no bare server of the same job ran beside it; the profiles below show where its time went');
   });
 
   it('puts each function in its category and gives microseconds per request', () => {
