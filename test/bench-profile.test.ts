@@ -72,6 +72,9 @@ describe('bench profiles', () => {
       'Backyard made 0.80× the bare + SQLite select, which was above the goal; the profiles below show where its time went',
     );
     expect(whyMissed(0.9, 'bare + SQLite select', ratios, ceiling, 6.25)).toBe('Backyard made 0.80× the bare + SQLite select; the profiles below show where its time went');
+    expect(whyMissed(10, 'Parse Server', { 'bare + SQLite select': [1.05, 1.1], 'Parse Server': [9.9, 9.8] }, ceiling, 11.7)).toBe(
+      "Backyard made 1.10× the bare + SQLite select, as fast as the bare server, whose own rounds met the goal: the machine's drift between rounds",
+    );
     expect(whyMissed(5, 'Parse Server', { 'Parse Server': [4] }, undefined, undefined)).toBe('no bare server of the same job ran beside it; the profiles below show where its time went');
   });
 
