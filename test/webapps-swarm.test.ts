@@ -5,16 +5,14 @@
  * (a rolling update, start-first) under a steady request loop, and leaves no service, network or
  * volume once deleted. Without a swarm the file is skipped, saying why.
  */
-import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { KIND_WEBAPP, LABEL_HOME, LABEL_KIND, LABEL_TASK_DEPLOYMENT, LABEL_WEBAPP, reachNetworkName, serviceNetworkHomeFilter } from '../src/platform/webapps/labels.js';
 import { OFFLINE_IMAGE } from '../src/platform/devenvs/offlineImage.js';
-import { SKIP_DOCKER, docker, requireDocker } from './helpers/devenvs.js';
-import { modernHttpClient, type AnyMcpClient } from './helpers/mcpClients.js';
-import { startTestServer, type TestServer } from './helpers/server.js';
-import { WEBAPP_ENV, call, commit, fetchApp, push, removeWebApps, sampleApp, settle } from './helpers/webapps.js';
+import { SKIP_DOCKER, docker } from './helpers/devenvs.js';
+import type { AnyMcpClient } from './helpers/mcpClients.js';
+import type { TestServer } from './helpers/server.js';
+import { WEBAPP_ENV, call, commit, fetchApp, push, sampleApp, settle, webAppSuite } from './helpers/webapps.js';
 
 /** Why the file does not run, or undefined when the engine is a swarm manager. */
 async function skipReason(): Promise<string | undefined> {
@@ -97,22 +95,11 @@ describe.skipIf(SKIP !== undefined)('a Web App as a Docker Swarm service with tw
     return names;
   };
 
+  const suite = webAppSuite({ ...WEBAPP_ENV, BACKYARD_WEBAPP_SWARM: 'auto', BACKYARD_WEBAPP_HEALTH_TIMEOUT_MS: '15000' }, 'backyard-webapps-swarm-');
   beforeAll(async () => {
-    await requireDocker();
-    server = await startTestServer({ ...WEBAPP_ENV, BACKYARD_WEBAPP_SWARM: 'auto', BACKYARD_WEBAPP_HEALTH_TIMEOUT_MS: '15000' });
-    client = await modernHttpClient(server.url, server.alice);
-    work = fs.mkdtempSync(path.join(os.tmpdir(), 'backyard-webapps-swarm-'));
+    ({ server, client, work } = suite);
     repo = path.join(work, 'swarmed');
     ({ token } = await call(client, 'createRepohostInstallationAccessToken', {}));
-  });
-  afterAll(async () => {
-    await client?.close();
-    if (server) {
-      await server.close();
-      // Services, their containers and networks, and images of this home, whatever a failed test left.
-      await removeWebApps(server.home);
-    }
-    if (work) fs.rmSync(work, { recursive: true, force: true });
   });
 
   it('createWebApp with replicas 2 runs a service of two tasks, with no published port, and the proxy spreads requests over both', async () => {
@@ -221,27 +208,11 @@ describe.skipIf(SKIP !== undefined)('a Web App as a Docker Swarm service with tw
 });
 
 describe.skipIf(SKIP !== undefined)('BACKYARD_WEBAPP_SWARM=off on a swarm manager', { timeout: 180_000 }, () => {
-  let server: TestServer;
-  let client: AnyMcpClient;
-  let work: string;
-
-  beforeAll(async () => {
-    await requireDocker();
-    server = await startTestServer(WEBAPP_ENV);
-    expect(WEBAPP_ENV.BACKYARD_WEBAPP_SWARM).toBe('off');
-    client = await modernHttpClient(server.url, server.alice);
-    work = fs.mkdtempSync(path.join(os.tmpdir(), 'backyard-webapps-noswarm-'));
-  });
-  afterAll(async () => {
-    await client?.close();
-    if (server) {
-      await server.close();
-      await removeWebApps(server.home);
-    }
-    if (work) fs.rmSync(work, { recursive: true, force: true });
-  });
+  const suite = webAppSuite(WEBAPP_ENV, 'backyard-webapps-noswarm-');
 
   it('runs a Web App as a plain container, with no service, and the proxy serves it', async () => {
+    expect(WEBAPP_ENV.BACKYARD_WEBAPP_SWARM).toBe('off');
+    const { client, server, work } = suite;
     const repo = path.join(work, 'plain');
     const { token } = await call(client, 'createRepohostInstallationAccessToken', {});
     await commit(repo, sampleApp('<h1>in a container</h1>\n'), 'one');

@@ -3,17 +3,15 @@
  * assistant does it: real `git` pushes to the built-in git host, real image builds and containers
  * on the Docker engine, and the page fetched through Backyard's reverse proxy at `appURL`.
  */
-import fs from 'node:fs';
 import net from 'node:net';
-import os from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { LABEL_DEPLOYMENT } from '../src/platform/webapps/labels.js';
 import { OFFLINE_IMAGE } from '../src/platform/devenvs/offlineImage.js';
-import { SKIP_DOCKER, docker, requireDocker } from './helpers/devenvs.js';
-import { modernHttpClient, type AnyMcpClient } from './helpers/mcpClients.js';
-import { startTestServer, type TestServer } from './helpers/server.js';
-import { WEBAPP_ENV, call, commit, fetchApp, push, removeWebApps, sampleApp, settle } from './helpers/webapps.js';
+import { SKIP_DOCKER, docker } from './helpers/devenvs.js';
+import type { AnyMcpClient } from './helpers/mcpClients.js';
+import type { TestServer } from './helpers/server.js';
+import { WEBAPP_ENV, call, commit, fetchApp, push, sampleApp, settle, webAppSuite } from './helpers/webapps.js';
 
 const SECRET_VALUE = 'value-that-must-never-come-back';
 
@@ -29,20 +27,10 @@ describe.skipIf(SKIP_DOCKER)('a Web App deployed from the built-in git host, thr
 
   const containersOf = (deploymentId: string) => docker.listContainers({ all: true, filters: { label: [`${LABEL_DEPLOYMENT}=${deploymentId}`] } });
 
-  beforeAll(async () => {
-    await requireDocker();
-    server = await startTestServer(WEBAPP_ENV);
-    client = await modernHttpClient(server.url, server.alice);
-    work = fs.mkdtempSync(path.join(os.tmpdir(), 'backyard-webapps-'));
+  const suite = webAppSuite(WEBAPP_ENV, 'backyard-webapps-');
+  beforeAll(() => {
+    ({ server, client, work } = suite);
     repo = path.join(work, 'hello');
-  });
-  afterAll(async () => {
-    await client?.close();
-    if (server) {
-      await server.close();
-      await removeWebApps(server.home);
-    }
-    if (work) fs.rmSync(work, { recursive: true, force: true });
   });
 
   it('createWebApp answers 201 with the app deploying; the first deployment becomes active and appURL serves the page', async () => {

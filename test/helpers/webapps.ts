@@ -5,11 +5,13 @@ import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { promisify } from 'node:util';
 import type Docker from 'dockerode';
-import { expect } from 'vitest';
+import os from 'node:os';
+import { afterAll, beforeAll, expect } from 'vitest';
 import { imageFilter, reachNetworkName, serviceNetworkHomeFilter, webAppHomeFilter } from '../../src/platform/webapps/labels.js';
 import { OFFLINE_IMAGE } from '../../src/platform/devenvs/offlineImage.js';
-import { docker, removeNetworks } from './devenvs.js';
-import type { AnyMcpClient } from './mcpClients.js';
+import { docker, removeNetworks, requireDocker } from './devenvs.js';
+import { modernHttpClient, type AnyMcpClient } from './mcpClients.js';
+import { startTestServer, type TestServer } from './server.js';
 
 /**
  * Support for the Web App suites (test/webapps*.test.ts, test/mission.test.ts): real `git` on the
@@ -26,6 +28,40 @@ export const WEBAPP_ENV = {
   BACKYARD_WEBAPP_MEMORY_MB: '64',
   BACKYARD_LOG_LEVEL: process.env.BACKYARD_TEST_LOG_LEVEL ?? 'silent',
 };
+
+/** What a Web App suite's hooks set up (`webAppSuite`): filled in before its first test. */
+export interface WebAppSuite {
+  server: TestServer;
+  /** Alice's MCP client over streamable HTTP. */
+  client: AnyMcpClient;
+  /** A temporary folder for the suite's repositories. */
+  work: string;
+}
+
+/**
+ * Registers a Web App suite's hooks: before it, a real Backyard with `env` (WEBAPP_ENV and the suite's
+ * own), alice's MCP client over HTTP and a temporary folder named after `workPrefix`; after it, the
+ * client and the server closed, every service, container, image and network of the home's Web Apps
+ * removed (whatever a failed test left), and the folder deleted.
+ */
+export function webAppSuite(env: Record<string, string>, workPrefix: string): WebAppSuite {
+  const suite = {} as WebAppSuite;
+  beforeAll(async () => {
+    await requireDocker();
+    suite.server = await startTestServer(env);
+    suite.client = await modernHttpClient(suite.server.url, suite.server.alice);
+    suite.work = fs.mkdtempSync(path.join(os.tmpdir(), workPrefix));
+  });
+  afterAll(async () => {
+    await suite.client?.close();
+    if (suite.server) {
+      await suite.server.close();
+      await removeWebApps(suite.server.home);
+    }
+    if (suite.work) fs.rmSync(suite.work, { recursive: true, force: true });
+  });
+  return suite;
+}
 
 /**
  * A web app's files: busybox `httpd` serving `/www` on 8080, writing `$GREETING` into
