@@ -785,7 +785,10 @@ describe('GraphQL uploads on Backyard', () => {
 
 describe('GraphQL API against Parse Server 9', () => {
   for (const c of cases) {
-    it(c.name, async () => {
+    // Tried again once, on new classes, when the answers differ: under the full suite's load the oracle
+    // once answered 111 to a FileInput.upload update that it answers with the file alone and every other
+    // time (CI of b8c519a). A difference of Backyard's own shows on both tries.
+    it(c.name, { retry: 1 }, async () => {
       const suffix = crypto.randomBytes(4).toString('hex');
       const cls = (base: string) => `${base}_${suffix}`;
       const ours = mask((await c.run(backyard(suffix), cls)).map((a) => normalize(a as never)));
