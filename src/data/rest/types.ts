@@ -89,9 +89,9 @@ export const ok = (body: unknown, status = 200, headers?: Record<string, string>
  * from then on `json` is undefined: a caller that read the body may have changed it (the push
  * audiences' route parses each `query`), so the body is what gets sent.
  *
- * Both are getters of the class, not of an object literal: a literal's getters are new closures
- * for each answer, and V8 then gives each answer a hidden class of its own, which lives in the old
- * generation until the next full GC and keeps the answer's text alive through every scavenge. With
+ * Both are getters of the class, not of an object literal: a literal whose getters are new closures
+ * for each answer is in V8's dictionary mode (`%HasFastProperties` false; test/data-json-text.test.ts),
+ * and the answers' texts then outlived every scavenge until the next full GC. With
  * the literal, an equality of 100 rows at one connection promoted about 20 KB per request to the
  * old generation and spent 10 ms in each scavenge (`node --trace-gc-nvp`: `promoted`, `pause`);
  * with the class, nothing was promoted and each scavenge took 0.6 ms. Being on the prototype, they
