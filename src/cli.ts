@@ -1,4 +1,6 @@
 #!/usr/bin/env node
+// First: V8's settings, before any other module runs (heapFlags.ts says why).
+import './heapFlags.js';
 import { Command, Option } from 'commander';
 import { loadConfig, type ConfigOverrides } from './config.js';
 import { createLogger } from './log.js';
