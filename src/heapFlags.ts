@@ -1,7 +1,7 @@
 import v8 from 'node:v8';
 
 /**
- * V8 settings of every Backyard process, set when this module is first imported (cli.ts imports it
+ * V8 settings of the `backyard` command's process, set when this module is first imported (cli.ts imports it
  * before anything else, so that no request has run yet).
  *
  * `--no-allocation-site-pretenuring`: V8 watches the objects each object or array literal creates,
