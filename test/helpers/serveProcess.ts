@@ -49,10 +49,16 @@ export class ServeProcess {
 
   /**
    * Starts the server alone (a data node has no `/mcp`), with `args` after `serve --port <port>`.
+   * @param options.nodeArgs Node's own options before the CLI (`--trace-gc-nvp`...).
+   * @param options.stdout receives the server's standard output as text (ignored without it).
    * @throws Error when the server does not answer within 60 s (a loaded machine starts Node slowly) or exits first.
    */
-  async serve(args: string[] = []): Promise<void> {
-    const child = spawn(process.execPath, [CLI, 'serve', '--port', String(this.port), ...args], { env: this.env(), stdio: ['ignore', 'ignore', 'inherit'] });
+  async serve(args: string[] = [], options: { nodeArgs?: string[]; stdout?: (text: string) => void } = {}): Promise<void> {
+    const child = spawn(process.execPath, [...(options.nodeArgs ?? []), CLI, 'serve', '--port', String(this.port), ...args], {
+      env: this.env(),
+      stdio: ['ignore', options.stdout ? 'pipe' : 'ignore', 'inherit'],
+    });
+    if (options.stdout) child.stdout!.setEncoding('utf8').on('data', options.stdout);
     this.child = child;
     const deadline = Date.now() + 60_000;
     while (Date.now() < deadline && child.exitCode === null) {
