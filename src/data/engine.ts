@@ -318,8 +318,8 @@ export class DataEngine {
     const findText = this.#storage.findText;
     if (!findText || !this.asTextApplies(query, auth)) return JSON.stringify(await this.findPrepared(query, auth));
     const { params } = query;
-    const rows = params.limit === 0 ? [] : await findText.call(this.#storage, query.className, query.read);
-    const text = `{"results":[${rows.join(',')}`;
+    const rows = params.limit === 0 ? '' : await findText.call(this.#storage, query.className, query.read);
+    const text = `{"results":[${rows}`;
     if (params.count) return `${text}],"count":${await this.countOf(query)}}`;
     if (params.limit === 0) await this.countOf(query); // still validates where
     return `${text}]}`;

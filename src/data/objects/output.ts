@@ -1,4 +1,4 @@
-import type { StoredRow, StoredRowText } from '../storage/adapter.js';
+import type { StoredRow } from '../storage/adapter.js';
 import type { FieldType } from '../types.js';
 import { isPlainObject } from '../values.js';
 
@@ -22,24 +22,6 @@ export function objectJson(row: StoredRow, fields: Readonly<Record<string, Field
   }
   if (row.acl !== null) out.ACL = row.acl;
   return out;
-}
-
-/**
- * The JSON text of objectJson's answer for a row read as text (StoredRowText), built around the
- * row's stored JSON rather than by parsing and writing it again: objectId, createdAt and updatedAt,
- * the data's members as stored, then `ACL`. Only for a row objectJson would leave as stored: of a
- * class without File or Relation fields whose data holds no internal `_` key (engine.ts
- * `asTextApplies`; field names start with a letter, types.ts FIELD_NAME).
- */
-export function storedRowJson(row: StoredRowText): string {
-  const { data, acl } = row;
-  let text = `{"objectId":${JSON.stringify(row.objectId)},"createdAt":${JSON.stringify(row.createdAt)},"updatedAt":${JSON.stringify(row.updatedAt)}`;
-  // Both databases give an object's text as `{...}`; anything else is parsed, to be safe.
-  const members = data.length >= 2 && data.charCodeAt(0) === 123 && data.charCodeAt(data.length - 1) === 125 ? data.slice(1, -1) : JSON.stringify(JSON.parse(data)).slice(1, -1);
-  if (members.trim() !== '') text += `,${members}`;
-  // Stores write no ACL as SQL NULL; a JSON `null` would be none too, as objectJson reads it.
-  if (acl !== null && acl !== 'null') text += `,"ACL":${acl}`;
-  return `${text}}`;
 }
 
 /** Fields `keys` always selects and `excludeKeys` cannot remove (Parse Server's AlwaysSelectedKeys). */

@@ -31,19 +31,6 @@ export interface StoredRow {
   acl: Record<string, { read?: boolean; write?: boolean }> | null;
 }
 
-/**
- * A row as storage keeps it, with `data` and `acl` left as the JSON text the database gives: what a
- * find answered straight to HTTP reads (StorageReads.findText), without parsing what it only sends on.
- * `data` is a JSON object's text; `acl` one, or null.
- */
-export interface StoredRowText {
-  objectId: string;
-  createdAt: string;
-  updatedAt: string;
-  data: string;
-  acl: string | null;
-}
-
 /** What a find asks storage for: the statement compiler's query (query/statement.ts), whose `where` it validates. */
 export type FindOptions = ReadQuery;
 
@@ -63,11 +50,13 @@ export interface StorageReads {
   get(className: string, objectId: string): Promise<StoredRow | undefined>;
   find(className: string, options: FindOptions): Promise<StoredRow[]>;
   /**
-   * The objects `find` answers, each as its JSON text as objects/output.ts `storedRowJson` writes
-   * it from the stored row's text, for engine.ts `findText`. A joined storage (a transactional
-   * batch) leaves it out, and the engine reads objects.
+   * The objects `find` answers as JSON texts joined by commas ('' for none; the inside of a JSON
+   * array), each the object objects/output.ts `objectJson` makes of the row, written by the database
+   * from what it stores rather than parsed and written again here: for engine.ts `findText`, which
+   * uses it only for classes where objectJson leaves the stored data as it is. A joined storage (a
+   * transactional batch) leaves it out, and the engine reads objects.
    */
-  findText?(className: string, options: FindOptions): Promise<string[]>;
+  findText?(className: string, options: FindOptions): Promise<string>;
   count(className: string, options: Pick<FindOptions, 'where' | 'principals' | 'access'>): Promise<number>;
   /** objectIds related to `owningId` through `ownerClass.field`. */
   relatedIds(ownerClass: string, field: string, owningId: string): Promise<string[]>;

@@ -79,7 +79,7 @@ export class PostgresAdapter implements StorageAdapter, SchemaLookup {
     this.dialect = postgresDialect(schema, (className, field) => this.fieldColumn(className, field));
     this.uniqueUsers = new PostgresUniqueUsers(schema);
     this.shapes = new StatementCache({ dialect: this.dialect, schema: this }, () => this.cache.generation * 2 ** 20 + this.columnsGeneration);
-    this.reads = new PostgresReads(this, guarded(db.run), guarded(db.runText));
+    this.reads = new PostgresReads(this, guarded(db.run));
     // Started now, so that the first request finds it under way; a failure is reported to that request.
     this.opened?.catch(() => undefined);
   }

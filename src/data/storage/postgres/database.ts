@@ -19,9 +19,6 @@ const RELISTEN_MS = 1000;
 /** Query shapes prepared by name; more (a `$in` of every length...) run unnamed. */
 const MAX_PREPARED = 2000;
 
-/** node-postgres's per-query type parsers (QueryConfig `types`): every value as the text it came in. */
-const AS_TEXT = { getTypeParser: () => (value: string) => value };
-
 /** Channel names are ours (letters and `_`); quoted all the same. */
 const quoteChannel = (channel: string) => `"${channel.replace(/"/g, '""')}"`;
 
@@ -83,13 +80,6 @@ export class PostgresDatabase {
 
   /** Runs one statement on a pooled connection. */
   run: Run = (sql, params = []) => this.pool.query(this.config(sql, params));
-
-  /**
-   * `run` with every column answered as the text PostgreSQL sends (a `jsonb` too), for reads whose
-   * JSON is sent on as it is (StorageReads.findText). The same named statement as `run`'s: types are
-   * parsed on this side only.
-   */
-  runText: Run = (sql, params = []) => this.pool.query({ ...this.config(sql, params), types: AS_TEXT } as pg.QueryConfig);
 
   /** Creates' inserts sent alone, shared between those that arrive together (insertBatches.ts). */
   private readonly batches = new InsertBatches((sql, params) => this.run(sql, params));

@@ -1,11 +1,10 @@
 import type { GroupPlan } from '../../aggregate/groupPlan.js';
 import { ParseCode, ParseError } from '../../errors.js';
 import type { Dialect, SqlFragment } from '../../query/dialect.js';
-import { compileGet, compileGroup, filterTree, type StatementTarget } from '../../query/statement.js';
+import { compileGet, compileGroup, filterTree, ROW, type StatementTarget } from '../../query/statement.js';
 import type { StatementCache } from '../../query/statementCache.js';
 import type { SchemaLookup } from '../../types.js';
-import { storedRowJson } from '../../objects/output.js';
-import type { ConfigEntry, FindOptions, StorageReads, StoredClass, StoredRow, StoredRowText } from '../adapter.js';
+import type { ConfigEntry, FindOptions, StorageReads, StoredClass, StoredRow } from '../adapter.js';
 import type { Run } from './database.js';
 import { uniqueFault } from './uniqueUsers.js';
 
@@ -77,6 +76,30 @@ export const guarded =
     }
   };
 
+/**
+ * The JSON text objects/output.ts `objectJson` answers for the row `t`, written by PostgreSQL, for
+ * the classes engine.ts `findText` sends rows of as stored: `objectId`, `createdAt` and `updatedAt`,
+ * the members of `data` as jsonb prints them, then `ACL` unless none is stored (SQL NULL, or a JSON
+ * `null`, which objectJson reads as none too). The dates are quoted without escaping: only the
+ * engine writes them, as `Date#toISOString` gives them (engine.ts); objectId goes through `to_json`.
+ * Every column it reads is NOT NULL but `acl` (transaction.ts), so the text is never NULL.
+ */
+const OBJECT_JSON = [
+  `'{"objectId":' || to_json(${ROW}."objectId")::text || ',"createdAt":"' || ${ROW}."createdAt" || '","updatedAt":"' || ${ROW}."updatedAt" || '"'`,
+  `CASE WHEN ${ROW}.data = '{}' THEN '' ELSE ',' || substr(left(${ROW}.data::text, -1), 2) END`,
+  `CASE WHEN ${ROW}.acl IS NULL OR ${ROW}.acl = 'null' THEN '' ELSE ',"ACL":' || ${ROW}.acl::text END`,
+  `'}'`,
+].join(' || ');
+
+/**
+ * A SELECT of one text column as one row and one column `j`: its texts joined by commas, in the
+ * select's order ('' for no rows). PostgreSQL builds the array from the subquery's rows as they come,
+ * so its ORDER BY holds. One row of one column, rather than a row per object, spares node-postgres
+ * parsing a message per row: measured at 100 objects of 3 fields, the Node process spent 190 to 230
+ * µs per find against 430 to 610 for rows of five columns, PostgreSQL 360 to 460 against 320 to 440.
+ */
+const joinedText = (select: SqlFragment): SqlFragment => ({ sql: `SELECT array_to_string(ARRAY(${select.sql}), ',') AS j`, params: select.params });
+
 /** Limits written into a statement's text (literalLimit); larger ones stay bound. */
 const MAX_LITERAL_LIMIT = 1000;
 
@@ -96,15 +119,10 @@ function literalLimit(select: SqlFragment): SqlFragment {
 export class PostgresReads implements StorageReads {
   /** Whether `run` holds the app's lock before its statements (a transaction's: transaction.ts). */
   protected readonly underLock: boolean = false;
-  /**
-   * @param run runs the statements (the pool, or a transaction's connection).
-   * @param runText the same, answering every column as text (PostgresDatabase.runText); without
-   *   it (in a transaction), findText turns parsed rows back into text.
-   */
+  /** @param run runs the statements (the pool, or a transaction's connection). */
   constructor(
     protected readonly owner: AppSchema,
     protected readonly run: Run,
-    private readonly runText?: Run,
   ) {}
 
   /**
@@ -146,15 +164,12 @@ export class PostgresReads implements StorageReads {
     return (result.rows as RowRecord[]).map(toRow);
   }
 
-  /** `find`'s objects as JSON text, written around the text of their `jsonb` (StorageReads.findText). */
-  async findText(className: string, options: FindOptions): Promise<string[]> {
-    if (!this.runText) {
-      return (await this.find(className, options)).map((r) => storedRowJson({ ...r, data: JSON.stringify(r.data), acl: r.acl === null ? null : JSON.stringify(r.acl) }));
-    }
-    const compile = () => literalLimit(this.owner.shapes.select(className, options));
+  /** `find`'s objects as JSON text, joined by commas, written by PostgreSQL (OBJECT_JSON, joinedText; StorageReads.findText). */
+  async findText(className: string, options: FindOptions): Promise<string> {
+    const compile = () => joinedText(literalLimit(this.owner.shapes.selectColumns('selectJson', OBJECT_JSON, className, options)));
     const first = compile();
-    if (await this.missing(className)) return [];
-    return ((await this.compiled(first, compile, this.runText)).rows as StoredRowText[]).map(storedRowJson);
+    if (await this.missing(className)) return '';
+    return ((await this.compiled(first, compile)).rows[0] as { j: string }).j;
   }
 
   async count(className: string, options: Pick<FindOptions, 'where' | 'principals' | 'access'>): Promise<number> {
@@ -169,14 +184,14 @@ export class PostgresReads implements StorageReads {
    * Runs a compiled statement; when it names a typed column (layout.ts) that another process dropped
    * (a removed field) before its announcement reached this one, catches up and compiles it again.
    */
-  private async compiled(first: SqlFragment, compile: () => SqlFragment, run: Run = this.run) {
+  private async compiled(first: SqlFragment, compile: () => SqlFragment) {
     try {
-      return await run(first.sql, first.params);
+      return await this.run(first.sql, first.params);
     } catch (error) {
       if ((error as { code?: string } | null)?.code !== UNDEFINED_COLUMN) throw error;
       await this.owner.catchUp(this.run, this.underLock);
       const again = compile();
-      return run(again.sql, again.params);
+      return this.run(again.sql, again.params);
     }
   }
 

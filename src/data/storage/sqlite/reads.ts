@@ -18,8 +18,9 @@ const toRow = (r: RowRecord): StoredRow => ({
 });
 
 /**
- * A row's object as JSON text, the text objects/output.ts `storedRowJson` writes from the row (the
- * columns' JSON strings, the members of `data` as stored, `ACL` when there is one), concatenated by
+ * A row's object as JSON text, the object objects/output.ts `objectJson` answers for the row of a
+ * class engine.ts `findText` applies to (the columns' JSON strings, the members of `data` as stored,
+ * `ACL` when there is one: a JSON `null` is none, as objectJson reads it), concatenated by
  * SQLite: one string per object reaches JavaScript instead of four, and nothing is spliced there
  * (an equality of 100 rows allocated about 150 KB per request with the splicing in JavaScript).
  * `data` is always an object's JSON.stringify text here (transaction.ts writes it), so its members
@@ -69,12 +70,12 @@ export class SqliteReads implements StorageReads {
     return (database.rowStmt(sql).all(...params) as RowRecord[]).map(toRow);
   }
 
-  /** `find`'s objects as JSON text, each written by SQLite itself (OBJECT_JSON). */
-  async findText(className: string, options: FindOptions): Promise<string[]> {
+  /** `find`'s objects as JSON text, each written by SQLite itself (OBJECT_JSON), joined by commas (StorageReads.findText). */
+  async findText(className: string, options: FindOptions): Promise<string> {
     const database = this.open();
-    if (!database.classes.has(className)) return [];
+    if (!database.classes.has(className)) return '';
     const { sql, params } = database.shapes.selectColumns('selectJson', OBJECT_JSON, className, options);
-    return database.valueStmt(sql).all(...params) as string[];
+    return (database.valueStmt(sql).all(...params) as string[]).join(',');
   }
 
   async count(className: string, options: Pick<FindOptions, 'where' | 'principals' | 'access'>): Promise<number> {
