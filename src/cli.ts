@@ -117,11 +117,15 @@ program
         }
         throw error;
       }
+      // A failure while stopping (the database gone) is logged as what it is, not thrown as a crash.
       const stop = async (signal: string) => {
         log.info({ signal }, 'stopping: finishing requests in flight');
-        await server.close();
-        await platform.close();
-        process.exit(0);
+        let failure: unknown;
+        await server.close().catch((error: unknown) => (failure = error));
+        await platform.close().catch((error: unknown) => (failure ??= error));
+        if (failure === undefined) process.exit(0);
+        log.error(`stopped, but not cleanly: ${failure instanceof Error ? failure.message : String(failure)}`);
+        process.exit(1);
       };
       process.once('SIGTERM', () => void stop('SIGTERM'));
       process.once('SIGINT', () => void stop('SIGINT'));

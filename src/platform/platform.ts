@@ -72,7 +72,12 @@ export interface Platform {
    * more than once; `close` calls it.
    */
   stop(): Promise<void>;
-  /** Stops the services' background work and closes the databases. Call once, after the front ends have stopped. */
+  /**
+   * Stops the services' background work and closes the databases. Call once, after the front ends
+   * have stopped. A step that fails (the database gone, so interrupted deployments cannot be marked)
+   * does not keep the later ones from running.
+   * @throws the first step's failure, once every step has run.
+   */
   close(): Promise<void>;
   /**
    * Checks that the database of the apps' data answers (PostgreSQL; SQLite always does).
@@ -232,16 +237,16 @@ export async function openPlatform(config: Config, log: Logger): Promise<Platfor
     },
     stop,
     close: async () => {
-      await stop();
-      liveQuery.close();
-      await Promise.all([
-        cloud.close(),
-        services.devenvs.close(),
-        services.webApps.close(),
-      ]);
-      await dataApps.closeAll();
-      await outbound.close();
-      await db.close();
+      const failures: unknown[] = [];
+      const settle = async (steps: Array<() => Promise<void> | void>) => {
+        for (const result of await Promise.allSettled(steps.map(async (step) => step()))) if (result.status === 'rejected') failures.push(result.reason);
+      };
+      await settle([stop]);
+      await settle([() => liveQuery.close(), () => cloud.close(), () => services.devenvs.close(), () => services.webApps.close()]);
+      await settle([() => dataApps.closeAll()]);
+      await settle([() => outbound.close()]);
+      await settle([() => db.close()]);
+      if (failures.length) throw failures[0];
     },
   };
 }

@@ -51,14 +51,16 @@ export class ServeProcess {
    * Starts the server alone (a data node has no `/mcp`), with `args` after `serve --port <port>`.
    * @param options.nodeArgs Node's own options before the CLI (`--trace-gc-nvp`...).
    * @param options.stdout receives the server's standard output as text (ignored without it).
+   * @param options.stderr receives its standard error (its log) as text (this process's own without it).
    * @throws Error when the server does not answer within 60 s (a loaded machine starts Node slowly) or exits first.
    */
-  async serve(args: string[] = [], options: { nodeArgs?: string[]; stdout?: (text: string) => void } = {}): Promise<void> {
+  async serve(args: string[] = [], options: { nodeArgs?: string[]; stdout?: (text: string) => void; stderr?: (text: string) => void } = {}): Promise<void> {
     const child = spawn(process.execPath, [...(options.nodeArgs ?? []), CLI, 'serve', '--port', String(this.port), ...args], {
       env: this.env(),
-      stdio: ['ignore', options.stdout ? 'pipe' : 'ignore', 'inherit'],
+      stdio: ['ignore', options.stdout ? 'pipe' : 'ignore', options.stderr ? 'pipe' : 'inherit'],
     });
     if (options.stdout) child.stdout!.setEncoding('utf8').on('data', options.stdout);
+    if (options.stderr) child.stderr!.setEncoding('utf8').on('data', options.stderr);
     this.child = child;
     const deadline = Date.now() + 60_000;
     while (Date.now() < deadline && child.exitCode === null) {
@@ -72,13 +74,13 @@ export class ServeProcess {
     throw new Error('backyard serve did not start');
   }
 
-  /** Closes the MCP client, signals the process and waits for it to exit. */
-  async stop(signal: NodeJS.Signals): Promise<void> {
+  /** Closes the MCP client, signals the process and waits for it to exit: its exit code (null when a signal ended it). */
+  async stop(signal: NodeJS.Signals): Promise<number | null> {
     await this.client?.close().catch(() => undefined);
     this.client = undefined;
     const proc = this.child!;
-    const exited = new Promise((resolve) => proc.once('exit', resolve));
+    const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
     proc.kill(signal);
-    await exited;
+    return exited;
   }
 }
