@@ -122,6 +122,21 @@ describe.skipIf(onPostgres)('DataEngine.findText, in process on a real SQLite fi
     expect(JSON.parse(answer).count).toBe(3);
   });
 
+  it("answers find's objects from the same text where nothing is rewritten: the objects its rows make", async () => {
+    const text = vi.spyOn(adapter, 'findText');
+    const objects = vi.spyOn(adapter, 'find');
+    try {
+      const answer = await engine.find('Plain', { order: 'n' }, PUBLIC);
+      expect([text.mock.calls.length, objects.mock.calls.length]).toEqual([1, 0]);
+      const rows = await adapter.find('Plain', { where: {}, order: 'n', principals: ['*'] });
+      expect(rows).toHaveLength(3);
+      expect(answer.results).toEqual(rows.map((row) => objectJson(row, undefined, (name) => `http://files.test/${name}`)));
+    } finally {
+      text.mockRestore();
+      objects.mockRestore();
+    }
+  });
+
   it('reads objects where the answer is rewritten: keys, include, a File field, a class of its own (_User)', async () => {
     for (const [className, params] of [
       ['Plain', { keys: 'n' }],

@@ -295,15 +295,26 @@ export class DataEngine {
 
   private async findPrepared(query: PreparedFind, auth: Auth): Promise<{ results: Record<string, unknown>[]; count?: number }> {
     const { className, params } = query;
-    const rows = params.limit === 0 ? [] : await this.#storage.find(className, query.read);
-    // No turn of the microtask queue when nothing is included (the common case: bench/data-api).
-    const presented = rows.length ? this.present(className, rows, params, auth) : [];
-    const results = presented instanceof Promise ? await presented : presented;
+    const results = params.limit === 0 ? [] : await this.findObjects(query, auth);
     // The JS SDK reads the class of a relation's objects from each result (Parse Server's runFind).
     const answer: { results: Record<string, unknown>[]; count?: number } = { results: params.redirectClassNameForKey ? results.map((o) => ({ ...o, className })) : results };
     if (params.count) answer.count = await this.countOf(query);
     else if (params.limit === 0) await this.countOf(query); // still validates where
     return answer;
+  }
+
+  /**
+   * The objects of a find. Where `present` would answer the rows as stored (asTextApplies), they are
+   * parsed from the database's text of them (StorageReads.findText): one JSON.parse of one string,
+   * rather than a row per object from the driver, each with its JSON columns parsed, then presented.
+   */
+  private async findObjects(query: PreparedFind, auth: Auth): Promise<Record<string, unknown>[]> {
+    const findText = this.#storage.findText;
+    if (findText && this.asTextApplies(query, auth)) return JSON.parse(`[${await findText.call(this.#storage, query.className, query.read)}]`) as Record<string, unknown>[];
+    const rows = await this.#storage.find(query.className, query.read);
+    // No turn of the microtask queue when nothing is included (the common case: bench/data-api).
+    const presented = rows.length ? this.present(query.className, rows, query.params, auth) : [];
+    return presented instanceof Promise ? await presented : presented;
   }
 
   /**
