@@ -52,8 +52,9 @@ export interface StorageReads {
   /**
    * The objects `find` answers as JSON texts joined by commas ('' for none; the inside of a JSON
    * array), each the object objects/output.ts `objectJson` makes of the row, written by the database
-   * from what it stores rather than parsed and written again here: for engine.ts `findText`, which
-   * uses it only for classes where objectJson leaves the stored data as it is. A joined storage (a
+   * from what it stores rather than parsed and written again here: for engine.ts `findText` (which
+   * sends it on) and `findObjects` (which parses it), only where objectJson leaves the stored data
+   * as it is (engine.ts `asTextApplies`). A joined storage (a
    * transactional batch) leaves it out, and the engine reads objects.
    */
   findText?(className: string, options: FindOptions): Promise<string>;
