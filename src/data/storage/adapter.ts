@@ -54,8 +54,8 @@ export interface StorageReads {
    * array), each the object objects/output.ts `objectJson` makes of the row, written by the database
    * from what it stores rather than parsed and written again here: for engine.ts `findText` (which
    * sends it on) and `findObjects` (which parses it), only where objectJson leaves the stored data
-   * as it is (engine.ts `asTextApplies`). A joined storage (a
-   * transactional batch) leaves it out, and the engine reads objects.
+   * as it is (engine.ts `asTextApplies`). A joined storage (a transactional batch) leaves it out,
+   * and the engine reads objects.
    */
   findText?(className: string, options: FindOptions): Promise<string>;
   count(className: string, options: Pick<FindOptions, 'where' | 'principals' | 'access'>): Promise<number>;
