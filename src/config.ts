@@ -124,7 +124,7 @@ function githubAppConfig(appId: string | undefined, apiUrl: string, inline: stri
   return { appId, privateKey, apiUrl };
 }
 
-/** Folder and file layout under `BACKYARD_HOME` (design.md, "State"). */
+/** Folder and file layout under `BACKYARD_HOME` (docs/design.md, "State"). */
 export const homePaths = (home: string) => ({
   platformDb: path.join(home, 'platform.db'),
   apps: path.join(home, 'apps'),

@@ -6,14 +6,14 @@
  * - `invalid`      the caller sent something wrong (400)
  * - `unauthorized` no or a wrong credential (401)
  * - `forbidden`    a path outside what may be touched (403; only deployCloudCode and getCloudCode list it)
- * - `notFound`     an unknown id or name (404 where the operation lists it, else 400: design.md, decision 3)
+ * - `notFound`     an unknown id or name (404 where the operation lists it, else 400: docs/design.md, decision 3)
  * - `unavailable`  a part Backyard needs is not running, e.g. the Docker engine (500)
  */
 export type ErrorKind = 'invalid' | 'unauthorized' | 'forbidden' | 'notFound' | 'unavailable';
 
 /**
  * An error whose `message` is meant for the caller: one or two sentences saying what was wrong and
- * what to do instead (design.md, decision 5). Never carries a secret or a stack trace.
+ * what to do instead (docs/design.md, decision 5). Never carries a secret or a stack trace.
  */
 export class ManagementError extends Error {
   override name = 'ManagementError';

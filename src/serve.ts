@@ -4,7 +4,7 @@ import type { Platform } from './platform/platform.js';
 import { startHttpServer, type HttpServer } from './server/http.js';
 
 /**
- * Starts Backyard's HTTP server with every interface (design.md, "One process, one port"): the
+ * Starts Backyard's HTTP server with every interface (docs/design.md, "One process, one port"): the
  * server's own (src/server) and the MCP endpoint (src/mcp), which meet here and in the CLI only, so
  * that neither front end imports the other.
  * @throws Error with code EADDRINUSE when the port is taken.

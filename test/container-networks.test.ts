@@ -1,5 +1,5 @@
 /**
- * No network path between different accounts' containers (design.md, "Security stance"), against
+ * No network path between different accounts' containers (docs/design.md, "Security stance"), against
  * the real engine: each account's development environments and Web App containers are on a network of their own, where they reach each other; another account's
  * environment cannot connect to them (Docker drops traffic between bridge networks, so `nc -w 3`
  * times out); a Web App is reached by others only through Backyard's proxy. On the default `bridge`

@@ -10,7 +10,7 @@ import { onPostgres, pgQuery } from './helpers/storage.js';
 const PROTOTYPE_NAMES = ['constructor', 'valueOf', 'toString', 'hasOwnProperty', 'isPrototypeOf', '__proto__', 'prototype', 'toLocaleString', '__defineGetter__'] as const;
 
 /*
- * Client strings never reach SQL text (design.md, "Security stance"): the attacks that got through
+ * Client strings never reach SQL text (docs/design.md, "Security stance"): the attacks that got through
  * (an index's dotted key written into the DDL unescaped, run through APIs that take several
  * statements) retried through the real data API on SQLite and, in the PostgreSQL run, on PostgreSQL;
  * then arbitrary Unicode names, paths and keys thrown at every schema and query route. None may answer

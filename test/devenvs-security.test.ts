@@ -12,7 +12,7 @@ async function call(client: AnyMcpClient, name: string, args: Record<string, unk
 }
 
 /**
- * Containment (design.md, "Security stance"). Each case runs
+ * Containment (docs/design.md, "Security stance"). Each case runs
  * in an environment of its own, so that what one leaves running (a fork bomb, a full process table)
  * cannot change the next one's outcome.
  */

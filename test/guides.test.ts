@@ -46,7 +46,7 @@ describe('guides', () => {
   });
 });
 
-/** What removes what a tool creates (design.md, "Lifecycle operations"). */
+/** What removes what a tool creates (docs/design.md, "Lifecycle operations"). */
 const REMOVERS: Record<string, string[]> = {
   createBackendApp: ['deleteBackendApp'],
   createWebApp: ['stopWebApp', 'startWebApp', 'deleteWebApp'],

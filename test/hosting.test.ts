@@ -1,5 +1,5 @@
 /**
- * Web hosting (operation 14, activateWebHosting, and the URL table of design.md): a Backend App's
+ * Web hosting (operation 14, activateWebHosting, and the URL table of docs/design.md): a Backend App's
  * `cloud/public/` folder served at `http://<sub>.localhost:<port>/` by Host header, over real HTTP,
  * and opened in a real browser that saves an object through the Parse SDK.
  */

@@ -18,7 +18,7 @@ const createApp = async (appName: string, token = server.alice) => {
   return res.json() as FullApp;
 };
 
-/** Every error answer must be text/plain and use a status the operation lists (design.md, decision 3). */
+/** Every error answer must be text/plain and use a status the operation lists (docs/design.md, decision 3). */
 const expectError = (res: { status: number; contentType: string; text: string }, status: number, pattern: RegExp) => {
   expect(res.status).toBe(status);
   expect(res.contentType).toMatch(/^text\/plain/);
@@ -141,7 +141,7 @@ describe('getBackendApps and getBackendApp', () => {
     expect(one.json()).toEqual([a]);
   });
 
-  it('an unknown appId answers an empty list (the row lists no 404: design.md, decision 3)', async () => {
+  it('an unknown appId answers an empty list (the row lists no 404: docs/design.md, decision 3)', async () => {
     const res = await api(server, 'GET', '/backend-apps/doesNotExist', { token: server.alice });
     expect(res.status).toBe(200);
     expect(res.json()).toEqual([]);

@@ -177,3 +177,38 @@ describe('services as interfaces', () => {
     expect(found).toEqual([]);
   });
 });
+
+/**
+ * Comments cite what a reader can open: the design decisions they name are in the repository
+ * (docs/design.md), as a section heading (`docs/design.md, "State"`) or a numbered decision
+ * (`docs/design.md, decision 3`), and each one cited is there.
+ */
+describe('citations of docs/design.md', () => {
+  const design = fs.readFileSync(path.join(ROOT, 'docs/design.md'), 'utf8');
+  const headings = new Set([...design.matchAll(/^#{2,3} (.+)$/gm)].map((m) => m[1]!.trim()));
+  const decisions = new Set([...design.slice(design.indexOf('## Decisions')).matchAll(/^(\d+)\. /gm)].map((m) => Number(m[1])));
+  const sources = ['src', 'tools', 'bench', 'test'].flatMap((dir) => [...modules(path.join(ROOT, dir))]);
+  /** A file's text with comment line breaks joined, so that a citation wrapped over two lines reads as one. */
+  const joined = (file: string) => fs.readFileSync(file, 'utf8').replace(/\s*\n\s*(?:\*(?!\/)|\/\/)?\s*/g, ' ');
+  const cited = sources.flatMap((file) =>
+    [...joined(file).matchAll(/(\S*)design\.md(,? ?(?:"([^"]+)"|decision (\d+)|URL table))?/g)].map((m) => ({
+      file: path.relative(ROOT, file),
+      text: m[0],
+      inRepository: m[1]!.endsWith('docs/'),
+      heading: m[3],
+      decision: m[4] === undefined ? undefined : Number(m[4]),
+    })),
+  );
+
+  it('finds the headings, decisions and citations it checks', () => {
+    expect([...headings]).toEqual(expect.arrayContaining(['State', 'Security stance', 'URL table', 'Lifecycle operations']));
+    expect([...decisions]).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]);
+    expect(cited.length).toBeGreaterThan(50);
+    expect(cited.filter((c) => c.heading !== undefined).length).toBeGreaterThan(20);
+  });
+
+  it('every citation is of docs/design.md and names a section or decision that it holds', () => {
+    const wrong = cited.filter((c) => !c.inRepository || (c.heading !== undefined && !headings.has(c.heading)) || (c.decision !== undefined && !decisions.has(c.decision)));
+    expect(wrong.map((c) => `${c.file}: ${c.text}`)).toEqual([]);
+  });
+});

@@ -28,7 +28,7 @@ export interface CallerFailure {
 
 /**
  * Maps any thrown value to what the caller sees, keeping to the codes the operation lists
- * (design.md, decision 3): a `notFound` or `forbidden` where the operation lists no 404 or 403 is a
+ * (docs/design.md, decision 3): a `notFound` or `forbidden` where the operation lists no 404 or 403 is a
  * 400; everything that is not a ManagementError is a 500 with a generic text.
  */
 export function failureFor(error: unknown, op: AnyOperation | undefined): CallerFailure {

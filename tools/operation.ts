@@ -28,7 +28,7 @@ export const OPERATION_NAMES = [
 ] as const;
 
 /**
- * Lifecycle operations beyond the spec's 20 (design.md, "Lifecycle operations"):
+ * Lifecycle operations beyond the spec's 20 (docs/design.md, "Lifecycle operations"):
  * deleting, stopping and restarting what the spec's operations create, and the versions of cloud
  * code that deployCloudCode keeps. Listed after the spec's 20.
  */
@@ -115,7 +115,7 @@ export type Handler<I extends z.ZodObject, O extends z.ZodObject> = (
 ) => Promise<z.input<O>> | z.input<O>;
 
 /**
- * One management operation, declared once (design.md, "Code layout"): the REST route, the MCP tool,
+ * One management operation, declared once (docs/design.md, "Code layout"): the REST route, the MCP tool,
  * the OpenAPI operation and the docs are all generated from this.
  *
  * Inputs are flat: path parameters, query parameters and body fields side by side in `input`, under
@@ -150,10 +150,10 @@ export interface Operation<I extends z.ZodObject = z.ZodObject, O extends z.ZodO
   successStatus: 200 | 201;
   /**
    * Where the REST body differs from `output`: the REST body is `output[key]` (a list the spec
-   * returns bare, design.md decision 4), as JSON or, with `text`, as a `text/plain` string.
+   * returns bare, docs/design.md, decision 4), as JSON or, with `text`, as a `text/plain` string.
    */
   restBody?: { key: keyof z.output<O> & string; text?: boolean };
-  /** Exactly the spec's "Other status codes" of the operation (design.md, decision 3). */
+  /** Exactly the spec's "Other status codes" of the operation (docs/design.md, decision 3). */
   errors: readonly ErrorStatus[];
   /** The domain call; `null` while its service is not built (then neither routed nor listed). */
   handler: Handler<I, O> | null;

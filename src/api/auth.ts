@@ -12,7 +12,7 @@ export function tokenLimits(limits: TokenLimits): CallerLimits {
 }
 
 /**
- * Resolves `Authorization: Bearer <account token>` (design.md, decision 2) to an account and the
+ * Resolves `Authorization: Bearer <account token>` (docs/design.md, decision 2) to an account and the
  * token's limits.
  * @throws ManagementError(unauthorized) naming what is missing or wrong.
  */

@@ -18,7 +18,7 @@ import {
 const WRITE_CHUNK = 256 * 1024;
 
 /**
- * The uploaded files of one Backend App on disk, in `apps/<appId>/files/` (design.md, "State"), the
+ * The uploaded files of one Backend App on disk, in `apps/<appId>/files/` (docs/design.md, "State"), the
  * store of SQLite homes:
  *
  * - `<name>`: the bytes, where `<name>` is `<32 hex>_<original name>` as Parse Server generates it;

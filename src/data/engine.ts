@@ -22,7 +22,7 @@ import type { ObjectChanges } from './livequery/changes.js';
 
 type ClpAction = 'find' | 'count' | 'get' | 'create' | 'update' | 'delete' | 'addField';
 
-/** Parse objectIds: 10 characters of `[A-Za-z0-9]` (design.md, decision 1). */
+/** Parse objectIds: 10 characters of `[A-Za-z0-9]` (docs/design.md, decision 1). */
 export const newObjectId = (): string => randomAlphanumeric(10);
 
 const notFound = () => new ParseError(ParseCode.OBJECT_NOT_FOUND, 'Object not found.');

@@ -66,7 +66,7 @@ export const ParseCode = {
 
 /**
  * An error of the data API, answered as Parse does: `{code, error}` with status 404 for code 101,
- * 500 for code 1 and 400 otherwise (design.md, decision 5). `status` overrides that mapping (e.g.
+ * 500 for code 1 and 400 otherwise (docs/design.md, decision 5). `status` overrides that mapping (e.g.
  * 403 for missing keys).
  */
 export class ParseError extends Error {
@@ -93,7 +93,7 @@ export const parseError = (code: number, message: string) => new ParseError(code
 /**
  * A failure of the app's database that the caller can act on, as a Parse error: SQLite's "database
  * is locked" (SQLITE_BUSY/SQLITE_LOCKED) means another process holds the app's `data.db`, which the
- * server keeps for itself (design.md, "One process, one port"; storage/sqlite/adapter.ts). Answered
+ * server keeps for itself (docs/design.md, "One process, one port"; storage/sqlite/adapter.ts). Answered
  * 503 with code 1, which the Parse SDK treats as a server error.
  * @returns the ParseError as it is, that conversion, or undefined for any other failure (a 500).
  */

@@ -4,7 +4,7 @@ import { ParseCode, ParseError } from './errors.js';
  * A field path inside an object's JSON (`["address", "city"]`, `["items", "1", "value"]`) that has
  * been checked part by part: the only kind of path the storage adapters write into SQL text
  * (sqlite/layout.ts `jsonPath`, postgres/layout.ts `pathLiteral`), so a client's key reaches SQL
- * only through `fieldPath`, `keyPath` (query/sql.ts) or `extendPath` (design.md, "Security stance").
+ * only through `fieldPath`, `keyPath` (query/sql.ts) or `extendPath` (docs/design.md, "Security stance").
  *
  * The brand exists only for the compiler: a plain `string[]` does not type-check where a
  * `FieldPath` is asked for, so a new caller cannot skip the check by accident.

@@ -17,7 +17,7 @@ export interface BackendApiCall {
 export class BadCallError extends Error {}
 
 /**
- * Runs data API calls on behalf of an app's owner, with its master key (design.md, decision 6), in
+ * Runs data API calls on behalf of an app's owner, with its master key (docs/design.md, decision 6), in
  * order, through the same router as HTTP calls: the backend of `callBackendAPI` (operation 13).
  */
 export class DataApiService {

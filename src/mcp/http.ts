@@ -54,7 +54,7 @@ interface Caller {
 
 /**
  * The caller of a `/mcp` request from its `Authorization: Bearer` header: an OAuth access token
- * (`bya_…`) issued by this server for its `/mcp`, or an account token (design.md,
+ * (`bya_…`) issued by this server for its `/mcp`, or an account token (docs/design.md,
  * decision 2), which scripts and `backyard mcp` forwarding keep using with full access.
  * @returns `{ refused }` with the 401's text and whether a token was presented (then the challenge
  *   says `invalid_token`, RFC 6750 §3.1).

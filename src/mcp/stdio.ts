@@ -17,7 +17,7 @@ export interface StdioHttp {
 }
 
 /**
- * `backyard mcp`: MCP over stdio as `BACKYARD_ACCOUNT` (design.md, "One process, one port").
+ * `backyard mcp`: MCP over stdio as `BACKYARD_ACCOUNT` (docs/design.md, "One process, one port").
  * Runs the platform and its HTTP listener in this process so the URLs it returns work; when a
  * Backyard already serves the same home, forwards tool calls to its `/mcp` instead (progress and
  * cancellation included),

@@ -2,7 +2,7 @@ import { installPackagesCommand } from './devenvs/imageFacts.js';
 import type { EnvironmentImageText } from './devenvs/service.js';
 
 /**
- * The public addresses of one Backyard (design.md, "One process, one port"). The base is known only
+ * The public addresses of one Backyard (docs/design.md, "One process, one port"). The base is known only
  * once the HTTP listener is bound (port 0 picks a free port), so it is set after listening.
  */
 export class PublicUrls {
@@ -72,7 +72,7 @@ export class PublicUrls {
 
   /**
    * Parse's GraphQL API of every Backend App, chosen by its application id header as on the data API
-   * (design.md, "Parse clients we serve, not rebuild"): `/graphql` on the data API's host. The one
+   * (docs/design.md, "Parse clients we serve, not rebuild"): `/graphql` on the data API's host. The one
    * place that says where it is (Parse Dashboard's `graphQLServerURL` reads it).
    */
   get graphql(): string {

@@ -2,7 +2,7 @@ import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Logger } from '../log.js';
 import type { DataHandler } from '../data/rest/handler.js';
 
-/** Where the data API is mounted (design.md, URL table). */
+/** Where the data API is mounted (docs/design.md, URL table). */
 export const DATA_PREFIX = '/data';
 /**
  * Parse's GraphQL API, answered by the data API (its `/graphql` route) at the root of the host too,
@@ -26,7 +26,7 @@ export interface Front {
 }
 
 /**
- * The request listener in front of Fastify (design.md, "One process, one port"). The two kinds of
+ * The request listener in front of Fastify (docs/design.md, "One process, one port"). The two kinds of
  * traffic whose speed is measured (bench/data-api, bench/webapps) never pass through Fastify's routing,
  * hooks and reply objects: a `Host` under the hosting domain goes to the hosted site or the Web App
  * proxy, and a path under `/data` (or `/graphql`) to the data API, both on Node's own objects. Everything else (`/v1`,

@@ -64,7 +64,7 @@ const text = (reply: FastifyReply, status: number, message: string, headers: Rec
   reply.code(status).headers(headers).type('text/plain; charset=utf-8').send(`${message}\n`);
 
 /**
- * Mounts the built-in git host (design.md, URL table: `/git/<owner>/<repo>.git`): git's smart HTTP
+ * Mounts the built-in git host (docs/design.md, URL table: `/git/<owner>/<repo>.git`): git's smart HTTP
  * protocol (clone, fetch, push) answered by `git http-backend` run as a CGI. Register with the
  * prefix `/git`.
  *
@@ -73,7 +73,7 @@ const text = (reply: FastifyReply, status: number, message: string, headers: Rec
  * `WWW-Authenticate: Basic realm="backyard"`, so git asks for (or sends) its credentials. A valid
  * credential reaches only its own account's repositories: any other owner's repository, existing or
  * not, answers 404 exactly as a missing one does, so a token learns nothing about other accounts
- * (design.md, decision 2). A push to a missing repository of one's own login creates it.
+ * (docs/design.md, decision 2). A push to a missing repository of one's own login creates it.
  *
  * Request bodies are streamed to git untouched (no parsing, no size limit; gzip is git's to undo),
  * and git's answer is streamed back.

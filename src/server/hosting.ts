@@ -6,7 +6,7 @@ import send from 'send';
 import { homePaths } from '../config.js';
 import type { Platform } from '../platform/platform.js';
 
-/** The hosted folder of an app, inside its cloud code tree (design.md, "State"). */
+/** The hosted folder of an app, inside its cloud code tree (docs/design.md, "State"). */
 export const hostedFolder = (home: string, appId: string): string => path.join(homePaths(home).app(appId), 'cloud', 'public');
 
 /** `..` as a whole path segment, with either slash (as `send` tests it). */
@@ -119,7 +119,7 @@ async function serveFolder(req: IncomingMessage, res: ServerResponse, root: stri
 }
 
 /**
- * Serves hosted sites and Web Apps by `Host` header (design.md, URL table: `http://<sub>.localhost:4000/`),
+ * Serves hosted sites and Web Apps by `Host` header (docs/design.md, URL table: `http://<sub>.localhost:4000/`),
  * on Node's own request objects before any framework routing. A request for `<sub>.<hosting domain>`
  * (any port) goes to the Web App of that subdomain through the reverse proxy, or is answered
  * from the Backend App's `cloud/public/` folder: GET and HEAD only (405 otherwise), 404 for an unknown

@@ -46,7 +46,7 @@ export interface HttpServerOptions {
 }
 
 /**
- * Starts the one HTTP listener that serves every interface by path (design.md, "One process, one
+ * Starts the one HTTP listener that serves every interface by path (docs/design.md, "One process, one
  * port"): `/v1` (management API), the `mounts` (`/mcp`), `/dashboard`, `/git`, `/sdk`, `/healthz`
  * through Fastify, and in front of it (front.ts) `/data` (the data API) and the hosted sites and Web
  * Apps by `Host`. `startBackyard` (src/serve.ts) calls it with every interface. `BACKYARD_ROLE`

@@ -10,7 +10,7 @@ const ALPHANUMERIC = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz012345
 
 /**
  * A random string of `length` characters from `[A-Za-z0-9]`, without modulo bias.
- * Interface A ids are opaque strings of this form (design.md, decision 1).
+ * Interface A ids are opaque strings of this form (docs/design.md, decision 1).
  */
 export function randomAlphanumeric(length: number): string {
   let out = '';

@@ -16,7 +16,7 @@ export interface Migration {
 
 /**
  * Opens (creating if needed) a SQLite database in WAL mode with `synchronous=FULL`, so that an answer
- * that reports success means the change is on disk (design.md, "State"), and applies `migrations`
+ * that reports success means the change is on disk (docs/design.md, "State"), and applies `migrations`
  * whose version is above the file's `user_version`, each in its own transaction.
  * @param options.exclusive hold SQLite's locks from the first read until close (`locking_mode =
  *   EXCLUSIVE`, set before WAL mode so that the WAL index lives in this process's memory, not in a
@@ -61,5 +61,5 @@ function migrate(db: Db, migrations: readonly Migration[]): void {
   }
 }
 
-/** ISO 8601 in UTC with milliseconds (design.md, decision 1). */
+/** ISO 8601 in UTC with milliseconds (docs/design.md, decision 1). */
 export const nowIso = (): string => new Date().toISOString();

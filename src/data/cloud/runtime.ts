@@ -83,7 +83,7 @@ const ACCOUNTS_RECHECK_MS = 1000;
 export const MAIN_RECHECK_MS = 1000;
 
 /**
- * Runs each Backend App's `cloud/main.js` in a worker process of its own (design.md,
+ * Runs each Backend App's `cloud/main.js` in a worker process of its own (docs/design.md,
  * decision 8): started on first use, confined by Node's permission model to its own
  * cloud folder, capped in memory, stopped and restarted when a call outruns its time limit or the
  * process dies, and replaced without dropping calls in flight when the code is deployed again.
@@ -138,7 +138,7 @@ export class WorkerCloudRuntime implements CloudRuntime {
   /**
    * Why cloud code may not run now, or undefined when it may: `sandbox` without a sandbox, and `auto`
    * without one in a home of more than one account, where one account's unconfined code could reach
-   * another's processes, files and ports (design.md, "Security stance"). The text says what to do.
+   * another's processes, files and ports (docs/design.md, "Security stance"). The text says what to do.
    */
   private refusal(): string | undefined | Promise<string | undefined> {
     const confinement = this.confinement();

@@ -13,7 +13,7 @@ export interface Credentials {
   installationId?: string;
 }
 
-/** A credential's two header names, `X-Backend-*` first (design.md decision 6), lower-cased as Node gives them. */
+/** A credential's two header names, `X-Backend-*` first (docs/design.md, decision 6), lower-cased as Node gives them. */
 const headerNames = (name: string): readonly [string, string] => [`x-backend-${name}`, `x-parse-${name}`];
 
 const header = (headers: Record<string, string | string[] | undefined>, names: readonly [string, string]): string | undefined => {
@@ -51,7 +51,7 @@ export const SDK_BODY_FIELDS = [
 ] as const;
 
 /**
- * Reads credentials as design.md decision 6 says: `X-Backend-*` or `X-Parse-*` headers
+ * Reads credentials as docs/design.md, decision 6 says: `X-Backend-*` or `X-Parse-*` headers
  * (Application-Id, REST-API-Key, JavaScript-Key, Client-Key, Windows-Key, Master-Key,
  * Session-Token, Installation-Id), else the SDK's body fields (`_ApplicationId`, ...).
  */

@@ -174,7 +174,7 @@ function uploadOf(req: IncomingMessage, contentType: string, buffer: Buffer | un
  * The data API (Interface B) on Node's own request and response objects, without a web framework's
  * per-request machinery in front (bench/data-api measures it against a bare `node:http` server).
  * It reads the body (JSON, the JS SDK's `text/plain` JSON with `_method` and credential fields, a
- * form: `parseBody`, or raw bytes for files), resolves the app and the caller's auth (design.md decision 6), hands the call
+ * form: `parseBody`, or raw bytes for files), resolves the app and the caller's auth (docs/design.md, decision 6), hands the call
  * to the data router (find-my-way) and writes the answer in one write with Parse Server's CORS
  * headers. A failure of Backyard's own is a 500 Parse body and a log line, never a stack trace.
  */

@@ -35,7 +35,7 @@ export interface TokenLimits {
 }
 
 /**
- * Accounts and their bearer tokens in `platform.db` (design.md, decision 2).
+ * Accounts and their bearer tokens in `platform.db` (docs/design.md, decision 2).
  * Tokens are shown once at creation; only their SHA-256 is kept and compared in constant time.
  */
 export class AccountService implements AccountOperations {

@@ -20,7 +20,7 @@ export interface BackendAppSummary {
 
 /**
  * The full form of a Backend App as Interface A returns it. The master, webhook and file keys are
- * never part of it (design.md, decision 7).
+ * never part of it (docs/design.md, decision 7).
  */
 export interface BackendApp extends BackendAppSummary {
   dashboardURL: string;
@@ -111,7 +111,7 @@ export class BackendAppService implements BackendAppOperations {
 
   /**
    * Creates an app named `appName` for `accountId`: new application id and keys (192 random bits
-   * each, base64url) unless `given` (`backyard app import`, design.md decision 7), and the folder
+   * each, base64url) unless `given` (`backyard app import`, docs/design.md, decision 7), and the folder
    * `apps/<appId>/`, with server options `settings` (`backyard app import`: dotted names or Parse's
    * nested shape, as `configure` takes them) and the defaults for the rest.
    * @throws ManagementError(invalid) when the name is empty, too long or already used by the account,

@@ -24,14 +24,14 @@ export interface ContainerSettings {
 }
 
 /**
- * The capabilities a development environment keeps; every other one is dropped (design.md,
+ * The capabilities a development environment keeps; every other one is dropped (docs/design.md,
  * "Security stance"). Enough for a root user to install packages (file ownership and modes) and run
  * servers on low ports; no raw sockets, device nodes, chroot, audit or capability changes.
  */
 export const KEPT_CAPABILITIES = ['CHOWN', 'DAC_OVERRIDE', 'FOWNER', 'FSETID', 'KILL', 'SETGID', 'SETUID', 'NET_BIND_SERVICE'] as const;
 
 /**
- * The confinement every container Backyard runs gets (design.md, "Security stance"): an init process,
+ * The confinement every container Backyard runs gets (docs/design.md, "Security stance"): an init process,
  * not privileged, all capabilities dropped but `KEPT_CAPABILITIES`, no new privileges, a memory limit
  * without extra swap (`memoryBytes`), a CPU limit (`cpus`, fractions allowed) and a process limit.
  */

@@ -36,7 +36,7 @@ export const environmentFilter = (accountId: string, environmentId: string) => (
 /** `LABEL_KIND` of the network of one account's containers (networks.ts). */
 export const KIND_NETWORK = 'account-network';
 
-/** The labels of an account's network: the home and the account it isolates (design.md, "Security stance"). */
+/** The labels of an account's network: the home and the account it isolates (docs/design.md, "Security stance"). */
 export const networkLabels = (home: string, accountId: string): Record<string, string> => ({
   [LABEL_MANAGED]: 'true',
   [LABEL_KIND]: KIND_NETWORK,

@@ -32,7 +32,7 @@ export function isNetworkFault(error: unknown): boolean {
 /**
  * The user-defined bridge network of each account of one Backyard home, created on demand: the
  * containers of one account reach each other on it, and Docker's isolation between bridge networks
- * keeps different accounts' containers apart (design.md, "Security stance": no network path between
+ * keeps different accounts' containers apart (docs/design.md, "Security stance": no network path between
  * different accounts' containers). A Web App is reached by others only through Backyard's proxy.
  *
  * Named by `accountNetworkName`, labelled by `networkLabels`. One process creates a network once at a

@@ -48,7 +48,7 @@ export interface EnvironmentImageText {
 
 /** Settings of the development environment service (Config: BACKYARD_DEVENV_*, BACKYARD_EXEC_WAIT_MS, DOCKER_HOST). */
 export interface DevEnvSettings extends ContainerSettings {
-  /** How long executeCommand waits for the command to exit, in milliseconds (design.md, decision 9). */
+  /** How long executeCommand waits for the command to exit, in milliseconds (docs/design.md, decision 9). */
   execWaitMs: number;
 }
 
@@ -83,7 +83,7 @@ const DELETE_NOTE = '[backyard: the environment was deleted (deleteDevelopmentEn
  * records in `platform.db`, containers and execs on the Docker engine. Knows nothing of HTTP or MCP.
  *
  * Every method takes the caller's account id: another account's environments and executions behave
- * as unknown ids (design.md, decision 2).
+ * as unknown ids (docs/design.md, decision 2).
  */
 export class DevEnvService implements DevEnvOperations {
   private readonly store: DevEnvStore;
@@ -290,7 +290,7 @@ export class DevEnvService implements DevEnvOperations {
    * they were recorded), without their output. Read as stored: an execution whose Backyard went away
    * reads `running` here until `inspect` settles it.
    * @param limit how many at most, a positive integer (default `EXECUTIONS_LIST_LIMIT`, 200).
-   * @throws ManagementError(notFound) for an unknown environment or another account's (design.md,
+   * @throws ManagementError(notFound) for an unknown environment or another account's (docs/design.md,
    *   decision 2); (invalid) for a limit that is not a positive integer (SQLite reads a negative LIMIT as none).
    */
   async executions(accountId: string, environmentId: string, limit = EXECUTIONS_LIST_LIMIT): Promise<ExecutionSummary[]> {
@@ -421,7 +421,7 @@ export class DevEnvService implements DevEnvOperations {
   }
 
   /**
-   * executeCommand's wait (design.md, decision 9): true once the execution exits; false at
+   * executeCommand's wait (docs/design.md, decision 9): true once the execution exits; false at
    * `deadline` (ms since the epoch), when `signal` aborts, or as soon as the command is found waiting
    * for input, which is checked (`inputScript`, one exec) each time its output has been quiet for
    * `INPUT_QUIET_MS`, so that `read name` answers `running` with its prompt instead of after the whole wait.

@@ -9,14 +9,14 @@ import type { Sql } from '../../shared/sql.js';
 export interface DevelopmentEnvironment {
   id: string;
   chatTitle: string;
-  /** ISO 8601 in UTC with milliseconds (design.md, decision 1). */
+  /** ISO 8601 in UTC with milliseconds (docs/design.md, decision 1). */
   createdAt: string;
   /** Backyard's address from inside the environment (`http://backyard.internal:<port>`), once known. */
   backyardURL?: string;
 }
 
 /**
- * Interface A `CommandExecution`; `exitCode` is absent while `running` (design.md, decision 9), and
+ * Interface A `CommandExecution`; `exitCode` is absent while `running` (docs/design.md, decision 9), and
  * also when the command could not start at all: then `startError` says why and what to do.
  */
 export interface CommandExecution {

@@ -37,7 +37,7 @@ export interface BuiltinRepository {
 const COMMIT_SHA = /^[0-9a-f]{40}(?:[0-9a-f]{24})?$/;
 
 /**
- * The built-in git host's repositories (design.md, "State": `BACKYARD_HOME/git/<owner>/<repo>.git`)
+ * The built-in git host's repositories (docs/design.md, "State": `BACKYARD_HOME/git/<owner>/<repo>.git`)
  * and what Backyard itself reads from them. Serving them over HTTP is `src/server/git.ts`; who may
  * reach them is decided by `RepoHostService`.
  *

@@ -62,7 +62,7 @@ const httpStatus = (error: unknown): number | undefined =>
   typeof error === 'object' && error !== null && typeof (error as HttpError).status === 'number' ? (error as HttpError).status : undefined;
 
 /**
- * The GitHub App that gives repository access tokens (design.md, decision 10), through
+ * The GitHub App that gives repository access tokens (docs/design.md, decision 10), through
  * `@octokit/app`: it signs a JWT with the app's private key (RS256, `iss` = the app id), finds the
  * app's installation on a user or organisation, and creates an installation access token there.
  * `apiUrl` may point at GitHub Enterprise Server (`https://<host>/api/v3`).

@@ -11,7 +11,7 @@ import type { RepoHostOperations } from '../services.js';
 
 export type { PushEvent, PushListener, RefUpdate } from './builtin.js';
 
-/** The two repository hosts (design.md, decision 10). */
+/** The two repository hosts (docs/design.md, decision 10). */
 export type RepoHostKind = 'builtin' | 'github';
 
 /** Where a git process inside Backyard clones a repository from (for Web App builds). */

@@ -60,7 +60,7 @@ const PIDS = 1024;
  * memory (no extra swap) and CPU limits, restart policy `unless-stopped` (so it comes back with the
  * engine), labels, on `network`: its account's own network, where no other account's container
  * reaches it; not privileged, capabilities dropped, no new privileges, no host mounts
- * (design.md, "Security stance").
+ * (docs/design.md, "Security stance").
  */
 export function runSpec(settings: RunnerSettings, spec: RunSpec, network: string): Docker.ContainerCreateOptions {
   const memory = settings.memoryMb * 1024 * 1024;

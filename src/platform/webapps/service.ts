@@ -100,7 +100,7 @@ const deploymentOf = (row: DeploymentRow): Deployment => ({
  * proxy behind `appURL`. Knows nothing of REST or MCP.
  *
  * Every method takes the caller's account: another account's Web Apps behave as unknown ids
- * (design.md, decision 2).
+ * (docs/design.md, decision 2).
  */
 export class WebAppService implements WebAppOperations {
   readonly proxy: WebAppProxy;
@@ -334,7 +334,7 @@ export class WebAppService implements WebAppOperations {
    * The newest `limit` deployments of a Web App, newest first (in the order they were queued), for
    * the dashboard's list; getDeployment answers one at a time, with logs.
    * @param limit how many at most, a positive integer (default `DEPLOYMENTS_LIST_LIMIT`, 50).
-   * @throws ManagementError(notFound) for an unknown app or another account's (design.md, decision 2);
+   * @throws ManagementError(notFound) for an unknown app or another account's (docs/design.md, decision 2);
    *   (invalid) for a limit that is not a positive integer (SQLite reads a negative LIMIT as none).
    */
   async deployments(accountId: string, appId: string, limit = DEPLOYMENTS_LIST_LIMIT): Promise<DeploymentSummary[]> {

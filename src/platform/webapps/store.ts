@@ -7,7 +7,7 @@ import type { EnvironmentVariable } from './names.js';
  * SQL, no rules: the service decides what may be read and written.
  */
 
-/** Deployment states (design.md, decision 11). */
+/** Deployment states (docs/design.md, decision 11). */
 export type DeploymentStatus = 'queued' | 'building' | 'starting' | 'active' | 'failed' | 'superseded';
 /** The states of a deployment that is still on its way. */
 export const UNFINISHED: readonly DeploymentStatus[] = ['queued', 'building', 'starting'];

@@ -131,7 +131,7 @@ export function serviceSpec(settings: SwarmSettings, input: ServiceInput): Docke
  * How Backyard's proxy reaches the tasks. A swarm service's ports can be published in `host` mode,
  * but the Engine API's `PortConfig` has no host address (only `Name`, `Protocol`, `TargetPort`,
  * `PublishedPort`, `PublishMode`; Engine API 1.41): such a port listens on every address of the
- * machine, so other machines could reach the app past Backyard's proxy (design.md, "Security
+ * machine, so other machines could reach the app past Backyard's proxy (docs/design.md, "Security
  * stance"). The overlay cannot be used directly either: Backyard runs on the host, which has no
  * address on an overlay network. So every task is also on the home's reach network: a bridge on
  * this machine in swarm scope (`Scope: 'swarm'`, so that services may use it), with inter-container

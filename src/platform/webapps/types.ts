@@ -3,7 +3,7 @@ import type { DeploymentRow } from './store.js';
 
 /** The shapes Web App operations take and answer (spec, "Resources and their fields"; tools/schemas.ts checks them). */
 
-/** Interface A `Deployment` (spec, "Resources and their fields"; design.md, decision 11). */
+/** Interface A `Deployment` (spec, "Resources and their fields"; docs/design.md, decision 11). */
 export interface Deployment {
   id: string;
   commitSHA: string;

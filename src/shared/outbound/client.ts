@@ -36,7 +36,7 @@ const CREDENTIAL_HEADERS = ['authorization', 'cookie', 'proxy-authorization'];
 const BODY_HEADERS = ['content-type', 'content-length', 'content-encoding', 'content-language', 'content-location'];
 
 /**
- * The one HTTP client for URLs that someone other than the operator chose (design.md, "Security
+ * The one HTTP client for URLs that someone other than the operator chose (docs/design.md, "Security
  * stance"): webhooks, sign-in providers and their key sets, push services, client metadata
  * documents. Every connection, of the first request and of every redirect hop, goes through a
  * connector that resolves the host once, checks every address (`checkDestination`: public only,

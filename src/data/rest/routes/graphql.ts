@@ -63,8 +63,8 @@ function requestContext(req: DataRequest, router: DataRouter): GraphQLContext {
 }
 
 /**
- * `GET` and `POST /graphql`: Parse's GraphQL API of the app the credentials choose (design.md, "Parse
- * clients we serve"), on the schema built from its classes (src/data/graphql). The front serves it
+ * `GET` and `POST /graphql`: Parse's GraphQL API of the app the credentials choose (docs/design.md,
+ * "Parse clients we serve, not rebuild"), on the schema built from its classes (src/data/graphql). The front serves it
  * at `/graphql` on the data API's host as Parse Server does, and at `<data API>/graphql`. A POST may be
  * a GraphQL multipart request (https://github.com/jaydenseric/graphql-multipart-request-spec) with
  * files for `Upload` variables; a body the spec does not allow is a 400 (413 for a field too large).

@@ -53,7 +53,7 @@ export class SqliteDatabase implements SchemaLookup {
    * @throws SqliteError SQLITE_BUSY when another connection holds the file (shared/sqlite.ts).
    */
   constructor(file: string) {
-    // Only the server process that serves the app opens its data.db (design.md, "One process, one
+    // Only the server process that serves the app opens its data.db (docs/design.md, "One process, one
     // port"); holding the locks spares each statement two fcntl calls (about 8% of a GET by id).
     this.db = openDatabase(file, dataMigrations, { exclusive: true });
     // Group commit: commits do not sync; `durable()` syncs the WAL off the event loop (durability.ts).

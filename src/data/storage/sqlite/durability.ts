@@ -5,7 +5,7 @@ import fs from 'node:fs';
  * WAL without syncing, and `durable()` resolves once an `fdatasync` of the WAL that started after
  * the caller's commits has finished. Committed WAL frames on stable storage survive a power loss
  * (SQLite recovers them at the next open), so an answer sent after `durable()` reports a change
- * that is on disk (design.md, "State"), while concurrent writers share one sync and the event loop
+ * that is on disk (docs/design.md, "State"), while concurrent writers share one sync and the event loop
  * keeps running during it (libuv's thread pool does the sync).
  */
 /** Syncs slower than this (milliseconds) are never run on the event loop. */

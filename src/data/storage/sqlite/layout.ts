@@ -66,7 +66,7 @@ export const indexExpr = (path: FieldPath): string =>
 /**
  * Runs one statement whose text holds names (DDL: tables, indexes). better-sqlite3's `prepare` refuses
  * text that holds more than one statement, where `exec` would run them all: so a name that slipped
- * past the checks could never stack a statement of its own (design.md, "Security stance").
+ * past the checks could never stack a statement of its own (docs/design.md, "Security stance").
  * @throws SqliteError as SQLite answers, or RangeError for text holding several statements.
  */
 export function runStatement(db: Db, sql: string): void {

@@ -53,7 +53,7 @@ export interface TreePath {
 const quote = (s: string) => JSON.stringify(s.length > 120 ? `${s.slice(0, 120)}…` : s);
 
 /**
- * Checks a caller's path before any file is touched (design.md, "Security stance").
+ * Checks a caller's path before any file is touched (docs/design.md, "Security stance").
  * A path is relative and `/`-separated, with no `.` or `..` segment, no empty segment, no NUL or
  * other control character and no backslash, at most 1024 characters and 255 bytes per segment, and
  * lies under `cloud/` or `public/` (or is one of them).

@@ -64,7 +64,7 @@ const FIRST_KEPT = 'the files as they were when versions began to be kept';
  * `apps/<appId>/cloud/` with its roots `cloud/` and `public/`, its starting files, deploys (all
  * changes or none, then a reload of the app's cloud code), reads, and the versions each deploy
  * keeps in the platform store, with rollbacks to them. Another account's app behaves as unknown
- * (design.md, decision 2).
+ * (docs/design.md, decision 2).
  */
 export class CloudCodeService implements CloudCodeOperations {
   /** Deploys of one app run one after another. */
