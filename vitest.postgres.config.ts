@@ -2,8 +2,8 @@ import { defineConfig } from 'vitest/config';
 
 /**
  * The data API suites again, with every Backend App's data on PostgreSQL, and the suites of the
- * management API, MCP and the dashboard's settings with the platform's own state there too (issue
- * 16): `npm test` runs this after the main run. The set-up starts PostgreSQL from Debian's packages.
+ * management API, MCP and the dashboard's settings with the platform's own state there too:
+ * `npm test` runs this after the main run. The set-up starts PostgreSQL from Debian's packages.
  */
 export default defineConfig({
   // graphql ships ESM (`module`: index.mjs) beside CommonJS; Vite picks the ESM file while

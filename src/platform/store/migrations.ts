@@ -251,7 +251,7 @@ export const migrations: readonly Migration[] = [
   },
   {
     version: 11,
-    name: 'limited account tokens: read-only, or for one Backend App (issue 15)',
+    name: 'limited account tokens: read-only, or for one Backend App',
     sql: `
       ALTER TABLE account_tokens ADD COLUMN read_only INTEGER NOT NULL DEFAULT 0;
       ALTER TABLE account_tokens ADD COLUMN app_id TEXT;
