@@ -35,15 +35,19 @@ describe(`the database's text of objects (OBJECT_JSON, on ${onPostgres ? 'Postgr
   let dir: string;
   let schema: string;
   let adapter: StorageAdapter;
+  /** The pool of the PostgreSQL adapter, which the adapter leaves open (postgres/adapter.ts `close`). */
+  let database: PostgresDatabase | undefined;
 
   beforeAll(async () => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'backyard-object-json-'));
     schema = `app_oj${process.pid}${Date.now()}`;
-    adapter = onPostgres ? new PostgresAdapter(new PostgresDatabase(process.env.BACKYARD_TEST_DATABASE_URL!, () => undefined), schema) : new SqliteAdapter(path.join(dir, 'data.db'));
+    if (onPostgres) database = new PostgresDatabase(process.env.BACKYARD_TEST_DATABASE_URL!, () => undefined);
+    adapter = database ? new PostgresAdapter(database, schema) : new SqliteAdapter(path.join(dir, 'data.db'));
     await adapter.transaction((tx) => tx.saveClass({ className: 'Any', fields: {}, classLevelPermissions: {}, indexes: {} }));
   });
   afterAll(async () => {
     await adapter?.close();
+    await database?.close();
     if (onPostgres) await pgQuery(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
     fs.rmSync(dir, { recursive: true, force: true });
   });
