@@ -167,10 +167,24 @@ describe.each([
     const s = schema();
     const target = { dialect, schema: s.lookup };
     const cache = new StatementCache(target, s.generation);
-    const first = cache.select('Item', { where: { score: { $gte: 1, $lt: 5 }, title: 'a' }, principals: ['*'], limit: 10 });
-    const second = cache.select('Item', { where: { score: { $gte: 7, $lt: 9 }, title: 'b' }, principals: ['*'], limit: 20 });
+    const first = cache.select('Item', { where: { score: { $gte: 1, $lt: 5 }, title: 'a' }, principals: ['*'], limit: 10, skip: 0 });
+    const second = cache.select('Item', { where: { score: { $gte: 7, $lt: 9 }, title: 'b' }, principals: ['*'], limit: 10, skip: 30 });
     expect(second.sql).toBe(first.sql);
-    expect(second).toEqual(fresh('select', { where: { score: { $gte: 7, $lt: 9 }, title: 'b' }, principals: ['*'], limit: 20 }, target));
+    expect(second).toEqual(fresh('select', { where: { score: { $gte: 7, $lt: 9 }, title: 'b' }, principals: ['*'], limit: 10, skip: 30 }, target));
+    expect(cache.stats).toMatchObject({ hits: 1, learned: 1 });
+    // Another limit is a shape of its own: SQLite writes the limit into the text (a bound LIMIT is
+    // prepared again at each run there), PostgreSQL binds it.
+    const third = cache.select('Item', { where: { score: { $gte: 7, $lt: 9 }, title: 'b' }, principals: ['*'], limit: 20 });
+    expect(third).toEqual(fresh('select', { where: { score: { $gte: 7, $lt: 9 }, title: 'b' }, principals: ['*'], limit: 20 }, target));
+    expect(cache.stats).toMatchObject({ hits: 1, learned: 2 });
+    if (dialect === sqliteDialect) {
+      expect(first.sql).toMatch(/ LIMIT 10 OFFSET \?$/);
+      expect(third.sql).toMatch(/ LIMIT 20 OFFSET \?$/);
+      expect(third.params).not.toContain(20);
+    } else {
+      expect(third.sql).toBe(first.sql);
+      expect(third.params.slice(-2)).toEqual([20, 0]);
+    }
     // A protected field is refused on a hit too.
     const calls: string[] = [];
     expect(() => cache.select('Item', { where: { secret: 'x' }, principals: ['*'], access: access([]) })).toThrow(/secret/);
@@ -182,5 +196,20 @@ describe.each([
     const after = cache.count('Item', { where: { tags: 'y' } });
     expect(after).toEqual(fresh('count', { where: { tags: 'y' } }, target));
     expect(after.sql).not.toContain('json_each');
+  });
+});
+
+describe('the LIMIT of a find', () => {
+  it('is bound on PostgreSQL, written as a safe integer on SQLite, and never text SQLite could read otherwise', () => {
+    expect(postgresDialect('app_x').limitClause(5)).toEqual({ sql: 'LIMIT ?', params: [5] });
+    fc.assert(
+      fc.property(fc.oneof(fc.nat(), fc.constantFrom(0, Number.MAX_SAFE_INTEGER, 2 ** 60, 1e300)), (n) => {
+        const { sql, params } = sqliteDialect.limitClause(n);
+        expect(params).toEqual([]);
+        expect(sql).toMatch(/^LIMIT \d{1,16}$/);
+        expect(Number(sql.slice(6))).toBe(Math.min(n, Number.MAX_SAFE_INTEGER));
+      }),
+    );
+    for (const bad of [-1, 1.5, Number.NaN, Infinity, '10; DROP TABLE x' as unknown as number]) expect(() => sqliteDialect.limitClause(bad)).toThrow(/Not a row limit/);
   });
 });

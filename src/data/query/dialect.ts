@@ -132,6 +132,11 @@ export interface Dialect {
   readableBy(alias: string, principals: readonly string[]): SqlFragment;
   /** The `count(*)` column, as the driver answers it with a JS number. */
   readonly countAll: string;
+  /**
+   * A find's `LIMIT` clause for `limit` rows (a non-negative integer the caller checked, such as
+   * objects/findParams.ts gives): bound, or written into the text where binding it costs more.
+   */
+  limitClause(limit: number): SqlFragment;
   /** A JSON number at `path` of `data` of the row `alias` as an SQL number (exact where the database can), NULL for anything else. */
   numberIn(alias: string, path: FieldPath): string;
   /** A `$group` key (statement.ts, `compileGroup`): the String at `path` of `data`, or one group for every row when undefined. */

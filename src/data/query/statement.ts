@@ -114,14 +114,15 @@ function condition(tree: FilterTree): SqlFragment {
 /**
  * The SELECT of a find: the row columns of `ROW_COLUMNS` (objectId, createdAt, updatedAt, data, acl),
  * or `columns` (SQL over the row alias ROW, written by the caller, never from a client's string),
- * sorted and paged (`LIMIT ? OFFSET ?`, both bound).
+ * sorted and paged (the dialect's `limitClause`, then `OFFSET ?`, bound).
  */
 export function compileSelect(tree: SelectTree, dialect: Dialect, columns: string = ROW_COLUMNS): SqlFragment {
   const where = condition(tree);
   const order = tree.order ? ` ORDER BY ${tree.order.sql}` : '';
+  const limit = dialect.limitClause(tree.limit);
   return {
-    sql: `SELECT ${columns} FROM ${dialect.classTable(tree.className)} AS ${ROW} WHERE ${where.sql}${order} LIMIT ? OFFSET ?`,
-    params: [...where.params, ...(tree.order?.params ?? []), tree.limit, tree.skip],
+    sql: `SELECT ${columns} FROM ${dialect.classTable(tree.className)} AS ${ROW} WHERE ${where.sql}${order} ${limit.sql} OFFSET ?`,
+    params: [...where.params, ...(tree.order?.params ?? []), ...limit.params, tree.skip],
   };
 }
 

@@ -9,9 +9,11 @@
  * The shape of a query is its class, its `order`, whether its caller is the master key, and its `where`
  * with the values in value positions replaced by their kind: a field's equality (`{"a": 1}`), the
  * operand of `$eq`, `$ne`, `$lt`, `$lte`, `$gt`, `$gte`, and each element of `$in`, `$nin` and `$all`,
- * when it is a string, a number or a boolean; plus its limit and skip and the caller's principals
- * other than `*` (all bound). Everything else is part of the shape as written (`$exists`, `$regex`,
- * typed values such as Dates and pointers, geo operators).
+ * when it is a string, a number or a boolean; plus its skip and the caller's principals other than
+ * `*` (all bound). Everything else is part of the shape as written (`$exists`, `$regex`, typed values
+ * such as Dates and pointers, geo operators), and so is the limit, which a dialect may write into the
+ * text (sqlite/dialect.ts `limitClause`): clients page with a few limits, and a shape per limit keeps
+ * each statement's text the same for all its values.
  *
  * A shape is trusted only once the compiler has shown where each value goes: the first query of a
  * shape is compiled twice, with its own values and with probes (every value replaced by a different
@@ -257,8 +259,7 @@ export class StatementCache {
 
 /**
  * The shape of a query (see the file's comment), or undefined when it holds an operator never
- * cached. Leaves: the where's values in walk order, then the principals other than `*`, then limit
- * and skip.
+ * cached. Leaves: the where's values in walk order, then the principals other than `*`, then skip.
  */
 function shapeOf(kind: string, className: string, query: ReadQuery): Shape | undefined {
   const out: string[] = [kind, '|', className, '|', query.order ?? '', '|'];
@@ -281,8 +282,7 @@ function appendRest(query: ReadQuery, out: string[], leaves: unknown[]): void {
       }
     }
   }
-  out.push(`|${query.access ? 'access' : ''}|${query.limit === undefined ? '' : '#'}|${query.skip === undefined ? '' : '#'}`);
-  if (query.limit !== undefined) leaves.push(query.limit);
+  out.push(`|${query.access ? 'access' : ''}|${query.limit ?? ''}|${query.skip === undefined ? '' : '#'}`);
   if (query.skip !== undefined) leaves.push(query.skip);
 }
 
@@ -304,15 +304,13 @@ function learn(own: SqlFragment, leaves: unknown[], query: ReadQuery, compile: (
     probes.push(probe === p ? `${probe}X` : probe);
     return probes[probes.length - 1] as string;
   });
-  const limit = query.limit === undefined ? undefined : probeNumber(query.limit, probes.length);
-  if (limit !== undefined) probes.push(limit);
   const skip = query.skip === undefined ? undefined : probeNumber(query.skip, probes.length);
   if (skip !== undefined) probes.push(skip);
   if (probes.length !== leaves.length) return null;
   let probed: SqlFragment;
   try {
     // The probe compile checks nothing of the caller's: its checks are the same as the first's.
-    probed = compile({ ...query, where: rebuilt, principals, limit, skip, access: query.access && permissive });
+    probed = compile({ ...query, where: rebuilt, principals, skip, access: query.access && permissive });
   } catch {
     return null;
   }

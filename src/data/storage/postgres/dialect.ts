@@ -213,6 +213,9 @@ export function postgresDialect(schema: string, fieldColumn: (className: string,
 
     countAll: 'count(*)::int',
 
+    // Bound: a named statement's generic plan serves every limit (database.ts).
+    limitClause: (limit) => frag('LIMIT ?', limit),
+
     // numeric rather than float8: sums of integers stay exact.
     numberIn: (alias, path) => `(CASE WHEN jsonb_typeof(${jsonAt(alias, path)}) = 'number' THEN (${jsonAt(alias, path)})::numeric END)`,
 

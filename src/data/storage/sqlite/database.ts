@@ -19,6 +19,9 @@ const asPrepared = (s: Database.Statement) => s;
 const asRaw = (s: Database.Statement) => s.raw(true);
 const asPluck = (s: Database.Statement) => s.pluck(true);
 
+/** Statements kept prepared per mode (`stmt`, `rowStmt`, `valueStmt`). */
+const MAX_STATEMENTS = 2000;
+
 /**
  * One Backend App's `data.db`, open on this thread (better-sqlite3, synchronous): WAL with
  * `synchronous=NORMAL` plus a group commit that syncs the WAL before a write is answered
@@ -104,6 +107,9 @@ export class SqliteDatabase implements SchemaLookup {
   private prepared(cache: Map<string, Database.Statement>, sql: string, mode: (s: Database.Statement) => Database.Statement): Database.Statement {
     let s = cache.get(sql);
     if (!s) {
+      // Texts are few in a real app (a query shape and limit each: query/statementCache.ts); past
+      // MAX_STATEMENTS a client is sending new ones, and the cache starts again rather than grow.
+      if (cache.size >= MAX_STATEMENTS) cache.clear();
       s = mode(this.db.prepare(sql));
       cache.set(sql, s);
     }
