@@ -14,6 +14,9 @@ import { extendPath, fieldPath, type FieldPath } from '../../fieldPath.js';
 import { bytewise, fieldColumnName, jsonAt, pathLiteral, PUBLIC_READ, quoteIdent, textAt, type FieldColumnKind } from './layout.js';
 import { postgresRegex } from './regex.js';
 
+/** Limits a find writes into its statement's text (`limitClause`); larger ones are bound. */
+const MAX_LITERAL_LIMIT = 1000;
+
 /** A target over a jsonb expression (`base`), reading sub-paths with `#>`/`#>>`. */
 function jsonTarget(kind: 'data' | 'element', base: string, path: FieldPath | undefined, fieldColumn?: Target['fieldColumn']): Target {
   const full = (sub: readonly string[]): FieldPath | undefined =>
@@ -213,8 +216,12 @@ export function postgresDialect(schema: string, fieldColumn: (className: string,
 
     countAll: 'count(*)::int',
 
-    // Bound: a named statement's generic plan serves every limit (database.ts).
-    limitClause: (limit) => frag('LIMIT ?', limit),
+    // Written into the text up to MAX_LITERAL_LIMIT. A named statement's generic plan (database.ts)
+    // does not know a bound limit: PostgreSQL assumes a tenth of the rows are wanted, and on a small
+    // table reads them all in a seq scan rather than the few an index names (measured at 2,000
+    // objects: 0.13 ms against 0.05 ms for an equality matching 100). Apps use few limits, so each
+    // makes one more prepared statement; a larger one is bound.
+    limitClause: (limit) => (Number.isSafeInteger(limit) && limit >= 0 && limit <= MAX_LITERAL_LIMIT ? frag(`LIMIT ${limit}`) : frag('LIMIT ?', limit)),
 
     // numeric rather than float8: sums of integers stay exact.
     numberIn: (alias, path) => `(CASE WHEN jsonb_typeof(${jsonAt(alias, path)}) = 'number' THEN (${jsonAt(alias, path)})::numeric END)`,
