@@ -62,6 +62,10 @@ describe(`the database's text of objects (OBJECT_JSON, on ${onPostgres ? 'Postgr
         await adapter.transaction((tx) => tx.insert('Any', row));
         const text = await adapter.findText!('Any', { where: { objectId: row.objectId }, principals: undefined });
         expect(JSON.parse(`[${text}]`)).toEqual([asClientReads(row)]);
+        // The same text for the object alone, with the ACL as stored (the caller's read check).
+        const one = await adapter.getText!('Any', row.objectId);
+        expect(one && JSON.parse(one.json)).toEqual(asClientReads(row));
+        expect(one?.acl).toEqual(rowAcl);
       }),
       { numRuns: 300 },
     );
@@ -84,6 +88,8 @@ describe(`the database's text of objects (OBJECT_JSON, on ${onPostgres ? 'Postgr
     expect(JSON.parse(`[${text}]`)).toEqual(descending.slice(3, 15).map(asClientReads));
     expect(await adapter.findText!('Ordered', { where: { rank: 1000 }, principals: ['*'] })).toBe('');
     expect(await adapter.findText!('NoSuchClass', { where: {}, principals: ['*'] })).toBe('');
+    expect(await adapter.getText!('Ordered', 'nosuchobject')).toBeUndefined();
+    expect(await adapter.getText!('NoSuchClass', rows[0]!.objectId)).toBeUndefined();
   });
 });
 
@@ -139,6 +145,40 @@ describe.skipIf(onPostgres)('DataEngine.findText, in process on a real SQLite fi
       text.mockRestore();
       objects.mockRestore();
     }
+  });
+
+  /** getText's answer, with which of the adapter's reads it took. */
+  async function tracedGet(className: string, objectId: string, params: Record<string, unknown>, auth = PUBLIC) {
+    const text = vi.spyOn(adapter, 'getText');
+    const objects = vi.spyOn(adapter, 'get');
+    try {
+      const answer = await engine.getText(className, objectId, auth, params);
+      return { answer, asText: text.mock.calls.length, asObjects: objects.mock.calls.length };
+    } finally {
+      text.mockRestore();
+      objects.mockRestore();
+    }
+  }
+
+  it("answers a get as the database's text where nothing is rewritten, and get's object otherwise; the checks are get's", async () => {
+    const [plain] = (await adapter.find('Plain', { where: {}, order: 'n', principals: ['*'] }))!;
+    const asText = await tracedGet('Plain', plain!.objectId, {});
+    expect([asText.asText, asText.asObjects]).toEqual([1, 0]);
+    expect(JSON.parse(asText.answer)).toEqual(objectJson(plain!, undefined, (name) => `http://files.test/${name}`));
+    expect(JSON.parse(asText.answer)).toEqual(await engine.get('Plain', plain!.objectId, PUBLIC));
+    const keyed = await tracedGet('Plain', plain!.objectId, { keys: 'n' });
+    expect([keyed.asText, keyed.asObjects]).toEqual([0, 1]);
+    expect(Object.keys(JSON.parse(keyed.answer)).sort()).toEqual(['createdAt', 'n', 'objectId', 'updatedAt']);
+    const [withFile] = await adapter.find('WithFile', { where: {}, principals: ['*'] });
+    const file = await tracedGet('WithFile', withFile!.objectId, {});
+    expect([file.asText, file.asObjects]).toEqual([0, 1]);
+    expect(JSON.parse(file.answer).doc).toEqual({ __type: 'File', name: 'a.txt', url: 'http://files.test/a.txt' });
+    // An object the caller may not read is not found, as by get; the owner and the master key read it.
+    const owned = await engine.create('Plain', { n: 9, ACL: { u1: { read: true } } }, MASTER);
+    await expect(tracedGet('Plain', owned.row.objectId, {})).rejects.toMatchObject({ code: 101 });
+    await expect(tracedGet('Plain', 'nosuchobject', {})).rejects.toMatchObject({ code: 101 });
+    await expect(tracedGet('Plain', owned.row.objectId, { bogus: 1 })).rejects.toMatchObject({ code: 102 });
+    expect(JSON.parse((await tracedGet('Plain', owned.row.objectId, {}, MASTER)).answer)).toMatchObject({ n: 9, ACL: { u1: { read: true } } });
   });
 
   it('reads objects where the answer is rewritten: keys, include, a File field, a class of its own (_User)', async () => {

@@ -270,11 +270,40 @@ export class DataEngine {
   async get(className: string, objectId: string, auth: Auth, rawParams: Record<string, unknown> = {}, stored?: StoredRow): Promise<Record<string, unknown>> {
     const known = this.#store.known(className);
     if (known instanceof Promise) await known;
+    return this.getChecked(className, objectId, auth, this.checkGet(className, auth, rawParams), stored);
+  }
+
+  /**
+   * `get`'s object as JSON text, for a caller that only sends it on (the data API's HTTP handler).
+   * Where `present` would answer the row as stored (asTextApplies), it is the database's text of
+   * the object (StorageReads.getText), as `findText` does for a find; otherwise `get`'s object,
+   * stringified. The checks and errors are `get`'s.
+   */
+  async getText(className: string, objectId: string, auth: Auth, rawParams: Record<string, unknown> = {}, stored?: StoredRow): Promise<string> {
+    const known = this.#store.known(className);
+    if (known instanceof Promise) await known;
+    const params = this.checkGet(className, auth, rawParams);
+    const getText = this.#storage.getText;
+    if (!getText || stored?.objectId === objectId || !this.asTextApplies(className, params, auth)) {
+      return JSON.stringify(await this.getChecked(className, objectId, auth, params, stored));
+    }
+    const found = await getText.call(this.#storage, className, objectId);
+    if (!found || !aclAllows(found.acl, auth, 'read')) throw notFound();
+    return found.json;
+  }
+
+  /** What `get` checks before reading: role security, the parameters, the class and its CLP `get`. @returns the parameters. */
+  private checkGet(className: string, auth: Auth, rawParams: Record<string, unknown>): FindParams {
     enforceRoleSecurity('get', className, auth);
     const params = parseFindParams(rawParams);
     this.checkClassCreation(className, auth);
     if (!this.schema.has(className)) throw notFound();
     this.checkClp(className, 'get', auth);
+    return params;
+  }
+
+  /** `get` once checkGet passed: the row (the one just stored, or read) the caller may read, presented. */
+  private async getChecked(className: string, objectId: string, auth: Auth, params: FindParams, stored?: StoredRow): Promise<Record<string, unknown>> {
     const row = stored?.objectId === objectId ? (aclAllows(stored.acl, auth, 'read') ? stored : undefined) : await this.getRow(className, objectId, auth);
     if (!row) throw notFound();
     const presented = this.present(className, [row], params, auth);
@@ -310,7 +339,7 @@ export class DataEngine {
    */
   private async findObjects(query: PreparedFind, auth: Auth): Promise<Record<string, unknown>[]> {
     const findText = this.#storage.findText;
-    if (findText && this.asTextApplies(query, auth)) return JSON.parse(`[${await findText.call(this.#storage, query.className, query.read)}]`) as Record<string, unknown>[];
+    if (findText && this.asTextApplies(query.className, query.params, auth)) return JSON.parse(`[${await findText.call(this.#storage, query.className, query.read)}]`) as Record<string, unknown>[];
     const rows = await this.#storage.find(query.className, query.read);
     // No turn of the microtask queue when nothing is included (the common case: bench/data-api).
     const presented = rows.length ? this.present(query.className, rows, query.params, auth) : [];
@@ -327,7 +356,7 @@ export class DataEngine {
   async findText(className: string, rawParams: Record<string, unknown>, auth: Auth): Promise<string> {
     const query = await this.prepareFind(className, rawParams, auth);
     const findText = this.#storage.findText;
-    if (!findText || !this.asTextApplies(query, auth)) return JSON.stringify(await this.findPrepared(query, auth));
+    if (!findText || !this.asTextApplies(query.className, query.params, auth)) return JSON.stringify(await this.findPrepared(query, auth));
     const { params } = query;
     const rows = params.limit === 0 ? '' : await findText.call(this.#storage, query.className, query.read);
     const text = `{"results":[${rows}`;
@@ -337,13 +366,12 @@ export class DataEngine {
   }
 
   /**
-   * Whether `present` would answer the rows of `query` as they are stored, so that findText may
-   * splice their JSON: no `keys`, `excludeKeys` or `include`, no redirect, a class whose name does
+   * Whether `present` would answer the rows of a read of `className` with `params` as they are
+   * stored, so that findText and getText may send the database's JSON of them: no `keys`, `excludeKeys` or `include`, no redirect, a class whose name does
    * not start with `_` (those hold internal `_` keys: objects/output.ts) without File or Relation
    * fields (objectJson rewrites those), and no protected field listed for the class.
    */
-  private asTextApplies(query: PreparedFind, auth: Auth): boolean {
-    const { params, className } = query;
+  private asTextApplies(className: string, params: FindParams, auth: Auth): boolean {
     if (params.keys || params.excludeKeys || params.include.length || params.includeAll || params.redirectClassNameForKey || className.startsWith('_')) return false;
     for (const type of Object.values(this.schema.fields(className) ?? {})) if (type.type === 'File' || type.type === 'Relation') return false;
     return auth.master || !listsAny(this.protectedFields(className));

@@ -152,7 +152,10 @@ export function compileGroup(tree: FilterTree, plan: GroupPlan, dialect: Dialect
   };
 }
 
-/** The SELECT of one row of `className` by objectId (one `?`), with the columns of compileSelect. */
-export function compileGet(className: string, dialect: Dialect): string {
-  return `SELECT ${ROW_COLUMNS} FROM ${dialect.classTable(className)} AS ${ROW} WHERE ${ROW}."objectId" = ?`;
+/**
+ * The SELECT of one row of `className` by objectId (one `?`), with the columns of compileSelect, or
+ * `columns` (SQL over the row alias ROW, written by the caller, never from a client's string).
+ */
+export function compileGet(className: string, dialect: Dialect, columns: string = ROW_COLUMNS): string {
+  return `SELECT ${columns} FROM ${dialect.classTable(className)} AS ${ROW} WHERE ${ROW}."objectId" = ?`;
 }

@@ -58,6 +58,12 @@ export interface StorageReads {
    * and the engine reads objects.
    */
   findText?(className: string, options: FindOptions): Promise<string>;
+  /**
+   * The object `get` reads, as the JSON text `findText` writes for each (`json`), with its row's ACL
+   * (`acl`) for the caller's read check; undefined when there is none. For engine.ts `getText`, where
+   * `findText` would apply; a joined storage leaves it out as it does `findText`.
+   */
+  getText?(className: string, objectId: string): Promise<{ acl: StoredRow['acl']; json: string } | undefined>;
   count(className: string, options: Pick<FindOptions, 'where' | 'principals' | 'access'>): Promise<number>;
   /** objectIds related to `owningId` through `ownerClass.field`. */
   relatedIds(ownerClass: string, field: string, owningId: string): Promise<string[]>;

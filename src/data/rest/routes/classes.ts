@@ -40,8 +40,10 @@ export function classRoutes(router: DataRouter): void {
   router.on('GET', '/classes/:className/:objectId', (req, { className, objectId }) => {
     checkGetParams(req.query);
     if (!hasAnyTrigger(req, className!, ['beforeFind', 'afterFind'])) {
-      const { stored } = req;
-      return req.engine.get(className!, objectId!, req.auth, req.query, stored && stored.className === className ? stored.row : undefined).then((object) => ok(object));
+      const stored = req.stored && req.stored.className === className ? req.stored.row : undefined;
+      // As a find's: the object is sent as the database gave its JSON where nothing changes it (engine.ts getText).
+      if (!req.readsObjects) return req.engine.getText(className!, objectId!, req.auth, req.query, stored).then(jsonText);
+      return req.engine.get(className!, objectId!, req.auth, req.query, stored).then((object) => ok(object));
     }
     refuseInTransaction(req);
     return (async () => {

@@ -275,6 +275,7 @@ export class PostgresAdapter implements StorageAdapter, SchemaLookup {
   get: StorageReads['get'] = (className, objectId) => this.read(() => this.reads.get(className, objectId));
   find: StorageReads['find'] = (className, options) => this.read(() => this.reads.find(className, options));
   findText: NonNullable<StorageReads['findText']> = (className, options) => this.read(() => this.reads.findText(className, options));
+  getText: NonNullable<StorageReads['getText']> = (className, objectId) => this.read(() => this.reads.getText(className, objectId));
   count: StorageReads['count'] = (className, options) => this.read(() => this.reads.count(className, options));
   relatedIds: StorageReads['relatedIds'] = (ownerClass, field, owningId) => this.read(() => this.reads.relatedIds(ownerClass, field, owningId));
   owningIds: StorageReads['owningIds'] = (ownerClass, field, relatedIds) => this.read(() => this.reads.owningIds(ownerClass, field, relatedIds));

@@ -140,6 +140,14 @@ export class PostgresReads implements StorageReads {
     return row && toRow(row);
   }
 
+  /** `get`'s object as the JSON text PostgreSQL writes for it (OBJECT_JSON), with its ACL (StorageReads.getText). */
+  async getText(className: string, objectId: string): Promise<{ acl: StoredRow['acl']; json: string } | undefined> {
+    if (await this.missing(className)) return undefined;
+    const result = await this.run(compileGet(className, this.dialect, `${ROW}.acl, ${OBJECT_JSON} AS j`), [objectId]);
+    const row = result.rows[0] as { acl: StoredRow['acl']; j: string } | undefined;
+    return row && { acl: row.acl, json: row.j };
+  }
+
   /** The query is checked (and refused with Parse's codes) before a missing class answers no rows. */
   async find(className: string, options: FindOptions): Promise<StoredRow[]> {
     const compile = () => this.owner.shapes.select(className, options);

@@ -162,6 +162,7 @@ export class SqliteAdapter implements StorageAdapter {
   get: StorageReads['get'] = (className, objectId) => this.reads.get(className, objectId);
   find: StorageReads['find'] = (className, options) => this.reads.find(className, options);
   findText: NonNullable<StorageReads['findText']> = (className, options) => this.reads.findText(className, options);
+  getText: NonNullable<StorageReads['getText']> = (className, objectId) => this.reads.getText(className, objectId);
   count: StorageReads['count'] = (className, options) => this.reads.count(className, options);
   relatedIds: StorageReads['relatedIds'] = (ownerClass, field, owningId) => this.reads.relatedIds(ownerClass, field, owningId);
   owningIds: StorageReads['owningIds'] = (ownerClass, field, relatedIds) => this.reads.owningIds(ownerClass, field, relatedIds);

@@ -116,12 +116,17 @@ export class SqliteDatabase implements SchemaLookup {
     return s;
   }
 
-  /** The raw-mode SELECT of one row of `className` by objectId (query/statement.ts), prepared once per class so that a get builds no SQL text. */
-  getStmt(className: string): Database.Statement {
-    let s = this.getStatements.get(className);
+  /**
+   * The raw-mode SELECT of one row of `className` by objectId (query/statement.ts), with the row's
+   * columns or `columns` (the caller's constant SQL, one per `kind`), prepared once per class and kind
+   * so that a get builds no SQL text.
+   */
+  getStmt(className: string, kind = 'row', columns?: string): Database.Statement {
+    const key = `${kind}|${className}`;
+    let s = this.getStatements.get(key);
     if (!s) {
-      s = this.rowStmt(compileGet(className, sqliteDialect));
-      this.getStatements.set(className, s);
+      s = this.rowStmt(compileGet(className, sqliteDialect, columns));
+      this.getStatements.set(key, s);
     }
     return s;
   }

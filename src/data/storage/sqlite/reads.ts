@@ -63,6 +63,14 @@ export class SqliteReads implements StorageReads {
     return r && toRow(r);
   }
 
+  /** `get`'s object as the JSON text SQLite writes for it (OBJECT_JSON), with its ACL (StorageReads.getText). */
+  async getText(className: string, objectId: string): Promise<{ acl: StoredRow['acl']; json: string } | undefined> {
+    const database = this.open();
+    if (!database.classes.has(className)) return undefined;
+    const r = database.getStmt(className, 'json', `${ROW}.acl, ${OBJECT_JSON}`).get(objectId) as [string | null, string] | undefined;
+    return r && { acl: r[0] === null ? null : (JSON.parse(r[0]) as StoredRow['acl']), json: r[1] };
+  }
+
   async find(className: string, options: FindOptions): Promise<StoredRow[]> {
     const database = this.open();
     if (!database.classes.has(className)) return [];
