@@ -367,9 +367,10 @@ export class DataEngine {
 
   /**
    * Whether `present` would answer the rows of a read of `className` with `params` as they are
-   * stored, so that findText and getText may send the database's JSON of them: no `keys`, `excludeKeys` or `include`, no redirect, a class whose name does
-   * not start with `_` (those hold internal `_` keys: objects/output.ts) without File or Relation
-   * fields (objectJson rewrites those), and no protected field listed for the class.
+   * stored, so that findText and getText may send the database's JSON of them: no `keys`,
+   * `excludeKeys` or `include`, no redirect, a class whose name does not start with `_` (those hold
+   * internal `_` keys: objects/output.ts) without File or Relation fields (objectJson rewrites
+   * those), and no protected field listed for the class.
    */
   private asTextApplies(className: string, params: FindParams, auth: Auth): boolean {
     if (params.keys || params.excludeKeys || params.include.length || params.includeAll || params.redirectClassNameForKey || className.startsWith('_')) return false;
