@@ -137,6 +137,22 @@ describe('queries', () => {
     expect(res.body.count).toBe(5);
   });
 
+  it('takes a limit or skip past what the database can hold as every row or none, never a 500', async () => {
+    const huge = '99999999999999999999';
+    const all = await app.call('GET', `/classes/Item${whereQuery({ n: { $lt: 5 } }, { limit: huge, order: 'n' })}`);
+    expect(all.status).toBe(200);
+    expect(all.body.results.map((o: { n: number }) => o.n)).toEqual([0, 1, 2, 3, 4]);
+    for (const params of [{ skip: huge }, { skip: huge, limit: huge, count: '1' }]) {
+      const none = await app.call('GET', `/classes/Item${whereQuery({ n: { $lt: 5 } }, params)}`);
+      expect(none.status).toBe(200);
+      expect(none.body.results).toEqual([]);
+    }
+    // The JS SDK's body form carries numbers.
+    const sdk = await app.call('POST', '/classes/Item', { body: { _method: 'GET', where: { n: { $lt: 5 } }, skip: 1e300, limit: 1e300 } });
+    expect(sdk.status).toBe(200);
+    expect(sdk.body.results).toEqual([]);
+  });
+
   it('count is exact on a new class, and equality on an array field means "contains"', async () => {
     expect(await count('Item')).toBe(30);
     expect(await count('Item', { tags: 'b' })).toBe(10);

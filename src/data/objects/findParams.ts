@@ -42,7 +42,9 @@ function integer(name: string, value: unknown): number {
   const n = typeof value === 'string' && /^-?\d+$/.test(value.trim()) ? Number(value) : value;
   if (typeof n !== 'number' || !Number.isInteger(n)) throw bad(`${name} must be an integer, got ${JSON.stringify(value)}.`);
   if (n < 0) throw bad(`${name} must not be negative, got ${n}.`);
-  return n;
+  // Past 2^53 - 1 a limit is every row and a skip none; the databases take no larger integer
+  // (SQLite refuses a REAL where it wants an integer, PostgreSQL's bigint ends at 2^63 - 1).
+  return Math.min(n, Number.MAX_SAFE_INTEGER);
 }
 
 /**
