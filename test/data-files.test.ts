@@ -326,6 +326,11 @@ describe('aggregate', () => {
     expect(projected.body.results).toEqual([{ item: 'fig', money: 7 }, { item: 'apple', money: 10 }]);
     const later = await aggregate({ pipeline: [{ $group: { _id: '$item', n: { $sum: 1 } } }, { $match: { n: { $gt: 1 } } }, { $project: { n: 1 } }] });
     expect(later.body.results).toEqual([{ objectId: 'apple', n: 3 }]);
+    // A skip or limit past what the database holds is none or every row, never a 500.
+    const skipped = await aggregate({ pipeline: [{ $sort: { amount: 1 } }, { $skip: 1e300 }, { $skip: 9007199254740991 }, { $limit: 5 }] });
+    expect([skipped.status, skipped.body.results]).toEqual([200, []]);
+    const limited = await aggregate({ pipeline: [{ $match: { region: 'north' } }, { $limit: 1e300 }, { $project: { _id: 0, item: 1 } }] });
+    expect([limited.status, limited.body.results.length]).toEqual([200, 2]);
   });
 
   it('counts, groups everything under null and takes the SDK\'s pipeline in its body', async () => {

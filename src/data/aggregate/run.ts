@@ -57,7 +57,7 @@ function sqlPart(store: DataStore, className: string, stages: Stage[], where: un
     const { name, spec } = stages[i]!;
     if (name === '$skip') {
       const n = nonNegative('$skip', spec, 0);
-      part.skip += n;
+      part.skip = Math.min(part.skip + n, Number.MAX_SAFE_INTEGER);
       part.limit = Math.max(0, part.limit - n);
     } else part.limit = Math.min(part.limit, nonNegative('$limit', spec, 1));
   }

@@ -65,10 +65,11 @@ export const countField = (spec: unknown): string => {
 /** `$count`'s answer: no document at all when nothing was counted (MongoDB's). */
 export const countResult = (field: string, n: number): Doc[] => (n > 0 ? [{ [field]: n }] : []);
 
-/** `$limit` (min 1) and `$skip` (min 0). */
+/** `$limit` (min 1) and `$skip` (min 0), as a safe integer (larger ones are 2^53 - 1). @throws ParseError 102 for anything else. */
 export const nonNegative = (name: string, spec: unknown, min: 0 | 1): number => {
   if (typeof spec !== 'number' || !Number.isInteger(spec) || spec < min) throw invalid(`${name} needs an integer of at least ${min}.`);
-  return spec;
+  // As findParams.ts caps a find's: past 2^53 - 1 every row or none, in terms the databases take.
+  return Math.min(spec, Number.MAX_SAFE_INTEGER);
 };
 
 function compileSort(spec: unknown): RunStage {
