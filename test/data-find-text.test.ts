@@ -273,6 +273,9 @@ describe('finds answered as stored text, over HTTP', () => {
     const asUser = await app.call('GET', `/classes/Thing${whereQuery({}, { order: 'n' })}`, { sessionToken: userToken });
     expect(asUser.body.results).toHaveLength(5);
     await expectSameAsGets(asUser.body.results, userToken);
+    // The object only the user may read is not found for the public, alone as in a find.
+    const privateOne = asUser.body.results.find((o: { title: string }) => o.title === 'private');
+    expect((await app.call('GET', `/classes/Thing/${privateOne.objectId as string}`)).status).toBe(404);
     const master = await app.call('GET', `/classes/Thing${whereQuery({ title: 'private' })}`, { master: true });
     expect(master.body.results).toEqual([expect.objectContaining({ title: 'private', ACL: { [userId]: { read: true, write: true } } })]);
     expect(master.body.results[0].n).toBe(3);
@@ -310,6 +313,11 @@ describe('finds answered as stored text, over HTTP', () => {
     expect(hidden.body.results).toHaveLength(1);
     expect(hidden.body.results[0]).not.toHaveProperty('meta');
     expect(hidden.body.results[0].tags).toEqual(['a', 1, null, { b: [] }]);
+    // A GET of the object alone leaves the text path too.
+    const one = await app.call('GET', `/classes/Thing/${hidden.body.results[0].objectId as string}`);
+    expect(one.status).toBe(200);
+    expect(one.body).toEqual(hidden.body.results[0]);
+    expect((await app.call('GET', `/classes/Thing/${hidden.body.results[0].objectId as string}`, { master: true })).body.meta).toEqual(expect.any(Object));
     expect((await app.call('GET', `/classes/Thing${whereQuery({ n: { $lt: 0 } })}`, { master: true })).body.results[0].meta).toBeDefined();
   });
 

@@ -162,6 +162,12 @@ describe('arbitrary names, paths and keys at every schema and query route', () =
     hostile.map((s) => ({ method: 'PUT', path: '/schemas/Foo', body: { fields: { [s]: { __op: 'Delete' } } } })),
     hostile.map((s) => ({ method: 'DELETE', path: `/schemas/${encodeURIComponent(s)}` })),
     hostile.map((s) => ({ method: 'GET', path: `/classes/${encodeURIComponent(s)}` })),
+    // An objectId (a GET answers the database's text of the object: engine.ts getText), and a limit
+    // or skip, which finds write into the statement's text (the dialects' limitClause).
+    hostile.map((s) => ({ method: 'GET', path: `/classes/Foo/${encodeURIComponent(s)}` })),
+    fc
+      .tuple(fc.constantFrom('limit', 'skip'), fc.oneof(hostile, fc.bigInt().map(String), fc.double().map(String), fc.constantFrom('1e300', '-0', ' 7', '7; DROP TABLE x', '99999999999999999999', '9223372036854775808')))
+      .map(([param, s]) => ({ method: 'GET', path: `/classes/Foo?${new URLSearchParams({ [param]: s, order: 'score' })}` })),
     hostile.map((s) => ({ method: 'POST', path: '/classes/Foo', body: { [s]: 1 } })),
     fc.tuple(fc.constantFrom('where', 'order', 'keys', 'include', 'excludeKeys'), hostile).map(([param, s]) => ({
       method: 'GET',

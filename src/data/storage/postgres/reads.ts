@@ -78,7 +78,7 @@ export const guarded =
 
 /**
  * The JSON text objects/output.ts `objectJson` answers for the row `t`, written by PostgreSQL, for
- * the finds whose rows the engine answers as stored (engine.ts `asTextApplies`): `objectId`,
+ * the finds and gets whose rows the engine answers as stored (engine.ts `asTextApplies`): `objectId`,
  * `createdAt` and `updatedAt`, the members of `data` as jsonb prints them, then `ACL` unless none is
  * stored (SQL NULL, or a JSON `null`, which objectJson reads as none too). The dates are quoted
  * without escaping: only the engine writes them, as `Date#toISOString` gives them (engine.ts);

@@ -19,7 +19,7 @@ const toRow = (r: RowRecord): StoredRow => ({
 
 /**
  * A row's object as JSON text, the object objects/output.ts `objectJson` answers for the row of a
- * class engine.ts `findText` applies to (the columns' JSON strings, the members of `data` as stored,
+ * class engine.ts `findText` and `getText` apply to (the columns' JSON strings, the members of `data` as stored,
  * `ACL` when there is one: a JSON `null` is none, as objectJson reads it), concatenated by
  * SQLite: one string per object reaches JavaScript instead of four, and nothing is spliced there
  * (an equality of 100 rows allocated about 150 KB per request with the splicing in JavaScript).
