@@ -254,6 +254,14 @@ describe('Parse Dashboard in Chromium', () => {
   let page: Page;
   let seen: Seen[];
   const inDashboard = (section: string) => `${server.url}${parsePath(app.appId)}/apps/garden-log/${section}`;
+  // The dashboard's own fetches of its root, which it gives up on itself (aborted, or left open).
+  const rootFetch = (s: Seen) => s.type === 'fetch' && s.url === `${server.url}${parsePath(app.appId)}/`;
+  /**
+   * Waits until every request so far has its answer or its failure, before the test leaves a page:
+   * a navigation aborts what is still on its way (net::ERR_ABORTED), which would say nothing about
+   * Backyard and hide what its answer would have been.
+   */
+  const settled = (what: string) => until(async () => seen.every((s) => s.status !== undefined || s.failure !== undefined || rootFetch(s)), what);
 
   beforeAll(async () => {
     // A config parameter for the Config page to list.
@@ -269,6 +277,7 @@ describe('Parse Dashboard in Chromium', () => {
     await page.getByLabel('Account token').fill(server.alice);
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.waitForURL(`${server.url}/dashboard`);
+    await settled("the dashboard's requests before the app's page");
     await page.goto(`${server.url}/dashboard/apps/${app.appId}`);
     await page.getByRole('link', { name: 'Open in Parse Dashboard' }).click();
     await page.waitForURL(inDashboard('browser'));
@@ -301,11 +310,13 @@ describe('Parse Dashboard in Chromium', () => {
   }, 60_000);
 
   it('shows the Config page with the parameter set through REST, and the Jobs page', async () => {
+    await settled("the data browser's requests before the Config page");
     await page.getByRole('link', { name: 'Config', exact: true }).click();
     await page.waitForURL(inDashboard('config'));
     await page.getByText('greeting', { exact: true }).waitFor();
     await page.getByText('hello from REST').first().waitFor();
     await shoot(page, 'config');
+    await settled("the Config page's requests before the Jobs page");
     await page.getByRole('link', { name: 'Jobs', exact: true }).click();
     await page.waitForURL((url) => url.pathname.startsWith(`${parsePath(app.appId)}/apps/garden-log/jobs`));
     await page.getByText('Cloud Jobs').waitFor();
@@ -313,6 +324,7 @@ describe('Parse Dashboard in Chromium', () => {
     expect(await page.getByText('Feature unavailable').count()).toBe(0);
     await shoot(page, 'jobs');
     // Loaded afresh at its own address, the Config page still finds itself (see parse.ts, mountSegment).
+    await settled("the Jobs page's requests before the Config page is loaded afresh");
     await page.goto(inDashboard('config'));
     await page.getByText('greeting', { exact: true }).waitFor();
   }, 60_000);
@@ -326,8 +338,7 @@ describe('Parse Dashboard in Chromium', () => {
     // Unanswered: Google's fonts (the content policy keeps them in the browser), and the dashboard's
     // own fetches of its root that it gives up on itself (aborted, or still open when the test moved on).
     // Anything else still on its way when the last page was shown gets its answer first.
-    const rootFetch = (s: Seen) => s.type === 'fetch' && s.url === `${server.url}${parsePath(app.appId)}/`;
-    await until(async () => seen.every((s) => s.status !== undefined || s.failure !== undefined || rootFetch(s)), 'the last requests to settle');
+    await settled('the last requests to settle');
     const unanswered = seen.filter((s) => s.status === undefined);
     const blocked = unanswered.filter((s) => s.failure === 'csp');
     expect(blocked.map((s) => new URL(s.url).origin)).toEqual(blocked.map(() => 'https://fonts.googleapis.com'));
